@@ -1,0 +1,101 @@
+# heapprof: `make` builds build/heapprof.so and build/heapprof-analyze,
+# `make check` runs the test suite, `make install PREFIX=DIR` installs.
+# Cross builds of the preload alone: make preload CC=s390x-linux-gnu-gcc B=build/s390x
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+PKG_CONFIG ?= pkg-config
+CFLAGS ?= -O2 -g
+SANITIZE ?=
+B ?= build
+V ?= 0
+
+VERSION := 0.1.0
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-sign-compare
+CPPFLAGS_ALL := -Iinclude -MMD -MP -DHP_VERSION='"$(VERSION)"'
+
+ifeq ($(V),0)
+Q := @
+say = @printf '  %-7s %s\n' $(1) $(2);
+else
+Q :=
+say =
+endif
+
+# The analyzer and the units take the full sanitizer set; the preload only UBSan,
+# since ASan must be the first library in a process.
+ifneq ($(SANITIZE),)
+SAN_ALL := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_PRE := $(if $(findstring undefined,$(SANITIZE)),-fsanitize=undefined -fno-sanitize-recover=all)
+endif
+
+PRELOAD_SRCS := $(wildcard preload/*.c)
+PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(B)/%.o)
+PRELOAD_CFLAGS := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -pthread $(SAN_PRE)
+PRELOAD_LIBS := -ldl -lgcc_s -pthread
+
+ANALYZER_SRCS := $(wildcard analyzer/*.c)
+ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(B)/%.o)
+ANALYZER_LIB_OBJS := $(filter-out $(B)/analyzer/main.o,$(ANALYZER_OBJS))
+
+.PHONY: all preload analyzer check check-build install uninstall clean demo bench deps
+all: preload analyzer
+
+preload: $(B)/heapprof.so
+analyzer: $(B)/heapprof-analyze
+
+$(B)/preload/%.o: preload/%.c
+	@mkdir -p $(@D)
+	$(call say,CC,$@)$(Q)$(CC) $(CPPFLAGS_ALL) $(CFLAGS) $(WARN) $(PRELOAD_CFLAGS) -c $< -o $@
+
+$(B)/heapprof.so: $(PRELOAD_OBJS)
+	$(call say,LD,$@)$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -shared $(SAN_PRE) -Wl,-z,nodelete \
+		-o $@ $^ $(PRELOAD_LIBS)
+
+# Everything below needs elfutils and zlib; the preload above needs neither.
+ifneq ($(filter-out preload $(B)/heapprof.so clean uninstall,$(or $(MAKECMDGOALS),all)),)
+DW_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdw libelf zlib 2>/dev/null)
+DW_LIBS := $(shell $(PKG_CONFIG) --libs libdw libelf zlib 2>/dev/null)
+ifeq ($(shell $(PKG_CONFIG) --exists libdw libelf zlib && echo yes),)
+$(error elfutils or zlib not found by $(PKG_CONFIG): install libdw-dev libelf-dev zlib1g-dev (Debian) or elfutils-devel zlib-devel (Fedora))
+endif
+endif
+
+ANALYZER_CFLAGS := $(DW_CFLAGS) -pthread $(SAN_ALL)
+ANALYZER_LIBS := $(DW_LIBS) -lstdc++ -pthread
+
+$(B)/analyzer/%.o: analyzer/%.c
+	@mkdir -p $(@D)
+	$(call say,CC,$@)$(Q)$(CC) $(CPPFLAGS_ALL) $(CFLAGS) $(WARN) $(ANALYZER_CFLAGS) -c $< -o $@
+
+$(B)/heapprof-analyze: $(ANALYZER_OBJS)
+	$(call say,LD,$@)$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_ALL) -o $@ $^ $(ANALYZER_LIBS)
+
+include test/progs/progs.mk
+
+check: all check-build
+	$(Q)BUILD=$(abspath $(B)) SANITIZE='$(SANITIZE)' sh test/run $(TESTS)
+
+demo: all
+	$(Q)sh scripts/demo.sh $(abspath $(B))
+
+bench: all
+	$(Q)sh bench/run $(abspath $(B))
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/heapprof
+	install -m 0644 $(B)/heapprof.so $(DESTDIR)$(PREFIX)/lib/heapprof.so
+	install -m 0755 $(B)/heapprof-analyze $(DESTDIR)$(PREFIX)/bin/heapprof-analyze
+	install -m 0755 scripts/heapprof $(DESTDIR)$(PREFIX)/bin/heapprof
+	install -m 0644 include/heapprof_format.h preload/hp_tag.h preload/hp_tag.c \
+		$(DESTDIR)$(PREFIX)/include/heapprof/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/lib/heapprof.so $(DESTDIR)$(PREFIX)/bin/heapprof-analyze \
+		$(DESTDIR)$(PREFIX)/bin/heapprof
+	rm -rf $(DESTDIR)$(PREFIX)/include/heapprof
+
+clean:
+	rm -rf $(B)
+
+-include $(PRELOAD_OBJS:.o=.d) $(ANALYZER_OBJS:.o=.d)

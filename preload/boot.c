@@ -1,0 +1,183 @@
+/*
+ * heapprof.so start-up: find the real allocator (dlsym RTLD_NEXT or
+ * HEAPPROF_ALLOCATOR), read the HEAPPROF_* options, serve the allocations that dlsym
+ * and dlopen make meanwhile from a static arena, and warm the unwinder up.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boot.h"
+#include "hp_tag.h"
+#include "unwind.h"
+#include "util.h"
+
+struct hp_real hp_real;
+size_t hp_reserve;
+unsigned hp_frames;
+bool hp_stacks;
+
+#define HP_DEFAULT_FRAMES 16
+#define ARENA_SIZE (1u << 20)	/* dlopen of a backing allocator takes tens of KiB */
+
+static _Alignas(64) unsigned char arena[ARENA_SIZE];
+static size_t arena_used;
+
+/* Each arena block is preceded by its size, so realloc and malloc_usable_size work. */
+void *arena_alloc(size_t size, size_t align)
+{
+	size_t old, start, end;
+
+	if (align < 16)
+		align = 16;
+	old = __atomic_load_n(&arena_used, __ATOMIC_RELAXED);
+	do {
+		start = (old + sizeof(size_t) + align - 1) & ~(align - 1);
+		if (size > ARENA_SIZE || start > ARENA_SIZE - size)
+			return NULL;
+		end = start + size;
+	} while (!__atomic_compare_exchange_n(&arena_used, &old, end, true, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	memcpy(arena + start - sizeof(size_t), &size, sizeof(size));
+	return arena + start;
+}
+
+bool arena_owns(const void *p)
+{
+	return (const unsigned char *)p >= arena && (const unsigned char *)p < arena + ARENA_SIZE;
+}
+
+size_t arena_size(const void *p)
+{
+	size_t size;
+
+	memcpy(&size, (const unsigned char *)p - sizeof(size_t), sizeof(size));
+	return size;
+}
+
+static HP_TLS uint32_t tid_cache;
+
+uint32_t boot_tid(void)
+{
+	if (unlikely(!tid_cache))
+		tid_cache = (uint32_t)syscall(SYS_gettid);
+	return tid_cache;
+}
+
+static void forget_tid(void)
+{
+	tid_cache = 0;	/* the child of fork() is another thread */
+}
+
+uint64_t boot_now_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Allocators without memalign (rare) still give aligned blocks this way. */
+static void *(*real_posix_memalign_fn)(void **, size_t, size_t);
+
+static void *memalign_via_posix(size_t align, size_t size)
+{
+	void *p;
+
+	return real_posix_memalign_fn((void **)&p, align, size) == 0 ? p : NULL;
+}
+
+static bool resolve_from(void *handle)
+{
+	struct hp_real r;
+
+	r.malloc = (void *(*)(size_t))dlsym(handle, "malloc");
+	r.free = (void (*)(void *))dlsym(handle, "free");
+	r.calloc = (void *(*)(size_t, size_t))dlsym(handle, "calloc");
+	r.realloc = (void *(*)(void *, size_t))dlsym(handle, "realloc");
+	r.memalign = (void *(*)(size_t, size_t))dlsym(handle, "memalign");
+	r.usable_size = (size_t(*)(void *))dlsym(handle, "malloc_usable_size");
+	if (!r.memalign) {
+		real_posix_memalign_fn = (void *(*)(void **, size_t, size_t))dlsym(
+			handle, "posix_memalign");
+		if (real_posix_memalign_fn)
+			r.memalign = memalign_via_posix;
+	}
+	if (!r.malloc || !r.free || !r.calloc || !r.realloc || !r.memalign)
+		return false;
+	hp_real = r;
+	return true;
+}
+
+static void resolve(void)
+{
+	const char *lib = getenv("HEAPPROF_ALLOCATOR");
+
+	hp_env_uint("HEAPPROF_FRAMES", 1, HP_MAX_FRAMES, HP_DEFAULT_FRAMES, &hp_frames);
+	hp_reserve = hp_tag_reserve(hp_frames, HP_ALIGN);
+	if (lib && *lib) {
+		void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+
+		if (h && resolve_from(h))
+			return;
+		hp_warn("HEAPPROF_ALLOCATOR: cannot use '", lib,
+			h ? "' (no malloc family in it); using the next allocator"
+			  : "' (dlopen failed); using the next allocator");
+	}
+	if (!resolve_from(RTLD_NEXT)) {
+		/* Cannot happen with a libc; without an allocator nothing can run. */
+		hp_warn("cannot find the real malloc with dlsym; aborting", NULL, NULL);
+		abort();
+	}
+}
+
+static HP_TLS bool resolving;
+static int boot_state;	/* 0 not started, 1 resolving, 2 ready */
+
+bool boot_ensure(void)
+{
+	int expect = 0;
+
+	if (likely(__atomic_load_n(&boot_state, __ATOMIC_ACQUIRE) == 2))
+		return true;
+	if (resolving)
+		return false;
+	if (__atomic_compare_exchange_n(&boot_state, &expect, 1, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		resolving = true;
+		resolve();
+		resolving = false;
+		__atomic_store_n(&boot_state, 2, __ATOMIC_RELEASE);
+		return true;
+	}
+	/* Another thread is resolving; dlsym does not wait for us, so this ends. */
+	while (__atomic_load_n(&boot_state, __ATOMIC_ACQUIRE) != 2)
+		sched_yield();
+	return true;
+}
+
+/*
+ * Runs before the program's constructors. Blocks allocated before this point (by the
+ * loader, by libc start-up) are tagged without a stack; from here on they get one.
+ */
+__attribute__((constructor)) static void boot_ctor(void)
+{
+	uintptr_t pcs[HP_MAX_FRAMES];
+	struct unwind_start st;
+
+	boot_ensure();
+	unwind_init(getenv("HEAPPROF_UNWIND"));
+	pthread_atfork(NULL, NULL, forget_tid);
+	/* The first unwind may allocate (library loading, per-thread set-up). */
+	UNWIND_START(st);
+	unwind_capture(pcs, hp_frames, &st);
+	__atomic_store_n(&hp_stacks, true, __ATOMIC_RELEASE);
+}

@@ -1,0 +1,52 @@
+/*
+ * heapprof.so's process-wide state: the real allocator behind it, the options, and
+ * the bootstrap arena that serves allocations made while that allocator is looked up.
+ */
+#ifndef HP_BOOT_H
+#define HP_BOOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HP_HIDDEN __attribute__((visibility("hidden")))
+#define HP_TLS __thread __attribute__((tls_model("initial-exec")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* The allocator we pass blocks to: the next one in the chain, or HEAPPROF_ALLOCATOR. */
+struct hp_real {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*memalign)(size_t, size_t);
+	size_t (*usable_size)(void *);	/* NULL if the allocator has none */
+};
+
+extern struct hp_real hp_real HP_HIDDEN;
+extern size_t hp_reserve HP_HIDDEN;	/* header room before user data, malloc alignment */
+extern unsigned hp_frames HP_HIDDEN;	/* HEAPPROF_FRAMES */
+extern bool hp_stacks HP_HIDDEN;	/* the unwinder is ready: take stacks */
+
+/* Alignment malloc promises on this target: the header room keeps it. */
+#define HP_ALIGN (__alignof__(max_align_t) < 16 ? 16 : __alignof__(max_align_t))
+
+/*
+ * Make hp_real usable. Returns false while this thread is itself looking the
+ * allocator up (dlsym and dlopen allocate): the caller then uses the arena.
+ */
+HP_HIDDEN bool boot_ensure(void);
+
+/* Bootstrap arena: bump allocation from static memory, never reused. */
+HP_HIDDEN void *arena_alloc(size_t size, size_t align);
+HP_HIDDEN bool arena_owns(const void *p);
+HP_HIDDEN size_t arena_size(const void *p);
+
+/* Kernel thread id of the caller, cached per thread (reset in a forked child). */
+HP_HIDDEN uint32_t boot_tid(void);
+
+/* Allocation time for the header: ns of CLOCK_MONOTONIC_COARSE (cheap, vDSO). */
+HP_HIDDEN uint64_t boot_now_ns(void);
+
+#endif

@@ -1,0 +1,86 @@
+/*
+ * Diagnostics and environment parsing for heapprof.so. write(2) and getenv only:
+ * these run inside malloc and before the real allocator is known.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+void hp_warn(const char *a, const char *b, const char *c)
+{
+	char buf[512];
+	const char *parts[] = { "heapprof: ", a, b, c, "\n" };
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		size_t len = parts[i] ? strlen(parts[i]) : 0;
+
+		if (len > sizeof(buf) - 1 - n)
+			len = sizeof(buf) - 1 - n;
+		memcpy(buf + n, parts[i], len);
+		n += len;
+	}
+	if (buf[n - 1] != '\n')
+		buf[n++] = '\n';
+	/* Nothing to do if stderr is closed; the program must not notice us. */
+	if (write(STDERR_FILENO, buf, n) < 0)
+		return;
+}
+
+/* Decimal digits of v at p, NUL-terminated; returns the end. */
+static char *utoa(char *p, unsigned v)
+{
+	char tmp[16];
+	int n = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (n)
+		*p++ = tmp[--n];
+	*p = 0;
+	return p;
+}
+
+/* "name=value" into buf, the value cut to fit. */
+static void snprint_pair(char *buf, size_t size, const char *name, const char *value)
+{
+	size_t n = strnlen(name, size / 2);
+
+	memcpy(buf, name, n);
+	buf[n++] = '=';
+	size_t v = strnlen(value, size - n - 1);
+	memcpy(buf + n, value, v);
+	buf[n + v] = 0;
+}
+
+bool hp_env_uint(const char *name, unsigned lo, unsigned hi, unsigned def, unsigned *out)
+{
+	const char *s = getenv(name);
+	unsigned long v = 0;
+	const char *p;
+
+	*out = def;
+	if (!s || !*s)
+		return true;
+	for (p = s; *p >= '0' && *p <= '9' && v <= hi; p++)
+		v = v * 10 + (unsigned long)(*p - '0');
+	if (*p || v < lo || v > hi) {
+		char what[96], why[64], *w = why;
+
+		/* One line: HEAPPROF_FRAMES=abc is not a number in 1..64; using 16 */
+		snprint_pair(what, sizeof(what), name, s);
+		w = stpcpy(w, " is not a number in ");
+		w = utoa(w, lo);
+		w = stpcpy(w, "..");
+		w = utoa(w, hi);
+		w = stpcpy(w, "; using ");
+		utoa(w, def);
+		hp_warn(what, why, NULL);
+		return false;
+	}
+	*out = (unsigned)v;
+	return true;
+}

@@ -1,0 +1,86 @@
+# Sourced by every test/tNNNN-*.sh. Gives:
+#   test_case NAME 'commands'   run the commands in a subshell; ok/not ok, log on failure
+#   skip_case NAME WHY          an "ok ... # SKIP" line (counted as skipped)
+#   need_tool TOOL              exit 77 (the whole script is skipped) when TOOL is missing
+#   expect_same EXPECTED ACTUAL diff two files, print the diff, fail when they differ
+#   run_preloaded PROG ARGS...  start PROG under heapprof.so, wait for its "ready" line
+#   take_core FILE              gcore the program started last, then end it
+# Each script runs in its own scratch directory, removed afterwards unless KEEP=1.
+set -u
+: "${BUILD:?}" "${TEST_DIR:?}"
+PATH=$BUILD:$PATH
+PROGS=$BUILD/progs
+PRELOAD=$BUILD/heapprof.so
+ANALYZE=$BUILD/heapprof-analyze
+SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/heapprof-test.XXXXXX")
+cd "$SCRATCH" || exit 1
+trap 'cleanup_all' EXIT
+case_no=0
+failures=0
+PROG_PID=
+
+cleanup_all()
+{
+	[ -n "$PROG_PID" ] && kill -9 "$PROG_PID" 2>/dev/null
+	cd / && [ "${KEEP:-0}" = 1 ] || rm -rf "$SCRATCH"
+	[ $failures -eq 0 ]
+}
+
+test_case()
+{
+	case_no=$((case_no + 1))
+	if (eval "$2") >"$SCRATCH/case.log" 2>&1; then
+		echo "ok $case_no - $1"
+	else
+		echo "not ok $case_no - $1"
+		sed 's/^/#   /' "$SCRATCH/case.log" | tail -n 40
+		failures=$((failures + 1))
+	fi
+}
+
+skip_case()
+{
+	case_no=$((case_no + 1))
+	echo "ok $case_no - $1 # SKIP $2"
+}
+
+need_tool()
+{
+	command -v "$1" >/dev/null 2>&1 || { echo "# skipped: $1 is not installed"; exit 77; }
+}
+
+expect_same()
+{
+	diff -u "$1" "$2" >&2
+}
+
+run_preloaded()
+{
+	rm -f prog.out
+	LD_PRELOAD=$PRELOAD "$@" >prog.out 2>prog.err &
+	PROG_PID=$!
+	i=0
+	while ! grep -q '^ready$' prog.out 2>/dev/null; do
+		kill -0 "$PROG_PID" 2>/dev/null || { cat prog.err >&2; return 1; }
+		i=$((i + 1))
+		[ $i -lt 600 ] || { echo "program never got ready" >&2; return 1; }
+		sleep 0.1
+	done
+}
+
+take_core()
+{
+	gcore -o "$SCRATCH/gcore" "$PROG_PID" >gcore.log 2>&1 || { cat gcore.log >&2; return 1; }
+	mv "$SCRATCH/gcore.$PROG_PID" "$1" &&
+	kill -9 "$PROG_PID" 2>/dev/null
+	wait "$PROG_PID" 2>/dev/null
+	PROG_PID=
+	true
+}
+
+# Live bytes for the stack ending in FRAME (a collapsed line "...;FRAME BYTES"), summed.
+bytes_for()
+{
+	awk -v f="$1" '{ n = split($0, a, " "); s = substr($0, 1, length($0) - length(a[n]) - 1);
+		k = split(s, fr, ";"); if (fr[k] == f) t += a[n] } END { print t + 0 }' "$2"
+}

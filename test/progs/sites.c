@@ -1,0 +1,174 @@
+/*
+ * End-to-end test program: each site_* function allocates a known number of blocks of
+ * a known size in one way, so a report must show exact bytes per function. Arguments
+ * are NAME=COUNTxSIZE (and free-NAME=K to free K of them again). When done it prints
+ * "ready" and waits for a signal, so the test can take a core.
+ */
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline))
+#define MAX_BLOCKS 100000
+
+struct site {
+	const char *name;
+	void *(*alloc)(size_t size);
+	void *blocks[MAX_BLOCKS];
+	unsigned n;
+};
+
+/* Storing the result keeps each call a real call, not a tail jump that would hide
+ * the site's frame. */
+static volatile size_t sink;
+
+NOINLINE static void *site_small(size_t size) { void *p = malloc(size); sink += (size_t)p; return p; }
+NOINLINE static void *site_big(size_t size) { void *p = malloc(size); sink += (size_t)p; return p; }
+NOINLINE static void *site_zeroed(size_t size) { void *p = calloc(size, 1); sink += (size_t)p; return p; }
+
+NOINLINE static void *site_grow(size_t size)
+{
+	char *p = malloc(16);
+
+	memset(p, 'g', 16);
+	for (size_t s = 100; s < size; s *= 10)
+		p = realloc(p, s);
+	p = realloc(p, size);
+	sink += (size_t)p;
+	return p;
+}
+
+NOINLINE static void *site_aligned(size_t size)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 256, size) != 0)
+		abort();
+	sink += (size_t)p;
+	return p;
+}
+
+NOINLINE static void *site_pagealigned(size_t size) { void *p = aligned_alloc(4096, size); sink += (size_t)p; return p; }
+
+NOINLINE static void *site_dup(size_t size)
+{
+	char buf[4096];
+	size_t n = size < sizeof(buf) ? size : sizeof(buf);
+	char *p;
+
+	memset(buf, 'd', n - 1);
+	buf[n - 1] = 0;
+	p = strdup(buf);
+	sink += (size_t)p;
+	return p;
+}
+
+/* always_inline: the report must still show it as a frame of its own. */
+static inline __attribute__((always_inline)) void *inl_alloc(size_t size)
+{
+	void *p = malloc(size);
+
+	sink += (size_t)p;
+	return p;
+}
+
+NOINLINE static void *site_inl(size_t size) { void *p = inl_alloc(size); sink += (size_t)p; return p; }
+
+extern void *lib_alloc(size_t size);	/* test/progs/libsite.c, when linked */
+__attribute__((weak)) void *lib_alloc(size_t size);
+
+NOINLINE static void *site_lib(size_t size)
+{
+	if (!lib_alloc)
+		abort();
+	return lib_alloc(size);
+}
+
+static size_t thread_size;
+static unsigned thread_count;
+
+NOINLINE static void *site_thread(size_t size) { void *p = malloc(size); sink += (size_t)p; return p; }
+
+static void *thread_main(void *arg)
+{
+	struct site *s = arg;
+
+	for (unsigned i = 0; i < thread_count; i++)
+		s->blocks[__atomic_fetch_add(&s->n, 1, __ATOMIC_RELAXED)] = site_thread(thread_size);
+	return NULL;
+}
+
+#define NTHREADS 8
+
+static struct site sites[] = {
+	{ "small", site_small }, { "big", site_big }, { "zeroed", site_zeroed },
+	{ "grow", site_grow }, { "aligned", site_aligned }, { "pagealigned", site_pagealigned },
+	{ "dup", site_dup }, { "inl", site_inl }, { "lib", site_lib }, { "thread", NULL },
+};
+
+static struct site *find_site(const char *name, size_t len)
+{
+	for (size_t i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
+		if (strlen(sites[i].name) == len && !strncmp(sites[i].name, name, len))
+			return &sites[i];
+	fprintf(stderr, "sites: unknown site '%.*s'\n", (int)len, name);
+	exit(2);
+}
+
+static void run_threads(struct site *s, unsigned count, size_t size)
+{
+	pthread_t t[NTHREADS];
+
+	thread_size = size;
+	thread_count = count / NTHREADS;
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_create(&t[i], NULL, thread_main, s);
+	for (int i = 0; i < NTHREADS; i++)
+		pthread_join(t[i], NULL);
+}
+
+static void do_arg(const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	unsigned count;
+	size_t size;
+
+	if (!eq)
+		exit(2);
+	if (!strncmp(arg, "free-", 5)) {
+		struct site *s = find_site(arg + 5, (size_t)(eq - arg - 5));
+		unsigned k = (unsigned)atoi(eq + 1);
+
+		for (unsigned i = 0; i < k && s->n; i++)
+			free(s->blocks[--s->n]);
+		return;
+	}
+	struct site *s = find_site(arg, (size_t)(eq - arg));
+
+	if (sscanf(eq + 1, "%ux%zu", &count, &size) != 2 || count > MAX_BLOCKS - s->n)
+		exit(2);
+	if (!s->alloc) {
+		run_threads(s, count, size);
+		return;
+	}
+	for (unsigned i = 0; i < count; i++)
+		s->blocks[s->n++] = s->alloc(size);
+}
+
+int main(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++)
+		do_arg(argv[i]);
+	printf("ready\n");
+	fflush(stdout);
+	if (getenv("SITES_EXIT"))
+		return 0;
+	if (getenv("SITES_ABORT"))
+		abort();
+	for (;;)
+		pause();
+}
