@@ -1,0 +1,95 @@
+/* What every image shares, core or raw: the sorted segment list and reads from it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <libelf.h>
+
+#include "image.h"
+#include "util.h"
+
+static int seg_cmp(const void *a, const void *b)
+{
+	const struct seg *x = a, *y = b;
+
+	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+int image_sort_segs(struct image *img, char *err, size_t errlen)
+{
+	size_t kept = 0;
+
+	qsort(img->segs, img->nsegs, sizeof(*img->segs), seg_cmp);
+	img->bytes = 0;
+	for (size_t i = 0; i < img->nsegs; i++) {
+		struct seg *s = &img->segs[i];
+
+		/* Overlapping segments would count a block twice; keep the first. */
+		if (kept && s->vaddr < img->segs[kept - 1].vaddr + img->segs[kept - 1].size) {
+			img->overlap_segs++;
+			continue;
+		}
+		img->segs[kept++] = *s;
+		img->bytes += s->size;
+	}
+	img->nsegs = kept;
+	if (!kept) {
+		snprintf(err, errlen, "no memory contents in %s",
+			 img->path ? img->path : "the images");
+		return -1;
+	}
+	return 0;
+}
+
+const struct seg *image_find(const struct image *img, uint64_t addr)
+{
+	size_t lo = 0, hi = img->nsegs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct seg *s = &img->segs[mid];
+
+		if (addr < s->vaddr)
+			hi = mid;
+		else if (addr - s->vaddr >= s->size)
+			lo = mid + 1;
+		else
+			return s;
+	}
+	return NULL;
+}
+
+bool image_read(const struct image *img, uint64_t addr, void *buf, size_t len)
+{
+	unsigned char *out = buf;
+
+	while (len) {
+		const struct seg *s = image_find(img, addr);
+		uint64_t off, n;
+
+		if (!s)
+			return false;
+		off = addr - s->vaddr;
+		n = s->size - off < len ? s->size - off : len;
+		memcpy(out, s->data + off, n);
+		out += n;
+		len -= n;
+		addr += n;
+	}
+	return true;
+}
+
+void image_close(struct image *img)
+{
+	if (img->elf)
+		elf_end(img->elf);
+	if (img->fd >= 0)
+		close(img->fd);
+	for (size_t i = 0; i < img->nraws; i++)
+		munmap(img->raws[i].map, img->raws[i].len);
+	free(img->raws);
+	free(img->segs);
+	memset(img, 0, sizeof(*img));
+	img->fd = -1;
+}

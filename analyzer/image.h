@@ -1,0 +1,79 @@
+/*
+ * A target's memory as the analyzer sees it: an ELF core or raw images, as segments
+ * of bytes at addresses, plus the target's word size and byte order. image_core.c
+ * knows ELF cores, image_raw.c raw files; nobody else parses either.
+ */
+#ifndef HP_IMAGE_H
+#define HP_IMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct Elf Elf;
+
+struct seg {
+	uint64_t vaddr;			/* target address of data[0] */
+	uint64_t size;			/* bytes present in data (PT_LOAD p_filesz, clipped) */
+	const unsigned char *data;	/* mapped bytes; never written */
+};
+
+struct image {
+	unsigned wsize;		/* 4 or 8: the target's pointer size */
+	bool big_endian;	/* the target's byte order */
+	uint16_t machine;	/* e_machine (EM_*), 0 if unknown */
+	struct seg *segs;	/* sorted by vaddr, non-overlapping */
+	size_t nsegs;
+	uint64_t bytes;		/* sum of segs[].size */
+	uint64_t missing_bytes;	/* bytes of PT_LOAD segments absent from the file */
+	unsigned missing_segs;	/* segments with any bytes absent */
+	unsigned truncated_segs; /* segments cut short by the end of the file */
+	unsigned overlap_segs;	/* segments dropped for overlapping another */
+	Elf *elf;		/* the core (NULL in raw mode); owned by the image */
+	const char *path;	/* the core file as named by the user, or NULL */
+	const char *elf_path;	/* the file behind elf: path, or a temp file for gzip */
+	int fd;			/* open on elf_path, -1 if none */
+
+	struct raw_map *raws;	/* raw mode: the mapped files */
+	size_t nraws;
+};
+
+struct raw_map {
+	void *map;
+	size_t len;
+	const char *file;
+};
+
+/*
+ * Open an ELF core, plain or gzip-compressed (detected by content). Returns 0, or -1
+ * with a one-line reason in err. Missing PT_LOAD bytes are counted, not fatal.
+ */
+int image_open_core(struct image *img, const char *path, char *err, size_t errlen);
+
+/*
+ * Start a raw-mode image with the target's word size and byte order, then add files
+ * holding memory as it was at addr. image_add_raw returns 0 or -1 with err set; the
+ * images must not overlap.
+ */
+void image_init_raw(struct image *img, unsigned wsize, bool big_endian, uint16_t machine);
+int image_add_raw(struct image *img, const char *file, uint64_t addr, char *err, size_t errlen);
+
+/* Sort img->segs, drop overlaps, total img->bytes; -1 with err if none is left. */
+int image_sort_segs(struct image *img, char *err, size_t errlen);
+
+/* The segment holding addr, or NULL. */
+const struct seg *image_find(const struct image *img, uint64_t addr);
+
+/*
+ * Word size, byte order, machine and PIE-ness of an executable, from its ELF header:
+ * what a raw image cannot say of itself, and what a core must agree with.
+ */
+int image_program_info(const char *path, unsigned *wsize, bool *big_endian, uint16_t *machine,
+		       bool *pie, char *err, size_t errlen);
+
+/* Copy len bytes at target address addr into buf; false if any byte is absent. */
+bool image_read(const struct image *img, uint64_t addr, void *buf, size_t len);
+
+void image_close(struct image *img);
+
+#endif

@@ -1,0 +1,168 @@
+/*
+ * ELF cores as images: every PT_LOAD's file bytes become a segment, read in place
+ * from libelf's mapping of the file. gzip cores are inflated chunk by chunk into an
+ * unlinked temporary file first, so memory use stays small whatever the core's size.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "image.h"
+#include "util.h"
+
+static bool is_gzip(int fd)
+{
+	unsigned char m[2];
+
+	return pread(fd, m, 2, 0) == 2 && m[0] == 0x1f && m[1] == 0x8b;
+}
+
+/* Inflate path into an unlinked file under $TMPDIR; returns its fd or -1. */
+static int inflate_to_temp(const char *path, int fd, char *err, size_t errlen)
+{
+	const char *dir = getenv("TMPDIR");
+	char tmp[4096];
+	static unsigned char buf[1 << 20];
+	gzFile gz;
+	int out, n, dfd;
+
+	snprintf(tmp, sizeof(tmp), "%s/heapprof-core.XXXXXX", dir && *dir ? dir : "/tmp");
+	out = mkstemp(tmp);
+	if (out < 0) {
+		snprintf(err, errlen, "cannot create a temporary file to inflate '%s': %s (set TMPDIR)",
+			 path, strerror(errno));
+		return -1;
+	}
+	unlink(tmp);
+	dfd = dup(fd);
+	gz = dfd < 0 ? NULL : gzdopen(dfd, "rb");
+	if (!gz) {
+		snprintf(err, errlen, "cannot read '%s' as gzip", path);
+		close(out);
+		return -1;
+	}
+	gzbuffer(gz, 1 << 18);
+	while ((n = gzread(gz, buf, sizeof(buf))) > 0) {
+		if (write_all(out, buf, (size_t)n) < 0) {
+			snprintf(err, errlen, "cannot inflate '%s' into %s: %s", path,
+				 dir && *dir ? dir : "/tmp", strerror(errno));
+			gzclose(gz);
+			close(out);
+			return -1;
+		}
+	}
+	if (n < 0) {
+		int zerr;
+		const char *msg = gzerror(gz, &zerr);
+
+		/* A cut-off gzip still gives what it held: report what we have. */
+		warn("'%s' is a damaged gzip file (%s); using what was inflated before the damage",
+		     path, msg);
+	}
+	gzclose(gz);
+	return out;
+}
+
+static int segs_from_phdrs(struct image *img, const unsigned char *raw, size_t raw_len,
+			   size_t phnum, char *err, size_t errlen)
+{
+	img->segs = calloc(phnum ? phnum : 1, sizeof(*img->segs));
+	if (!img->segs) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		uint64_t have;
+
+		if (!gelf_getphdr(img->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (ph.p_filesz < ph.p_memsz) {
+			img->missing_bytes += ph.p_memsz - ph.p_filesz;
+			img->missing_segs++;
+		}
+		have = ph.p_offset >= raw_len ? 0 : raw_len - ph.p_offset;
+		if (have < ph.p_filesz) {
+			img->truncated_segs++;
+			img->missing_bytes += ph.p_filesz - have;
+		} else {
+			have = ph.p_filesz;
+		}
+		if (have == 0 || ph.p_vaddr + have < ph.p_vaddr)
+			continue;
+		img->segs[img->nsegs++] = (struct seg){ ph.p_vaddr, have, raw + ph.p_offset };
+	}
+	return image_sort_segs(img, err, errlen);
+}
+
+static int check_header(struct image *img, const char *path, char *err, size_t errlen)
+{
+	GElf_Ehdr eh;
+
+	if (elf_kind(img->elf) != ELF_K_ELF || !gelf_getehdr(img->elf, &eh)) {
+		snprintf(err, errlen, "'%s' is not an ELF file", path);
+		return -1;
+	}
+	if (eh.e_type != ET_CORE) {
+		snprintf(err, errlen, "'%s' is an ELF file but not a core (%s)", path,
+			 eh.e_type == ET_EXEC || eh.e_type == ET_DYN ?
+				 "an executable or library: PROGRAM goes first, then CORE" :
+				 "unexpected ELF type");
+		return -1;
+	}
+	img->wsize = eh.e_ident[EI_CLASS] == ELFCLASS32 ? 4 : 8;
+	img->big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+	img->machine = eh.e_machine;
+	return 0;
+}
+
+int image_open_core(struct image *img, const char *path, char *err, size_t errlen)
+{
+	const unsigned char *raw;
+	size_t raw_len, phnum;
+	int fd;
+
+	memset(img, 0, sizeof(*img));
+	img->fd = -1;
+	img->path = path;
+	img->elf_path = path;
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	if (is_gzip(fd)) {
+		int plain = inflate_to_temp(path, fd, err, errlen);
+
+		close(fd);
+		if (plain < 0)
+			return -1;
+		fd = plain;
+		img->elf_path = NULL;
+	}
+	img->fd = fd;
+	img->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!img->elf) {
+		snprintf(err, errlen, "cannot read '%s': %s", path, elf_errmsg(-1));
+		return -1;
+	}
+	if (check_header(img, path, err, errlen) < 0)
+		return -1;
+	raw = (const unsigned char *)elf_rawfile(img->elf, &raw_len);
+	if (!raw || elf_getphdrnum(img->elf, &phnum) != 0) {
+		snprintf(err, errlen, "cannot read the program headers of '%s': %s (truncated core?)",
+			 path, elf_errmsg(-1));
+		return -1;
+	}
+	return segs_from_phdrs(img, raw, raw_len, phnum, err, errlen);
+}

@@ -1,0 +1,340 @@
+/*
+ * heapprof-analyze: options and wiring. Opens the memory (a core or raw images),
+ * scans it for heapprof headers, symbolizes the stacks and writes the report.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "heapprof_format.h"
+#include "image.h"
+#include "report.h"
+#include "scan.h"
+#include "sym.h"
+#include "util.h"
+
+#define MAX_LIST 256
+
+struct opts {
+	const struct out_format *format;
+	const char *output;
+	struct report_opts report;
+	const char *debug_dirs[MAX_LIST + 1];
+	size_t ndebug_dirs;
+	const char *sysroot;
+	const char *raw_spec[MAX_LIST];
+	size_t nraw;
+	struct sym_module modules[MAX_LIST];
+	size_t nmodules;
+	bool have_load_base;
+	uint64_t load_base;
+	unsigned jobs;
+	const char *program;
+	const char *core;
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: heapprof-analyze [OPTIONS] PROGRAM CORE\n"
+	      "       heapprof-analyze [OPTIONS] --raw IMAGE@ADDR [--raw ...] PROGRAM\n"
+	      "Report which call stacks hold the live heap memory of a process that ran with\n"
+	      "LD_PRELOAD=heapprof.so, from its core (plain or gzip) or from raw memory images.\n"
+	      "\n"
+	      "  -f, --format=FMT       text (default) or collapsed (flamegraph.pl, speedscope)\n"
+	      "  -o, --output=FILE      write the report to FILE instead of standard output\n"
+	      "      --top=N            show the N largest stacks (text default 20, collapsed all;\n"
+	      "                         0 = all)\n"
+	      "      --min-percent=P    leave out stacks holding less than P% of the live bytes\n"
+	      "      --debug-dir=DIR    look for separate debug info in DIR too (by build-id,\n"
+	      "                         DIR/.build-id/xx/rest.debug); repeatable\n"
+	      "      --sysroot=DIR      find the target's shared libraries under DIR\n"
+	      "      --raw=IMAGE@ADDR   raw mode: IMAGE holds memory as it was at ADDR; repeatable\n"
+	      "      --load-base=ADDR   raw mode: where a PIE PROGRAM was loaded\n"
+	      "      --module=FILE@ADDR raw mode: a shared object loaded at ADDR; repeatable\n"
+	      "  -j, --jobs=N           scan with N threads (default: online CPUs)\n"
+	      "  -q, --quiet            no warnings\n"
+	      "  -h, --help             this text\n"
+	      "  -V, --version          version and block format version\n"
+	      "\n"
+	      "Exit status: 0 a report was written (what was skipped is counted in it and on\n"
+	      "stderr); 2 no report could be made (unreadable or unusable input, no heapprof\n"
+	      "blocks); 64 bad usage.\n",
+	      f);
+}
+
+static void __attribute__((noreturn)) bad_usage(const char *fmt, const char *arg)
+{
+	char msg[512];
+
+	snprintf(msg, sizeof(msg), fmt, arg);
+	fprintf(stderr, "heapprof-analyze: %s\n", msg);
+	fprintf(stderr, "Try 'heapprof-analyze --help' for more information.\n");
+	exit(EXIT_USAGE);
+}
+
+/* FILE@ADDR; the address is the part after the last '@'. */
+static void split_at(const char *spec, const char *opt, char **file, uint64_t *addr)
+{
+	const char *at = strrchr(spec, '@');
+	unsigned long long v;
+
+	if (!at || at == spec || !parse_u64(at + 1, &v))
+		bad_usage("%s needs FILE@ADDR (ADDR in hex with 0x, or decimal)", opt);
+	*file = strndup(spec, (size_t)(at - spec));
+	if (!*file)
+		die(EXIT_NO_REPORT, "out of memory");
+	*addr = v;
+}
+
+static unsigned long long number(const char *s, const char *opt)
+{
+	unsigned long long v;
+
+	if (!parse_u64(s, &v))
+		bad_usage("%s needs a number", opt);
+	return v;
+}
+
+enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE };
+
+static const struct option long_opts[] = {
+	{ "format", required_argument, NULL, 'f' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "top", required_argument, NULL, OPT_TOP },
+	{ "min-percent", required_argument, NULL, OPT_MINPCT },
+	{ "debug-dir", required_argument, NULL, OPT_DEBUGDIR },
+	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
+	{ "raw", required_argument, NULL, OPT_RAW },
+	{ "load-base", required_argument, NULL, OPT_LOADBASE },
+	{ "module", required_argument, NULL, OPT_MODULE },
+	{ "jobs", required_argument, NULL, 'j' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct out_format *find_format(const char *name)
+{
+	static const struct out_format *const all[] = { &out_text, &out_collapsed };
+
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		if (!strcmp(all[i]->name, name))
+			return all[i];
+	bad_usage("unknown format '%s' (text, collapsed)", name);
+}
+
+static void parse_option(struct opts *o, int c, bool *top_set)
+{
+	char *end;
+
+	switch (c) {
+	case 'f': o->format = find_format(optarg); break;
+	case 'o': o->output = optarg; break;
+	case OPT_TOP: o->report.top = (size_t)number(optarg, "--top"); *top_set = true; break;
+	case OPT_MINPCT:
+		o->report.min_percent = strtod(optarg, &end);
+		if (end == optarg || *end || o->report.min_percent < 0 || o->report.min_percent > 100)
+			bad_usage("--min-percent needs a number from 0 to 100, not '%s'", optarg);
+		break;
+	case OPT_DEBUGDIR:
+		if (o->ndebug_dirs == MAX_LIST)
+			bad_usage("too many %s options", "--debug-dir");
+		o->debug_dirs[o->ndebug_dirs++] = optarg;
+		break;
+	case OPT_SYSROOT: o->sysroot = optarg; break;
+	case OPT_RAW:
+		if (o->nraw == MAX_LIST)
+			bad_usage("too many %s options", "--raw");
+		o->raw_spec[o->nraw++] = optarg;
+		break;
+	case OPT_LOADBASE: o->load_base = number(optarg, "--load-base"); o->have_load_base = true; break;
+	case OPT_MODULE:
+		if (o->nmodules == MAX_LIST)
+			bad_usage("too many %s options", "--module");
+		split_at(optarg, "--module", (char **)&o->modules[o->nmodules].path,
+			 &o->modules[o->nmodules].base);
+		o->nmodules++;
+		break;
+	case 'j': o->jobs = (unsigned)number(optarg, "--jobs"); break;
+	case 'q': util_quiet = true; break;
+	case 'h': usage(stdout); exit(0);
+	case 'V':
+		printf("heapprof-analyze %s (block format version %d)\n", HP_VERSION,
+		       HP_FORMAT_VERSION);
+		exit(0);
+	default: bad_usage("%s", "unknown option");
+	}
+}
+
+static void parse(struct opts *o, int argc, char **argv)
+{
+	bool top_set = false;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->format = &out_text;
+	while ((c = getopt_long(argc, argv, "f:o:j:qhV", long_opts, NULL)) != -1)
+		parse_option(o, c, &top_set);
+	if (!top_set && o->format == &out_text)
+		o->report.top = 20;
+	if (o->nraw) {
+		if (argc - optind != 1)
+			bad_usage("%s", "raw mode takes PROGRAM and no CORE");
+	} else {
+		if (argc - optind != 2)
+			bad_usage("%s", argc - optind < 2 ? "PROGRAM and CORE are required"
+							  : "too many arguments");
+		if (o->have_load_base || o->nmodules)
+			bad_usage("%s", "--load-base and --module are for raw mode (--raw)");
+		o->core = argv[optind + 1];
+	}
+	o->program = argv[optind];
+	if (!o->jobs) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		o->jobs = n > 0 ? (unsigned)(n > 64 ? 64 : n) : 1;
+	}
+}
+
+static const char *machine_name(uint16_t m)
+{
+	static char buf[32];
+
+	switch (m) {
+	case 3: return "i386";
+	case 8: return "mips";
+	case 20: return "powerpc";
+	case 21: return "ppc64";
+	case 22: return "s390";
+	case 40: return "arm";
+	case 62: return "x86_64";
+	case 183: return "aarch64";
+	case 243: return "riscv";
+	}
+	snprintf(buf, sizeof(buf), "machine %u", m);
+	return buf;
+}
+
+/* Open the memory the user named; exits with a one-line reason when it cannot. */
+static void open_memory(const struct opts *o, struct image *img, char **source)
+{
+	char err[1024];
+	unsigned wsize;
+	bool be, pie;
+	uint16_t machine;
+
+	if (image_program_info(o->program, &wsize, &be, &machine, &pie, err, sizeof(err)) < 0)
+		die(EXIT_NO_REPORT, "%s", err);
+	if (o->nraw) {
+		size_t len = 1;
+
+		image_init_raw(img, wsize, be, machine);
+		for (size_t i = 0; i < o->nraw; i++) {
+			char *file;
+			uint64_t addr;
+
+			split_at(o->raw_spec[i], "--raw", &file, &addr);
+			if (image_add_raw(img, file, addr, err, sizeof(err)) < 0)
+				die(EXIT_NO_REPORT, "%s", err);
+			free(file);
+			len += strlen(o->raw_spec[i]) + 2;
+		}
+		*source = xcalloc(1, len);
+		for (size_t i = 0; i < o->nraw; i++)
+			strcat(strcat(*source, i ? ", " : ""), o->raw_spec[i]);
+		if (image_sort_segs(img, err, sizeof(err)) < 0)
+			die(EXIT_NO_REPORT, "%s", err);
+		if (img->overlap_segs)
+			warn("%u raw images overlap others and were left out", img->overlap_segs);
+		if (pie && !o->have_load_base)
+			warn("'%s' is position-independent: without --load-base its frames are "
+			     "not symbolized", o->program);
+		return;
+	}
+	if (image_open_core(img, o->core, err, sizeof(err)) < 0)
+		die(EXIT_NO_REPORT, "%s", err);
+	*source = xstrdup(o->core);
+	if (img->machine != machine || img->wsize != wsize)
+		die(EXIT_NO_REPORT, "'%s' is a %s core but '%s' is a %s program (wrong PROGRAM?)",
+		    o->core, machine_name(img->machine), o->program, machine_name(machine));
+	if (img->truncated_segs)
+		warn("'%s' is truncated: %u segments cut short; blocks there are not counted",
+		     o->core, img->truncated_segs);
+}
+
+static void no_blocks(const struct opts *o, const struct scan_result *s, const char *source)
+{
+	uint64_t rejected = 0;
+
+	for (int i = 0; i < REJ_NREASONS; i++)
+		rejected += s->rejected[i];
+	if (s->other_version && s->rejected[REJ_VERSION] == rejected)
+		die(EXIT_NO_REPORT, "'%s' holds heapprof blocks of format version %u; this "
+		    "analyzer reads version %d", source, s->other_version, HP_FORMAT_VERSION);
+	if (rejected)
+		die(EXIT_NO_REPORT, "no valid heapprof block in '%s' (%llu candidates rejected, "
+		    "most for: %s)", source, (unsigned long long)rejected,
+		    scan_reason(s->rejected[REJ_CHECK] ? REJ_CHECK : REJ_LAYOUT));
+	die(EXIT_NO_REPORT, "no heapprof blocks in '%s' (was %s run with "
+	    "LD_PRELOAD=heapprof.so?)", source, o->program);
+}
+
+static void warn_rejected(const struct scan_result *s)
+{
+	for (int i = 0; i < REJ_NREASONS; i++)
+		if (s->rejected[i])
+			warn("skipped %llu candidates: %s", (unsigned long long)s->rejected[i],
+			     scan_reason((enum scan_reject)i));
+}
+
+static void write_report(const struct opts *o, const struct report *r)
+{
+	FILE *f = stdout;
+
+	if (o->output && !(f = fopen(o->output, "w")))
+		die(EXIT_NO_REPORT, "cannot write '%s': %s", o->output, strerror(errno));
+	if (o->format->write(r, f) < 0 || fflush(f) != 0 || (f != stdout && fclose(f) != 0))
+		die(EXIT_NO_REPORT, "cannot write '%s': %s", o->output ? o->output : "stdout",
+		    strerror(errno));
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o;
+	struct image img;
+	struct scan_result scan;
+	struct report r = { 0 };
+	struct sym *sym;
+	char *source = NULL;
+
+	parse(&o, argc, argv);
+	open_memory(&o, &img, &source);
+	if (img.missing_bytes)
+		warn("%llu bytes of memory are not in '%s' (not dumped); blocks there are not "
+		     "counted", (unsigned long long)img.missing_bytes, source);
+	scan_image(&img, o.jobs, &scan);
+	if (!scan.blocks)
+		no_blocks(&o, &scan, source);
+	warn_rejected(&scan);
+	sym = sym_open(&(struct sym_opts){
+		.program = o.program, .img = &img, .sysroot = o.sysroot,
+		.debug_dirs = o.debug_dirs, .ndebug_dirs = o.ndebug_dirs,
+		.have_load_base = o.have_load_base, .load_base = o.load_base,
+		.modules = o.modules, .nmodules = o.nmodules, .quiet = util_quiet });
+	r.program = o.program;
+	r.source = source;
+	report_build(&r, &scan, &img, sym, &o.report);
+	write_report(&o, &r);
+	report_free(&r);
+	sym_close(sym);
+	scan_result_free(&scan);
+	image_close(&img);
+	for (size_t i = 0; i < o.nmodules; i++)
+		free((void *)o.modules[i].path);
+	free(source);
+	return 0;
+}

@@ -1,0 +1,38 @@
+/*
+ * Collapsed stacks, the input of flamegraph.pl and speedscope: one line per stack,
+ * frames outermost first joined by ';', a space, the live bytes.
+ */
+#include <stdio.h>
+
+#include "report.h"
+
+/* ';' separates frames and a newline ends the record: neither may appear in a name. */
+static int put_name(const char *s, FILE *f)
+{
+	for (; *s; s++)
+		if (putc(*s == ';' ? ':' : *s == '\n' ? ' ' : *s, f) == EOF)
+			return -1;
+	return 0;
+}
+
+static int write_collapsed(const struct report *r, FILE *f)
+{
+	char buf[512];
+
+	for (size_t i = 0; i < r->nstacks; i++) {
+		const struct report_stack *s = &r->stacks[i];
+
+		if (!s->nframes)
+			fputs("[no stack]", f);
+		for (unsigned j = s->nframes; j-- > 0;) {
+			if (put_name(report_frame_name(&s->frames[j], buf, sizeof(buf)), f) < 0)
+				return -1;
+			if (j)
+				putc(';', f);
+		}
+		fprintf(f, " %llu\n", (unsigned long long)s->bytes);
+	}
+	return ferror(f) ? -1 : 0;
+}
+
+const struct out_format out_collapsed = { "collapsed", write_collapsed };

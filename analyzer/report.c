@@ -1,0 +1,158 @@
+/*
+ * From scan totals to a report: sort stacks (bytes descending, then blocks, then
+ * frames, so that ties are stable), cut by --top and --min-percent, and symbolize
+ * the stacks kept, expanding inlined functions into frames of their own.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "image.h"
+#include "report.h"
+#include "sym.h"
+#include "util.h"
+
+static int stack_cmp(const void *a, const void *b)
+{
+	const struct stack *x = *(const struct stack *const *)a, *y = *(const struct stack *const *)b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->blocks != y->blocks)
+		return x->blocks > y->blocks ? -1 : 1;
+	for (unsigned i = 0; i < x->nframes && i < y->nframes; i++)
+		if (x->pcs[i] != y->pcs[i])
+			return x->pcs[i] < y->pcs[i] ? -1 : 1;
+	return (x->nframes > y->nframes) - (x->nframes < y->nframes);
+}
+
+static int size_cmp(const void *a, const void *b)
+{
+	const struct size_count *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return (x->size > y->size) - (x->size < y->size);
+}
+
+static struct size_count *sorted_sizes(const struct stack *s)
+{
+	struct size_count *v = xmalloc((s->nsizes ? s->nsizes : 1) * sizeof(*v));
+	size_t k = 0;
+
+	for (size_t i = 0; i < s->sizes_cap; i++)
+		if (s->sizes[i].count)
+			v[k++] = s->sizes[i];
+	qsort(v, k, sizeof(*v), size_cmp);
+	return v;
+}
+
+static struct report_frame *symbolize(const struct stack *s, struct sym *sym, unsigned *n)
+{
+	struct report_frame *v = NULL;
+	size_t cap = 0, k = 0;
+
+	for (unsigned i = 0; i < s->nframes; i++) {
+		/* every recorded pc is a return address: look up the call before it */
+		const struct sym_pc *p;
+
+		if (!s->pcs[i])
+			continue;	/* a null return address ends the stack on some ABIs */
+		p = sym_lookup(sym, s->pcs[i], true);
+
+		for (unsigned j = 0; j < p->nframes; j++) {
+			if (k == cap)
+				v = xrealloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
+			v[k++] = (struct report_frame){
+				.pc = s->pcs[i],
+				.func = p->frames[j].func,
+				.file = p->frames[j].file,
+				.line = p->frames[j].line,
+				.module = p->module,
+				.module_offset = p->module_offset,
+				.in_program = p->in_program,
+				.inlined = j + 1 < p->nframes,
+			};
+		}
+	}
+	*n = (unsigned)k;
+	return v;
+}
+
+void report_build(struct report *r, const struct scan_result *scan, const struct image *img,
+		  struct sym *sym, const struct report_opts *o)
+{
+	size_t n, keep = 0;
+	struct stack **all = stacks_list(&scan->stacks, &n);
+	struct report_stack *v;
+
+	qsort(all, n, sizeof(*all), stack_cmp);
+	r->live_bytes = scan->bytes;
+	r->live_blocks = scan->blocks;
+	r->all_stacks = n;
+	r->scan = scan;
+	r->img = img;
+	r->wsize = img->wsize;
+	r->big_endian = img->big_endian;
+	r->modules = sym_source(sym);
+	r->saturated = scan->stacks.saturated || scan->bytes == UINT64_MAX;
+	v = xcalloc(n ? n : 1, sizeof(*v));
+	for (size_t i = 0; i < n; i++) {
+		const struct stack *s = all[i];
+		double pct = scan->bytes ? 100.0 * (double)s->bytes / (double)scan->bytes : 0;
+
+		if ((o->top && keep >= o->top) || pct < o->min_percent) {
+			r->rest_bytes += s->bytes;
+			r->rest_blocks += s->blocks;
+			continue;
+		}
+		v[keep].bytes = s->bytes;
+		v[keep].blocks = s->blocks;
+		v[keep].sizes = sorted_sizes(s);
+		v[keep].nsizes = s->nsizes;
+		v[keep].frames = symbolize(s, sym, &v[keep].nframes);
+		keep++;
+	}
+	r->stacks = v;
+	r->nstacks = keep;
+	free(all);
+}
+
+void report_free(struct report *r)
+{
+	for (size_t i = 0; i < r->nstacks; i++) {
+		free((void *)r->stacks[i].sizes);
+		free((void *)r->stacks[i].frames);
+	}
+	free((void *)r->stacks);
+}
+
+const char *report_frame_name(const struct report_frame *f, char *buf, size_t size)
+{
+	const char *base;
+
+	if (f->func)
+		return f->func;
+	if (f->module) {
+		base = strrchr(f->module, '/');
+		snprintf(buf, size, "%s+0x%llx", base ? base + 1 : f->module,
+			 (unsigned long long)f->module_offset);
+	} else {
+		snprintf(buf, size, "0x%llx", (unsigned long long)f->pc);
+	}
+	return buf;
+}
+
+const char *report_thousands(uint64_t v, char *buf)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v), k = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[k++] = ',';
+		buf[k++] = tmp[i];
+	}
+	buf[k] = 0;
+	return buf;
+}

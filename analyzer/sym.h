@@ -1,0 +1,70 @@
+/*
+ * Symbolization: target addresses to functions, inline frames and file:line. Only
+ * sym_dwfl.c includes libdwfl; callers see this header alone.
+ */
+#ifndef HP_SYM_H
+#define HP_SYM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct image;
+
+struct sym_module {		/* --module FILE@ADDR in raw mode */
+	const char *path;
+	uint64_t base;
+};
+
+struct sym_opts {
+	const char *program;		/* PROGRAM as given on the command line */
+	const struct image *img;	/* the target memory; img->elf is the core or NULL */
+	const char *sysroot;		/* --sysroot DIR, or NULL */
+	const char *const *debug_dirs;	/* --debug-dir DIRs, NULL-terminated; may be NULL */
+	size_t ndebug_dirs;
+	bool have_load_base;		/* raw mode: --load-base given */
+	uint64_t load_base;		/* raw mode: where a PIE PROGRAM was loaded */
+	const struct sym_module *modules; /* raw mode: --module list */
+	size_t nmodules;
+	bool quiet;			/* no warnings on stderr */
+};
+
+struct sym_frame {
+	const char *func;	/* demangled name; NULL if unknown */
+	const char *file;	/* source file; NULL if unknown */
+	int line;		/* 0 if unknown */
+};
+
+struct sym_pc {
+	uint64_t pc;
+	const char *module;	/* path of the module holding pc; NULL if none */
+	uint64_t module_offset;	/* pc minus the module's load address */
+	bool in_program;	/* the module is PROGRAM */
+	unsigned nframes;	/* >= 1 */
+	const struct sym_frame *frames; /* [0] innermost (an inlined callee), [n-1] the
+					 * function the code belongs to */
+};
+
+struct sym;
+
+/*
+ * Report the target's modules (the core's own list, or PROGRAM and --module in raw
+ * mode). Never fails: with no usable module every lookup gives module+0xoffset or a
+ * bare address. Warnings (PROGRAM does not match the core, no debug info, which
+ * module list was used) go to stderr as "heapprof-analyze: ..." unless opts->quiet.
+ */
+struct sym *sym_open(const struct sym_opts *opts);
+
+/*
+ * Symbolize pc; is_return_addr looks up pc - 1 so that a call at the end of a
+ * function is not attributed to the next one. The result lives until sym_close(); a
+ * pc is resolved once and cached.
+ */
+const struct sym_pc *sym_lookup(struct sym *s, uint64_t pc, bool is_return_addr);
+
+/* Which module list was used, for the report summary: "core notes", "link_map", ... */
+const char *sym_source(const struct sym *s);
+
+void sym_close(struct sym *s);
+
+#endif

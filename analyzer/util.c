@@ -1,0 +1,101 @@
+/* Messages, exit codes and allocation for heapprof-analyze. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util.h"
+
+bool util_quiet;
+
+static void vsay(const char *prefix, const char *fmt, va_list ap)
+{
+	char line[2048];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	fprintf(stderr, "heapprof-analyze: %s%s\n", prefix, line);
+}
+
+void warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (util_quiet)
+		return;
+	va_start(ap, fmt);
+	vsay("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+void die(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay("", fmt, ap);
+	va_end(ap);
+	exit(status);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+
+	if (!p)
+		die(EXIT_NO_REPORT, "out of memory (%zu bytes)", n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		die(EXIT_NO_REPORT, "out of memory (%zu x %zu bytes)", n, size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		die(EXIT_NO_REPORT, "out of memory (%zu bytes)", n);
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+
+	return memcpy(xmalloc(n), s, n);
+}
+
+int write_all(int fd, const void *buf, size_t n)
+{
+	const char *p = buf;
+
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+bool parse_u64(const char *s, unsigned long long *out)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return false;
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	return !errno && !*end;
+}

@@ -1,0 +1,31 @@
+/*
+ * Messages, exit codes and allocation for heapprof-analyze. Every message is one line
+ * on stderr starting "heapprof-analyze: ".
+ */
+#ifndef HP_AUTIL_H
+#define HP_AUTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define EXIT_NO_REPORT 2	/* unreadable or unusable input: no report */
+#define EXIT_USAGE 64		/* bad command line (sysexits EX_USAGE) */
+
+extern bool util_quiet;		/* --quiet: no warnings */
+
+__attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
+__attribute__((format(printf, 2, 3), noreturn)) void die(int status, const char *fmt, ...);
+
+/* Allocation that cannot fail: out of memory ends the run with EXIT_NO_REPORT. */
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+
+/* write(2) until done; -1 with errno on failure. */
+int write_all(int fd, const void *buf, size_t n);
+
+/* Parse a number in decimal, or hex with 0x; false on junk or overflow. */
+bool parse_u64(const char *s, unsigned long long *out);
+
+#endif
