@@ -16,7 +16,7 @@ CPPFLAGS_ALL := -Iinclude -MMD -MP -DHP_VERSION='"$(VERSION)"'
 
 ifeq ($(V),0)
 Q := @
-say = @printf '  %-7s %s\n' $(1) $(2);
+say = printf '  %-7s %s\n' $(1) $(2);
 else
 Q :=
 say =
@@ -46,10 +46,10 @@ analyzer: $(B)/heapprof-analyze
 
 $(B)/preload/%.o: preload/%.c
 	@mkdir -p $(@D)
-	$(call say,CC,$@)$(Q)$(CC) $(CPPFLAGS_ALL) $(CFLAGS) $(WARN) $(PRELOAD_CFLAGS) -c $< -o $@
+	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) $(CFLAGS) $(WARN) $(PRELOAD_CFLAGS) -c $< -o $@
 
 $(B)/heapprof.so: $(PRELOAD_OBJS)
-	$(call say,LD,$@)$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -shared $(SAN_PRE) -Wl,-z,nodelete \
+	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -shared $(SAN_PRE) -Wl,-z,nodelete \
 		-o $@ $^ $(PRELOAD_LIBS)
 
 # Everything below needs elfutils and zlib; the preload above needs neither.
@@ -66,10 +66,10 @@ ANALYZER_LIBS := $(DW_LIBS) -lstdc++ -pthread
 
 $(B)/analyzer/%.o: analyzer/%.c
 	@mkdir -p $(@D)
-	$(call say,CC,$@)$(Q)$(CC) $(CPPFLAGS_ALL) $(CFLAGS) $(WARN) $(ANALYZER_CFLAGS) -c $< -o $@
+	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) $(CFLAGS) $(WARN) $(ANALYZER_CFLAGS) -c $< -o $@
 
 $(B)/heapprof-analyze: $(ANALYZER_OBJS)
-	$(call say,LD,$@)$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_ALL) -o $@ $^ $(ANALYZER_LIBS)
+	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_ALL) -o $@ $^ $(ANALYZER_LIBS)
 
 include test/progs/progs.mk
 

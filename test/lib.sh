@@ -5,6 +5,7 @@
 #   expect_same EXPECTED ACTUAL diff two files, print the diff, fail when they differ
 #   run_preloaded PROG ARGS...  start PROG under heapprof.so, wait for its "ready" line
 #   take_core FILE              gcore the program started last, then end it
+#   expect_bytes FUNC N FILE    collapsed report FILE: stacks through FUNC hold N bytes
 # Each script runs in its own scratch directory, removed afterwards unless KEEP=1.
 set -u
 : "${BUILD:?}" "${TEST_DIR:?}"
@@ -78,9 +79,17 @@ take_core()
 	true
 }
 
-# Live bytes for the stack ending in FRAME (a collapsed line "...;FRAME BYTES"), summed.
+# Live bytes of the collapsed stacks in FILE that pass through frame FUNC, summed.
 bytes_for()
 {
 	awk -v f="$1" '{ n = split($0, a, " "); s = substr($0, 1, length($0) - length(a[n]) - 1);
-		k = split(s, fr, ";"); if (fr[k] == f) t += a[n] } END { print t + 0 }' "$2"
+		k = split(s, fr, ";"); for (i = 1; i <= k; i++) if (fr[i] == f) { t += a[n]; break } }
+		END { print t + 0 }' "$2"
+}
+
+# expect_bytes FUNC N FILE: the stacks through FUNC hold exactly N bytes.
+expect_bytes()
+{
+	got=$(bytes_for "$1" "$3")
+	[ "$got" = "$2" ] || { echo "$1: expected $2 live bytes, got $got" >&2; return 1; }
 }

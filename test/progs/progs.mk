@@ -2,7 +2,8 @@
 # sites is built without frame pointers (the distribution default at -O2) on purpose.
 
 P := $(B)/progs
-PROG_CFLAGS := -O2 -g -Wall -Wextra -Iinclude -pthread
+# -fno-ipa-icf: identical site functions must stay apart, or one name would stand for all
+PROG_CFLAGS := -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread
 TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(P)/stress \
 	$(P)/cxx $(P)/forker
 
@@ -10,29 +11,29 @@ check-build: $(TEST_PROGS)
 
 $(P)/libsite.so: test/progs/libsite.c
 	@mkdir -p $(@D)
-	$(call say,CC,$@)$(Q)$(CC) $(PROG_CFLAGS) -fPIC -shared -o $@ $<
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fPIC -shared -o $@ $<
 
 $(P)/sites: test/progs/sites.c $(P)/libsite.so
-	$(call say,CC,$@)$(Q)$(CC) $(PROG_CFLAGS) -fPIE -pie -o $@ $< -L$(P) -lsite -Wl,-rpath,'$$ORIGIN'
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fPIE -pie -o $@ $< -L$(P) -lsite -Wl,-rpath,'$$ORIGIN'
 
 $(P)/sites-nopie: test/progs/sites.c $(P)/libsite.so
-	$(call say,CC,$@)$(Q)$(CC) $(PROG_CFLAGS) -fno-pie -no-pie -o $@ $< -L$(P) -lsite -Wl,-rpath,'$$ORIGIN'
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-pie -no-pie -o $@ $< -L$(P) -lsite -Wl,-rpath,'$$ORIGIN'
 
 # Debug info moves to $(B)/debug/.build-id/xx/rest.debug, found only by build-id.
 $(P)/sites-stripped: $(P)/sites
-	$(call say,STRIP,$@)$(Q)id=$$(readelf -n $< | sed -n 's/.*Build ID: //p') && \
+	$(Q)$(call say,STRIP,$@)id=$$(readelf -n $< | sed -n 's/.*Build ID: //p') && \
 		mkdir -p $(B)/debug/.build-id/$${id%$${id#??}} && \
 		objcopy --only-keep-debug $< $(B)/debug/.build-id/$${id%$${id#??}}/$${id#??}.debug && \
 		objcopy --strip-all $< $@
 
 $(P)/stress: test/progs/stress.c
 	@mkdir -p $(@D)
-	$(call say,CC,$@)$(Q)$(CC) $(PROG_CFLAGS) -o $@ $<
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
 
 $(P)/forker: test/progs/forker.c
 	@mkdir -p $(@D)
-	$(call say,CC,$@)$(Q)$(CC) $(PROG_CFLAGS) -o $@ $<
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
 
 $(P)/cxx: test/progs/cxx.cc
 	@mkdir -p $(@D)
-	$(call say,CXX,$@)$(Q)$(CXX) -O2 -g -std=c++17 -Wall -Wextra -o $@ $<
+	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -fno-ipa-icf -std=c++17 -Wall -Wextra -o $@ $<

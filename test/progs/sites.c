@@ -29,6 +29,7 @@ static volatile size_t sink;
 NOINLINE static void *site_small(size_t size) { void *p = malloc(size); sink += (size_t)p; return p; }
 NOINLINE static void *site_big(size_t size) { void *p = malloc(size); sink += (size_t)p; return p; }
 NOINLINE static void *site_zeroed(size_t size) { void *p = calloc(size, 1); sink += (size_t)p; return p; }
+NOINLINE static void *site_tmp(size_t size) { void *p = malloc(size); sink += (size_t)p; return p; }
 
 NOINLINE static void *site_grow(size_t size)
 {
@@ -78,14 +79,14 @@ static inline __attribute__((always_inline)) void *inl_alloc(size_t size)
 
 NOINLINE static void *site_inl(size_t size) { void *p = inl_alloc(size); sink += (size_t)p; return p; }
 
-extern void *lib_alloc(size_t size);	/* test/progs/libsite.c, when linked */
-__attribute__((weak)) void *lib_alloc(size_t size);
+extern void *lib_alloc(size_t size);	/* test/progs/libsite.c */
 
 NOINLINE static void *site_lib(size_t size)
 {
-	if (!lib_alloc)
-		abort();
-	return lib_alloc(size);
+	void *p = lib_alloc(size);
+
+	sink += (size_t)p;
+	return p;
 }
 
 static size_t thread_size;
@@ -104,10 +105,10 @@ static void *thread_main(void *arg)
 
 #define NTHREADS 8
 
+#define SITE(n) { .name = #n, .alloc = site_##n }
 static struct site sites[] = {
-	{ "small", site_small }, { "big", site_big }, { "zeroed", site_zeroed },
-	{ "grow", site_grow }, { "aligned", site_aligned }, { "pagealigned", site_pagealigned },
-	{ "dup", site_dup }, { "inl", site_inl }, { "lib", site_lib }, { "thread", NULL },
+	SITE(small), SITE(big), SITE(zeroed), SITE(tmp), SITE(grow), SITE(aligned),
+	SITE(pagealigned), SITE(dup), SITE(inl), SITE(lib), { .name = "thread" },
 };
 
 static struct site *find_site(const char *name, size_t len)

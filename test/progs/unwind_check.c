@@ -1,0 +1,779 @@
+/*
+ * Checks preload/unwind.c and unwind_cfi.c in every mode from known call chains, the way
+ * the hooks use them: fake_malloc() expands UNWIND_START and calls unwind_capture().
+ * Built twice (with and without frame pointers); prints ok / not ok lines and a total,
+ * exits non-zero on any failure. Linked with -rdynamic so dladdr can name the frames.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "../../include/heapprof_format.h"
+#include "../../preload/unwind.h"
+#include "../../preload/unwind_cfi.h"
+
+#define NOIPA __attribute__((noipa))
+/* like the real hooks, which the preload builds with frame pointers */
+#define HOOK NOIPA __attribute__((optimize("no-omit-frame-pointer")))
+
+static unsigned n_pass, n_fail, n_skip, n_test, n_warn;
+static volatile int sink;
+
+/* util.c's hp_warn, reduced to what the test needs: count and show */
+void hp_warn(const char *a, const char *b, const char *c)
+{
+	n_warn++;
+	fprintf(stderr, "# heapprof: %s%s%s\n", a ? a : "", b ? b : "", c ? c : "");
+}
+
+static void report(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s %u - ", ok ? "ok" : "not ok", ++n_test);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	if (ok)
+		n_pass++;
+	else
+		n_fail++;
+}
+
+/* ---- the call chains ---- */
+
+struct req {
+	uintptr_t *pcs;
+	unsigned max, n, vla;
+};
+
+struct hostile {
+	bool set_pc, set_sp, set_fp;
+	uintptr_t pc, sp, fp;
+};
+
+HOOK unsigned fake_malloc(uintptr_t *pcs, unsigned max)
+{
+	struct unwind_start st;
+
+	UNWIND_START(st);
+	return unwind_capture(pcs, max, &st);
+}
+
+HOOK unsigned fake_malloc_hostile(uintptr_t *pcs, unsigned max, const struct hostile *h)
+{
+	struct unwind_start st;
+
+	UNWIND_START(st);
+	if (h->set_pc)
+		st.pc = h->pc;
+	if (h->set_sp)
+		st.sp = h->sp;
+	if (h->set_fp)
+		st.fp = h->fp;
+	return unwind_capture(pcs, max, &st);
+}
+
+NOIPA unsigned chain_d(struct req *r)
+{
+	unsigned n = fake_malloc(r->pcs, r->max);
+
+	sink += n;
+	return n;
+}
+
+/* over-aligned local and a VLA: gcc realigns through DRAP, so CFA = [rbp - 8] */
+NOIPA unsigned chain_c(struct req *r)
+{
+	char buf[64] __attribute__((aligned(64)));
+	char vla[r->vla];
+	unsigned n;
+
+	__asm__ volatile("" : : "r"(buf), "r"(vla) : "memory");
+	n = chain_d(r);
+	sink += buf[n & 63] + vla[n % r->vla];
+	return n;
+}
+
+/* variable-length array: rbp-based CFA even without -fno-omit-frame-pointer */
+NOIPA unsigned chain_b(struct req *r)
+{
+	char vla[r->vla];
+	unsigned n;
+
+	__asm__ volatile("" : : "r"(vla) : "memory");
+	n = chain_c(r);
+	sink += vla[n % r->vla];
+	return n;
+}
+
+NOIPA unsigned chain_a(struct req *r)
+{
+	unsigned n = chain_b(r);
+
+	sink += n;
+	return n;
+}
+
+NOIPA unsigned run_chain(struct req *r)
+{
+	unsigned n = chain_a(r);
+
+	sink += n;
+	r->n = n;
+	return n;
+}
+
+NOIPA unsigned rec(struct req *r, unsigned depth)
+{
+	unsigned n = depth ? rec(r, depth - 1) : fake_malloc(r->pcs, r->max);
+
+	sink += n;
+	return n;
+}
+
+NOIPA unsigned run_rec(struct req *r, unsigned depth)
+{
+	unsigned n = rec(r, depth);
+
+	sink += n;
+	r->n = n;
+	return n;
+}
+
+NOIPA unsigned capture_chain(uintptr_t *pcs, unsigned max)
+{
+	struct req r = { pcs, max, 0, 32 };
+
+	return run_chain(&r);
+}
+
+/* ---- naming frames ---- */
+
+/* Function holding return address pc, or NULL if pc - 1 is in no sized symbol. */
+static const char *fn_of(uintptr_t pc, const char **file)
+{
+	Dl_info info;
+	const ElfW(Sym) *sym = NULL;
+
+	*file = "";
+	if (pc < 2 || !dladdr1((void *)(pc - 1), &info, (void **)&sym, RTLD_DL_SYMENT))
+		return NULL;
+	*file = info.dli_fname ? info.dli_fname : "";
+	if (!info.dli_sname || !sym || pc - 1 >= (uintptr_t)info.dli_saddr + sym->st_size)
+		return NULL;
+	return info.dli_sname;
+}
+
+static void dump(const char *what, const uintptr_t *pcs, unsigned n)
+{
+	fprintf(stderr, "# %s: %u frames\n", what, n);
+	for (unsigned i = 0; i < n; i++) {
+		const char *file, *fn = fn_of(pcs[i], &file);
+
+		fprintf(stderr, "#   %2u %#lx %s (%s)\n", i, (unsigned long)pcs[i], fn ? fn : "?",
+			strrchr(file, '/') ? strrchr(file, '/') + 1 : file);
+	}
+}
+
+/* pcs[0..k) lie in the named functions, in order (fewer if n < k and short_ok). */
+static bool names_are(const uintptr_t *pcs, unsigned n, const char *const *names, unsigned k)
+{
+	const char *file;
+
+	if (n < k)
+		return false;
+	for (unsigned i = 0; i < k; i++) {
+		const char *fn = fn_of(pcs[i], &file);
+
+		if (!fn || strcmp(fn, names[i]) != 0)
+			return false;
+	}
+	return true;
+}
+
+/* Frames after main: glibc's start code, ending in _start (main thread). */
+static bool tail_is_libc(const uintptr_t *pcs, unsigned from, unsigned n, const char *last)
+{
+	const char *file, *fn;
+
+	for (unsigned i = from; i < n; i++) {
+		fn = fn_of(pcs[i], &file);
+		if (!strstr(file, "libc.so") && !(i == n - 1 && fn && strcmp(fn, last) == 0))
+			return false;
+	}
+	fn = fn_of(pcs[n - 1], &file);
+	return n > from && (last == NULL || (fn && strcmp(fn, last) == 0));
+}
+
+/* a is b with frames left out, in order, starting with the same pc */
+static bool subsequence(const uintptr_t *a, unsigned na, const uintptr_t *b, unsigned nb)
+{
+	unsigned j = 0;
+
+	if (na == 0 || nb == 0 || a[0] != b[0])
+		return false;
+	for (unsigned i = 0; i < na; i++) {
+		while (j < nb && b[j] != a[i])
+			j++;
+		if (j++ == nb)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The same stack, frame by frame, except that a frame in main may differ (each mode's
+ * check runs from its own call site when gcc unrolls main's loop).
+ */
+static bool same_stack(const uintptr_t *a, unsigned na, const uintptr_t *b, unsigned nb,
+		       unsigned upto)
+{
+	const char *file, *fa, *fb;
+
+	if (na < upto || nb < upto || (upto == 0 && na != nb))
+		return false;
+	for (unsigned i = 0; i < (upto ? upto : na); i++) {
+		if (a[i] == b[i])
+			continue;
+		fa = fn_of(a[i], &file);
+		fb = fn_of(b[i], &file);
+		if (!fa || !fb || strcmp(fa, "main") != 0 || strcmp(fb, "main") != 0)
+			return false;
+	}
+	return true;
+}
+
+/* pcs with every address in main replaced by one marker */
+static uintptr_t *no_main(uintptr_t *dst, const uintptr_t *pcs, unsigned n)
+{
+	const char *file, *fn;
+
+	for (unsigned i = 0; i < n; i++) {
+		fn = fn_of(pcs[i], &file);
+		dst[i] = fn && strcmp(fn, "main") == 0 ? 1 : pcs[i];
+	}
+	return dst;
+}
+
+static const char *const chain_names[] = {
+	"chain_d", "chain_c", "chain_b", "chain_a", "run_chain", "capture_chain", "check_chain",
+	"check_mode", "main",
+};
+#define CHAIN_MAIN 9
+#define CHAIN_SHARED 6	/* frames every caller of capture_chain() has in common */
+
+/* ---- per mode ---- */
+
+static const char *const modes[] = { "cfi", "fp", "libgcc", "libunwind" };
+#define N_MODES 4
+
+static bool fp_build;	/* the test's own code keeps frame pointers: see built_with_fp() */
+static uintptr_t ref_chain[N_MODES][HP_MAX_FRAMES];
+static unsigned ref_chain_n[N_MODES];
+static uintptr_t ref_rec[N_MODES][HP_MAX_FRAMES];
+static unsigned ref_rec_n[N_MODES];
+
+NOIPA void check_chain(int m)
+{
+	uintptr_t pcs[HP_MAX_FRAMES + 1];
+	unsigned n = capture_chain(pcs, HP_MAX_FRAMES);
+	bool ok;
+
+	memcpy(ref_chain[m], pcs, sizeof(ref_chain[m]));
+	ref_chain_n[m] = n;
+	if (strcmp(modes[m], "fp") != 0) {
+		ok = names_are(pcs, n, chain_names, CHAIN_MAIN) &&
+		     tail_is_libc(pcs, CHAIN_MAIN, n, "_start");
+		report(ok, "%s: chain main..d names every frame, then libc, ending at _start",
+		       modes[m]);
+	} else if (fp_build) {
+		/* the walk has to reach main; after it, libc has no frame pointers */
+		ok = names_are(pcs, n, chain_names, CHAIN_MAIN);
+		report(ok, "fp: chain main..d names every frame (frame-pointer build)");
+	} else {
+		ok = n >= 1 && names_are(pcs, 1, chain_names, 1);
+		report(ok, "fp: chain starts in chain_d (%u frames; no-frame-pointer build)", n);
+	}
+	if (!ok)
+		dump(modes[m], pcs, n);
+}
+
+static void check_max(int m)
+{
+	uintptr_t pcs[HP_MAX_FRAMES + 2], full[HP_MAX_FRAMES];
+	static const unsigned maxes[] = { 64, 1, 2, 3, 5, 8, 16, 65, 1000 };
+	unsigned full_n = 0;
+	bool ok = true;
+
+	/* one call site for all: the first (max 64) is the reference for the others */
+	for (unsigned i = 0; i < sizeof(maxes) / sizeof(maxes[0]); i++) {
+		unsigned max = maxes[i], cap = max > HP_MAX_FRAMES ? HP_MAX_FRAMES : max;
+		unsigned want = i == 0 || cap < full_n ? cap : full_n, n;
+
+		for (unsigned j = 0; j < HP_MAX_FRAMES + 2; j++)
+			pcs[j] = 0x5a5a5a5a;
+		n = capture_chain(pcs, max);
+		if (i == 0) {
+			memcpy(full, pcs, sizeof(full));
+			full_n = want = n;
+		}
+		if (pcs[cap] != 0x5a5a5a5a || n != want || memcmp(pcs, full, n * sizeof(*pcs)) != 0) {
+			fprintf(stderr, "# %s: max %u gave %u frames, wanted %u\n", modes[m], max, n, want);
+			ok = false;
+		}
+	}
+	report(ok, "%s: max is honoured (1, 2, 3, 5, 8, 16, 64, and above 64)", modes[m]);
+	report(capture_chain(pcs, 0) == 0, "%s: max 0 stores nothing", modes[m]);
+}
+
+NOIPA void check_rec(int m)
+{
+	uintptr_t pcs[HP_MAX_FRAMES];
+	static const char *const rec16[16] = {
+		"rec", "rec", "rec", "rec", "rec", "rec", "rec", "rec",
+		"rec", "rec", "rec", "rec", "rec", "rec", "rec", "rec",
+	};
+	struct req r = { pcs, 16, 0, 32 };
+	unsigned n = run_rec(&r, 40);
+	bool ok = n == 16 && names_are(pcs, n, rec16, 16);
+	bool skip = strcmp(modes[m], "fp") == 0 && !fp_build;
+
+	if (skip) {
+		/* rec keeps no frame pointer: fp can only give pcs[0]; check_agreement judges */
+		printf("ok %u - # SKIP fp: recursion without frame pointers\n", ++n_test);
+		n_skip++;
+	} else {
+		report(ok, "%s: recursion 40 deep, max 16: 16 frames in rec", modes[m]);
+		if (!ok)
+			dump(modes[m], pcs, n);
+	}
+	r.max = HP_MAX_FRAMES;
+	n = run_rec(&r, 40);
+	memcpy(ref_rec[m], pcs, sizeof(ref_rec[m]));
+	ref_rec_n[m] = n;
+	if (skip)
+		return;
+	ok = n > 44;
+	for (unsigned i = 0; i < 41 && ok; i++)
+		ok = names_are(pcs + i, n - i, rec16, 1);
+	if (ok) {
+		static const char *const outer[] = { "run_rec", "check_rec", "check_mode", "main" };
+
+		ok = names_are(pcs + 41, n - 41, outer, 4);
+	}
+	report(ok, "%s: recursion 40 deep, max 64: 41 frames in rec, then run_rec..main", modes[m]);
+	if (!ok)
+		dump(modes[m], pcs, n);
+}
+
+/* ---- threads ---- */
+
+#define N_THREADS 4
+#define N_ITER 100000
+
+struct thread_arg {
+	int mode;
+	unsigned bad;
+	uintptr_t first[HP_MAX_FRAMES];
+	unsigned first_n;
+};
+
+void *thread_main(void *p);
+
+void *thread_main(void *p)
+{
+	struct thread_arg *t = p;
+	uintptr_t pcs[HP_MAX_FRAMES];
+
+	/*
+	 * Every capture must equal the first, except pcs[6] (the return address into
+	 * this function), since gcc may peel the loop and call from two places.
+	 */
+	t->first_n = capture_chain(t->first, HP_MAX_FRAMES);
+	for (unsigned i = 0; i < N_ITER; i++) {
+		unsigned n = capture_chain(pcs, HP_MAX_FRAMES);
+
+		if (n != t->first_n || (n > 6 && pcs[6] - t->first[6] + 4096 > 8192))
+			t->bad++;
+		else if (n > 6)
+			pcs[6] = t->first[6];
+		if (memcmp(pcs, t->first, n * sizeof(*pcs)) != 0)
+			t->bad++;
+	}
+	return NULL;
+}
+
+static void check_threads(int m)
+{
+	static const char *const names[] = { "chain_d", "chain_c", "chain_b", "chain_a",
+					     "run_chain", "capture_chain", "thread_main" };
+	struct thread_arg t[N_THREADS];
+	pthread_t tid[N_THREADS];
+	bool ok = true;
+	unsigned want = strcmp(modes[m], "fp") == 0 && !fp_build ? 1 : 7;
+	const char *file;
+
+	memset(t, 0, sizeof(t));
+	for (int i = 0; i < N_THREADS; i++) {
+		t[i].mode = m;
+		if (pthread_create(&tid[i], NULL, thread_main, &t[i]) != 0)
+			ok = false;
+	}
+	for (int i = 0; i < N_THREADS; i++) {
+		pthread_join(tid[i], NULL);
+		/* after thread_main: start_thread and clone3, both in libc */
+		bool tail = want == 1 || (t[i].first_n > 7 && tail_is_libc(t[i].first, 7, t[i].first_n, NULL));
+
+		if (t[i].bad || !tail || !names_are(t[i].first, t[i].first_n, names, want)) {
+			fprintf(stderr, "# thread %d: %u bad captures\n", i, t[i].bad);
+			dump(modes[m], t[i].first, t[i].first_n);
+			ok = false;
+		}
+	}
+	(void)file;
+	report(ok, "%s: %d threads x %d captures agree and name their frames", modes[m],
+	       N_THREADS, N_ITER);
+}
+
+/* ---- hostile starts ---- */
+
+static const uint64_t bad_values[] = {	/* truncated on 32-bit targets */
+	0, 1, 8, 0xdeadbeef, 0x7fffffffffffull, 0x0000800000000000ull, 0xffff800000000000ull,
+	0xffffffff81000000ull, 0xffffffffffffffffull, 0xfffffffffffffff8ull,
+};
+#define N_BAD (sizeof(bad_values) / sizeof(bad_values[0]))
+
+static uint64_t rng = 0x243f6a8885a308d3ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Every combination of bad sp / fp / pc, and sp/fp near real stack addresses. */
+static void check_hostile_values(int m)
+{
+	uintptr_t pcs[HP_MAX_FRAMES];
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	struct hostile h;
+	unsigned bad_sp_frames = 0;
+
+	/* the last i keeps the real sp; the ones before it point into the live stack */
+	for (unsigned i = 0; i < N_BAD + 5; i++) {
+		for (unsigned j = 0; j < N_BAD + 4; j++) {
+			uintptr_t a = i < N_BAD ? (uintptr_t)bad_values[i] : here + (i - N_BAD) * 4093;
+			uintptr_t b = j < N_BAD ? (uintptr_t)bad_values[j] : here - 64 + (j - N_BAD) * 8;
+			unsigned n;
+
+			memset(&h, 0, sizeof(h));
+			h.set_sp = i < N_BAD + 4, h.sp = a;
+			h.set_fp = true, h.fp = b;
+			n = fake_malloc_hostile(pcs, HP_MAX_FRAMES, &h);
+			/* garbage sp outside the stack: only pcs[0] */
+			if (i < N_BAD && n != 1)
+				bad_sp_frames++;
+			h.set_pc = true, h.pc = (uintptr_t)bad_values[(i + j) % N_BAD];
+			fake_malloc_hostile(pcs, HP_MAX_FRAMES, &h);
+			h.set_sp = true, h.sp = b;
+			fake_malloc_hostile(pcs, HP_MAX_FRAMES, &h);
+		}
+	}
+	report(bad_sp_frames == 0,
+	       "%s: NULL, kernel, odd and stray sp/fp/pc never fault; sp off the stack gives 1 frame",
+	       modes[m]);
+}
+
+/*
+ * A frame full of garbage: random words, pointers back into itself, real return
+ * addresses and addresses in code, walked from random starting points.
+ */
+NOIPA void garbage_walks(unsigned rounds)
+{
+	uintptr_t junk[1024], pcs[HP_MAX_FRAMES];
+	uintptr_t text[8] = { (uintptr_t)chain_a, (uintptr_t)chain_b + 17, (uintptr_t)rec + 9,
+			      (uintptr_t)memcpy + 33, (uintptr_t)printf + 20, ref_chain[0][1],
+			      ref_chain[0][6], ref_rec[0][3] };
+
+	for (unsigned r = 0; r < rounds; r++) {
+		struct hostile h = { true, true, true, 0, 0, 0 };
+
+		for (unsigned i = 0; i < 1024; i++) {
+			uint64_t x = rnd();
+
+			switch (x & 7) {
+			case 0: case 1:
+				junk[i] = (uintptr_t)&junk[(x >> 8) % 1024] + (x >> 40 & 7);
+				break;
+			case 2: case 3:
+				junk[i] = text[(x >> 8) & 7] + ((x >> 16) & 3);
+				break;
+			case 4:
+				junk[i] = (uintptr_t)bad_values[(x >> 8) % N_BAD];
+				break;
+			default:
+				junk[i] = x >> (x & 0x38);
+			}
+		}
+		h.pc = rnd() & 1 ? text[rnd() & 7] : junk[rnd() % 1024];
+		h.sp = (uintptr_t)&junk[rnd() % 1024] + (rnd() % 4 == 0 ? rnd() & 7 : 0);
+		h.fp = rnd() & 1 ? (uintptr_t)&junk[rnd() % 1024] : junk[rnd() % 1024];
+		fake_malloc_hostile(pcs, HP_MAX_FRAMES, &h);
+	}
+	sink += (int)junk[rnd() % 1024];
+}
+
+/* ---- per mode driver ---- */
+
+NOIPA void check_mode(int m)
+{
+	unsigned w = n_warn;
+
+	unwind_init(modes[m]);
+	if (strcmp(unwind_name(), modes[m]) != 0 || n_warn != w) {
+		report(false, "%s: mode selected (got %s)", modes[m], unwind_name());
+		return;
+	}
+	report(true, "%s: mode selected without warnings", modes[m]);
+	check_chain(m);
+	check_max(m);
+	check_rec(m);
+	check_threads(m);
+	check_hostile_values(m);
+	garbage_walks(strcmp(modes[m], "cfi") == 0 || strcmp(modes[m], "fp") == 0 ? 20000 : 2000);
+	report(true, "%s: random walks through a frame of garbage never fault", modes[m]);
+}
+
+static void check_agreement(void)
+{
+	/* 0 cfi, 1 fp, 2 libgcc, 3 libunwind */
+	bool same = same_stack(ref_chain[0], ref_chain_n[0], ref_chain[2], ref_chain_n[2], 0) &&
+		    same_stack(ref_rec[0], ref_rec_n[0], ref_rec[2], ref_rec_n[2], 0);
+
+	report(same, "cfi and libgcc give identical arrays (chain and recursion, max 64)");
+	/* and cfi got there by itself: every frame has a rule, no fallback to libgcc */
+	unwind_init("cfi");
+	for (unsigned i = 0; i + 1 < ref_chain_n[0] && same; i++)
+		same = CFI_RULE_KIND(cfi_rule_of(ref_chain[0][i])) == CFI_FRAME;
+	report(same && CFI_RULE_KIND(cfi_rule_of(ref_chain[0][ref_chain_n[0] - 1])) == CFI_END,
+	       "cfi: each frame of the chain has a cacheable rule, _start ends the stack");
+	if (!same) {
+		dump("cfi", ref_chain[0], ref_chain_n[0]);
+		dump("libgcc", ref_chain[2], ref_chain_n[2]);
+	}
+	uintptr_t fp[HP_MAX_FRAMES], gcc[HP_MAX_FRAMES];
+
+	/* no garbage: each fp frame is one libgcc found, in order, frames left out at most */
+	same = subsequence(no_main(fp, ref_chain[1], ref_chain_n[1]), ref_chain_n[1],
+			   no_main(gcc, ref_chain[2], ref_chain_n[2]), ref_chain_n[2]);
+	if (fp_build)
+		same = same_stack(ref_chain[1], ref_chain_n[1], ref_chain[2], ref_chain_n[2],
+				  CHAIN_MAIN);
+	report(same, "fp records only real frames, in order (%u of %u)", ref_chain_n[1],
+	       ref_chain_n[2]);
+	if (!same)
+		dump("fp", ref_chain[1], ref_chain_n[1]);
+	same = same_stack(ref_chain[3], ref_chain_n[3], ref_chain[2], ref_chain_n[2], 0);
+	report(same, "libunwind and libgcc give identical arrays (chain, max 64)");
+	if (!same)
+		dump("libunwind", ref_chain[3], ref_chain_n[3]);
+}
+
+static void check_bad_names(void)
+{
+	unsigned w = n_warn;
+
+	unwind_init("frobnicate");
+	report(n_warn == w + 1 && strcmp(unwind_name(), "cfi") == 0,
+	       "unknown HEAPPROF_UNWIND: one warning, default cfi (%s)", unwind_name());
+	w = n_warn;
+	unwind_init("");
+	report(n_warn == w && strcmp(unwind_name(), "cfi") == 0, "empty HEAPPROF_UNWIND: cfi, quietly");
+	unwind_init(NULL);
+	report(n_warn == w && strcmp(unwind_name(), "cfi") == 0, "no HEAPPROF_UNWIND: cfi, quietly");
+}
+
+/* ---- the parser on a copy of libc's tables, clean and corrupted ---- */
+
+struct eh_region {
+	uintptr_t hdr, hdr_end, seg_end, text, text_end;
+};
+
+static int find_libc(struct dl_phdr_info *info, size_t size, void *p)
+{
+	struct eh_region *e = p;
+
+	(void)size;
+	if (!strstr(info->dlpi_name, "libc.so"))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_GNU_EH_FRAME) {
+			e->hdr = info->dlpi_addr + ph->p_vaddr;
+			e->hdr_end = e->hdr + ph->p_memsz;
+		}
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			e->text = info->dlpi_addr + ph->p_vaddr;
+			e->text_end = e->text + ph->p_memsz;
+		}
+	}
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t s = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && e->hdr >= s && e->hdr < s + ph->p_memsz)
+			e->seg_end = s + ph->p_memsz;
+	}
+	return 1;
+}
+
+struct guarded {
+	uint8_t *map, *data;
+	size_t map_len;
+};
+
+/* The copy ends right at a PROT_NONE page (one guards the start too): reads past fault. */
+static bool guarded_copy(const struct eh_region *e, size_t len, struct guarded *g)
+{
+	size_t pg = 4096, span = (len + pg - 1) / pg * pg;
+
+	g->map_len = span + 2 * pg;
+	g->map = mmap(NULL, g->map_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (g->map == MAP_FAILED || mprotect(g->map + pg, span, PROT_READ | PROT_WRITE) != 0)
+		return false;
+	g->data = g->map + pg + span - len;
+	memcpy(g->data, (const void *)e->hdr, len);
+	return true;
+}
+
+static void check_parser(void)
+{
+	struct eh_region e = { 0 };
+	size_t len;
+	uint8_t *copy;
+	struct guarded g;
+	Elf64_Phdr ph[2];
+	struct cfi_obj o;
+	unsigned same = 0, frames = 0, tries = 20000;
+
+	dl_iterate_phdr(find_libc, &e);
+	if (!e.hdr || !e.seg_end || !e.text) {
+		report(false, "parser: libc's .eh_frame_hdr found");
+		return;
+	}
+	len = e.seg_end - e.hdr;
+	copy = guarded_copy(&e, len, &g) ? g.data : NULL;
+	if (!copy) {
+		report(false, "parser: guarded copy of libc's tables");
+		return;
+	}
+	memset(ph, 0, sizeof(ph));
+	ph[0].p_type = PT_LOAD, ph[0].p_flags = PF_R;
+	ph[0].p_vaddr = (uintptr_t)copy, ph[0].p_memsz = len;
+	ph[1].p_type = PT_GNU_EH_FRAME, ph[1].p_flags = PF_R;
+	ph[1].p_vaddr = (uintptr_t)copy, ph[1].p_memsz = e.hdr_end - e.hdr;
+	o = (struct cfi_obj){ ph, 2, 0, (uintptr_t)copy, (uintptr_t)copy + (e.hdr_end - e.hdr), 0 };
+
+	/* pcrel and datarel fields move with the copy: pc + delta has the same rule */
+	for (unsigned i = 0; i < tries; i++) {
+		uintptr_t pc = e.text + 1 + rnd() % (e.text_end - e.text - 1);
+		uint64_t a = cfi_rule_of(pc), b = cfi_rule_in(&o, pc + ((uintptr_t)copy - e.hdr));
+
+		same += a == b;
+		frames += CFI_RULE_KIND(a) == CFI_FRAME;
+	}
+	report(same == tries && frames > tries / 2,
+	       "parser: a moved copy of libc's tables gives the same rules (%u of %u, %u frames)",
+	       same, tries, frames);
+
+	/* corrupt 1..4096 random bytes per round, look up, restore */
+	for (unsigned r = 0; r < 3000; r++) {
+		unsigned flips = 1u << (r % 13);
+
+		for (unsigned i = 0; i < flips; i++) {
+			size_t at = r & 1 ? rnd() % (e.hdr_end - e.hdr) : rnd() % len;
+
+			copy[at] = rnd() & 3 ? (uint8_t)rnd() : (rnd() & 1 ? 0xff : 0);
+		}
+		for (unsigned i = 0; i < 64; i++) {
+			uintptr_t pc = e.text + rnd() % (e.text_end - e.text);
+
+			sink += (int)cfi_rule_in(&o, pc + ((uintptr_t)copy - e.hdr));
+		}
+		memcpy(copy, (const void *)e.hdr, len);
+	}
+	report(true, "parser: 3000 rounds of corrupted tables never read outside them");
+
+	/* truncated tables: the segment ends early, right at the guard page */
+	for (unsigned r = 0; r < 2000; r++) {
+		size_t cut = 1 + rnd() % len;
+		struct guarded gt;
+		uint8_t *t = guarded_copy(&e, cut, &gt) ? gt.data : NULL;
+		struct cfi_obj ot = o;
+
+		if (!t)
+			break;
+		ph[0].p_vaddr = (uintptr_t)t, ph[0].p_memsz = cut;
+		ph[1].p_vaddr = (uintptr_t)t;
+		ph[1].p_memsz = cut < e.hdr_end - e.hdr ? cut : e.hdr_end - e.hdr;
+		ot.hdr = (uintptr_t)t, ot.hdr_end = (uintptr_t)t + ph[1].p_memsz;
+		for (unsigned i = 0; i < 32; i++) {
+			uintptr_t pc = e.text + rnd() % (e.text_end - e.text);
+
+			sink += (int)cfi_rule_in(&ot, pc + ((uintptr_t)t - e.hdr));
+		}
+		munmap(gt.map, gt.map_len);
+	}
+	report(true, "parser: tables cut at 2000 random lengths never read past the cut");
+}
+
+/*
+ * Built with frame pointers, this function's rbp points at its own frame record. Without,
+ * rbp holds whatever main left there, so look only within a few words of our locals.
+ */
+NOIPA bool built_with_fp(void)
+{
+#if HP_UNWIND_X86_64
+	volatile uintptr_t local = 0;
+	uintptr_t rbp;
+
+	__asm__ volatile("mov %%rbp, %0" : "=r"(rbp));
+	return rbp > (uintptr_t)&local && rbp - (uintptr_t)&local < 256 &&
+	       ((const uintptr_t *)rbp)[1] == (uintptr_t)__builtin_return_address(0);
+#else
+	return false;
+#endif
+}
+
+int main(void)
+{
+	fp_build = built_with_fp();	printf("# unwind_check: %s build\n", fp_build ? "frame-pointer" : "no-frame-pointer");
+	if (!HP_UNWIND_X86_64) {
+		/* cross builds: libgcc is the only unwinder */
+		check_mode(2);
+		printf("%u passed, %u failed, %u skipped\n", n_pass, n_fail, n_skip);
+		return n_fail != 0;
+	}
+	for (int m = 0; m < N_MODES; m++)
+		check_mode(m);
+	check_agreement();
+	check_bad_names();
+	unwind_init("cfi");
+	check_parser();
+	printf("%u passed, %u failed, %u skipped\n", n_pass, n_fail, n_skip);
+	return n_fail != 0;
+}
