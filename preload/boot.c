@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -128,9 +129,17 @@ static void resolve(void)
 
 		if (h && resolve_from(h))
 			return;
-		hp_warn("HEAPPROF_ALLOCATOR: cannot use '", lib,
-			h ? "' (no malloc family in it); using the next allocator"
-			  : "' (dlopen failed); using the next allocator");
+		const char *why = h ? "it has no malloc family" : dlerror();
+		char msg[400];
+
+		/* one line: 'LIB' (why); using the next allocator[; hint] */
+		snprintf(msg, sizeof(msg), "' (%s); using the next allocator%s", why ? why : "?",
+			 /* jemalloc, tcmalloc, mimalloc use initial-exec TLS, which a library
+			  * loaded after start-up may only take from glibc's small surplus */
+			 why && strstr(why, "static TLS") ?
+				 "; set GLIBC_TUNABLES=glibc.rtld.optional_static_tls=16384 "
+				 "or LD_PRELOAD=\"heapprof.so LIB\"" : "");
+		hp_warn("HEAPPROF_ALLOCATOR: cannot use '", lib, msg);
 	}
 	if (!resolve_from(RTLD_NEXT)) {
 		/* Cannot happen with a libc; without an allocator nothing can run. */

@@ -31,6 +31,7 @@ static int child_work(void)
 		strcpy(s, "child ok");
 	}
 	puts(s);
+	fflush(stdout);	/* the child leaves with _exit */
 	free(s);
 	return 0;
 }

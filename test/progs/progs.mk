@@ -5,7 +5,7 @@ P := $(B)/progs
 # -fno-ipa-icf: identical site functions must stay apart, or one name would stand for all
 PROG_CFLAGS := -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread
 TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(P)/stress \
-	$(P)/cxx $(P)/forker
+	$(P)/cxx $(P)/forker $(P)/realloc_check
 
 check-build: $(TEST_PROGS)
 
@@ -37,3 +37,7 @@ $(P)/forker: test/progs/forker.c
 $(P)/cxx: test/progs/cxx.cc
 	@mkdir -p $(@D)
 	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -fno-ipa-icf -std=c++17 -Wall -Wextra -o $@ $<
+
+$(P)/realloc_check: test/progs/realloc_check.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
