@@ -72,6 +72,7 @@ $(B)/heapprof-analyze: $(ANALYZER_OBJS)
 	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_ALL) -o $@ $^ $(ANALYZER_LIBS)
 
 include test/progs/progs.mk
+include test/unit/unit.mk
 
 check: all check-build
 	$(Q)BUILD=$(abspath $(B)) SANITIZE='$(SANITIZE)' sh test/run $(TESTS)

@@ -25,7 +25,8 @@ struct opts {
 	const char *debug_dirs[MAX_LIST + 1];
 	size_t ndebug_dirs;
 	const char *sysroot;
-	const char *raw_spec[MAX_LIST];
+	const char *raw_spec[MAX_LIST];	/* as given, for the report */
+	struct sym_module raw[MAX_LIST];	/* file and address of each */
 	size_t nraw;
 	struct sym_module modules[MAX_LIST];
 	size_t nmodules;
@@ -149,6 +150,7 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 	case OPT_RAW:
 		if (o->nraw == MAX_LIST)
 			bad_usage("too many %s options", "--raw");
+		split_at(optarg, "--raw", (char **)&o->raw[o->nraw].path, &o->raw[o->nraw].base);
 		o->raw_spec[o->nraw++] = optarg;
 		break;
 	case OPT_LOADBASE: o->load_base = number(optarg, "--load-base"); o->have_load_base = true; break;
@@ -234,13 +236,8 @@ static void open_memory(const struct opts *o, struct image *img, char **source)
 
 		image_init_raw(img, wsize, be, machine);
 		for (size_t i = 0; i < o->nraw; i++) {
-			char *file;
-			uint64_t addr;
-
-			split_at(o->raw_spec[i], "--raw", &file, &addr);
-			if (image_add_raw(img, file, addr, err, sizeof(err)) < 0)
+			if (image_add_raw(img, o->raw[i].path, o->raw[i].base, err, sizeof(err)) < 0)
 				die(EXIT_NO_REPORT, "%s", err);
-			free(file);
 			len += strlen(o->raw_spec[i]) + 2;
 		}
 		*source = xcalloc(1, len);
@@ -248,8 +245,6 @@ static void open_memory(const struct opts *o, struct image *img, char **source)
 			strcat(strcat(*source, i ? ", " : ""), o->raw_spec[i]);
 		if (image_sort_segs(img, err, sizeof(err)) < 0)
 			die(EXIT_NO_REPORT, "%s", err);
-		if (img->overlap_segs)
-			warn("%u raw images overlap others and were left out", img->overlap_segs);
 		if (pie && !o->have_load_base)
 			warn("'%s' is position-independent: without --load-base its frames are "
 			     "not symbolized", o->program);
@@ -261,12 +256,23 @@ static void open_memory(const struct opts *o, struct image *img, char **source)
 	if (img->machine != machine || img->wsize != wsize)
 		die(EXIT_NO_REPORT, "'%s' is a %s core but '%s' is a %s program (wrong PROGRAM?)",
 		    o->core, machine_name(img->machine), o->program, machine_name(machine));
-	if (img->truncated_segs)
-		warn("'%s' is truncated: %u segments cut short; blocks there are not counted",
-		     o->core, img->truncated_segs);
 }
 
-static void no_blocks(const struct opts *o, const struct scan_result *s, const char *source)
+/* Said once a report is certain: a failing run gets one line, not these first. */
+static void warn_missing(const struct image *img, const char *source)
+{
+	if (img->truncated_segs)
+		warn("'%s' is truncated: %u segments cut short; blocks there are not counted",
+		     source, img->truncated_segs);
+	if (img->missing_bytes)
+		warn("%llu bytes of memory are not in '%s' (not dumped or cut off); blocks there "
+		     "are not counted", (unsigned long long)img->missing_bytes, source);
+	if (img->overlap_segs)
+		warn("%u raw images overlap others and were left out", img->overlap_segs);
+}
+
+static void no_blocks(const struct opts *o, const struct image *img,
+		      const struct scan_result *s, const char *source)
 {
 	uint64_t rejected = 0;
 
@@ -279,6 +285,9 @@ static void no_blocks(const struct opts *o, const struct scan_result *s, const c
 		die(EXIT_NO_REPORT, "no valid heapprof block in '%s' (%llu candidates rejected, "
 		    "most for: %s)", source, (unsigned long long)rejected,
 		    scan_reason(s->rejected[REJ_CHECK] ? REJ_CHECK : REJ_LAYOUT));
+	if (img->truncated_segs)
+		die(EXIT_NO_REPORT, "no heapprof blocks in '%s', which is truncated (%u segments "
+		    "cut short)", source, img->truncated_segs);
 	die(EXIT_NO_REPORT, "no heapprof blocks in '%s' (was %s run with "
 	    "LD_PRELOAD=heapprof.so?)", source, o->program);
 }
@@ -313,12 +322,10 @@ int main(int argc, char **argv)
 
 	parse(&o, argc, argv);
 	open_memory(&o, &img, &source);
-	if (img.missing_bytes)
-		warn("%llu bytes of memory are not in '%s' (not dumped); blocks there are not "
-		     "counted", (unsigned long long)img.missing_bytes, source);
 	scan_image(&img, o.jobs, &scan);
 	if (!scan.blocks)
-		no_blocks(&o, &scan, source);
+		no_blocks(&o, &img, &scan, source);
+	warn_missing(&img, source);
 	warn_rejected(&scan);
 	sym = sym_open(&(struct sym_opts){
 		.program = o.program, .img = &img, .sysroot = o.sysroot,
@@ -335,6 +342,8 @@ int main(int argc, char **argv)
 	image_close(&img);
 	for (size_t i = 0; i < o.nmodules; i++)
 		free((void *)o.modules[i].path);
+	for (size_t i = 0; i < o.nraw; i++)
+		free((void *)o.raw[i].path);
 	free(source);
 	return 0;
 }

@@ -38,7 +38,9 @@ struct sym_frame {
 struct sym_pc {
 	uint64_t pc;
 	const char *module;	/* path of the module holding pc; NULL if none */
-	uint64_t module_offset;	/* pc minus the module's load address */
+	uint64_t module_offset;	/* pc minus the module's load bias: the address addr2line
+				 * -e MODULE takes (pc itself for a non-PIE executable);
+				 * pc when there is no module */
 	bool in_program;	/* the module is PROGRAM */
 	unsigned nframes;	/* >= 1 */
 	const struct sym_frame *frames; /* [0] innermost (an inlined callee), [n-1] the

@@ -10,6 +10,8 @@
 set -u
 : "${BUILD:?}" "${TEST_DIR:?}"
 PATH=$BUILD:$PATH
+# no network symbol lookups from the tests
+unset DEBUGINFOD_URLS
 PROGS=$BUILD/progs
 PRELOAD=$BUILD/heapprof.so
 ANALYZE=$BUILD/heapprof-analyze

@@ -1,7 +1,8 @@
 /*
  * End-to-end test program: each site_* function allocates a known number of blocks of
  * a known size in one way, so a report must show exact bytes per function. Arguments
- * are NAME=COUNTxSIZE (and free-NAME=K to free K of them again). When done it prints
+ * are NAME=COUNTxSIZE, free-NAME=K to free the last K of them again, and smash-NAME=K to
+ * overwrite the header of the first K as a buggy program would. When done it prints
  * "ready" and waits for a signal, so the test can take a core.
  */
 #include <malloc.h>
@@ -140,6 +141,15 @@ static void do_arg(const char *arg)
 
 	if (!eq)
 		exit(2);
+	if (!strncmp(arg, "smash-", 6)) {
+		/* heap corruption: the program overwrites the size in K blocks' headers */
+		struct site *s = find_site(arg + 6, (size_t)(eq - arg - 6));
+		unsigned k = (unsigned)atoi(eq + 1);
+
+		for (unsigned i = 0; i < k && i < s->n; i++)
+			memset((char *)s->blocks[i] - 40, 0x55, 8);
+		return;
+	}
 	if (!strncmp(arg, "free-", 5)) {
 		struct site *s = find_site(arg + 5, (size_t)(eq - arg - 5));
 		unsigned k = (unsigned)atoi(eq + 1);

@@ -19,13 +19,33 @@
 #include "../../include/heapprof_format.h"
 #include "../../preload/unwind.h"
 #include "../../preload/unwind_cfi.h"
+#include "../../preload/util.h"
 
 #define NOIPA __attribute__((noipa))
 /* like the real hooks, which the preload builds with frame pointers */
 #define HOOK NOIPA __attribute__((optimize("no-omit-frame-pointer")))
 
+struct req;
+struct hostile;
+
+/* Not static: -rdynamic puts them in .dynsym, where dladdr finds them by name. */
+unsigned fake_malloc(uintptr_t *pcs, unsigned max);
+unsigned fake_malloc_hostile(uintptr_t *pcs, unsigned max, const struct hostile *h);
+unsigned chain_a(struct req *r);
+unsigned chain_b(struct req *r);
+unsigned chain_c(struct req *r);
+unsigned chain_d(struct req *r);
+unsigned run_chain(struct req *r);
+unsigned capture_chain(uintptr_t *pcs, unsigned max);
+unsigned rec(struct req *r, unsigned depth);
+unsigned run_rec(struct req *r, unsigned depth);
+void check_chain(int m);
+void check_rec(int m);
+void check_mode(int m);
+void *thread_main(void *p);
+
 static unsigned n_pass, n_fail, n_skip, n_test, n_warn;
-static volatile int sink;
+static volatile unsigned sink;	/* keeps results alive; wraps freely */
 
 /* util.c's hp_warn, reduced to what the test needs: count and show */
 void hp_warn(const char *a, const char *b, const char *c)
@@ -401,8 +421,6 @@ struct thread_arg {
 	unsigned first_n;
 };
 
-void *thread_main(void *p);
-
 void *thread_main(void *p)
 {
 	struct thread_arg *t = p;
@@ -514,7 +532,7 @@ static void check_hostile_values(int m)
  * A frame full of garbage: random words, pointers back into itself, real return
  * addresses and addresses in code, walked from random starting points.
  */
-NOIPA void garbage_walks(unsigned rounds)
+NOIPA static void garbage_walks(unsigned rounds)
 {
 	uintptr_t junk[1024], pcs[HP_MAX_FRAMES];
 	uintptr_t text[8] = { (uintptr_t)chain_a, (uintptr_t)chain_b + 17, (uintptr_t)rec + 9,
@@ -546,7 +564,7 @@ NOIPA void garbage_walks(unsigned rounds)
 		h.fp = rnd() & 1 ? (uintptr_t)&junk[rnd() % 1024] : junk[rnd() % 1024];
 		fake_malloc_hostile(pcs, HP_MAX_FRAMES, &h);
 	}
-	sink += (int)junk[rnd() % 1024];
+	sink += (unsigned)junk[rnd() % 1024];
 }
 
 /* ---- per mode driver ---- */
@@ -725,7 +743,7 @@ static void check_parser(void)
 		for (unsigned i = 0; i < 64; i++) {
 			uintptr_t pc = e.text + rnd() % (e.text_end - e.text);
 
-			sink += (int)cfi_rule_in(&o, pc + ((uintptr_t)copy - e.hdr));
+			sink += (unsigned)cfi_rule_in(&o, pc + ((uintptr_t)copy - e.hdr));
 		}
 		memcpy(copy, (const void *)e.hdr, len);
 	}
@@ -747,7 +765,7 @@ static void check_parser(void)
 		for (unsigned i = 0; i < 32; i++) {
 			uintptr_t pc = e.text + rnd() % (e.text_end - e.text);
 
-			sink += (int)cfi_rule_in(&ot, pc + ((uintptr_t)t - e.hdr));
+			sink += (unsigned)cfi_rule_in(&ot, pc + ((uintptr_t)t - e.hdr));
 		}
 		munmap(gt.map, gt.map_len);
 	}
@@ -758,7 +776,7 @@ static void check_parser(void)
  * Built with frame pointers, this function's rbp points at its own frame record. Without,
  * rbp holds whatever main left there, so look only within a few words of our locals.
  */
-NOIPA bool built_with_fp(void)
+NOIPA static bool built_with_fp(void)
 {
 #if HP_UNWIND_X86_64
 	volatile uintptr_t local = 0;

@@ -1,0 +1,32 @@
+#!/bin/sh
+# Build products: the preload exports the allocator and nothing else, and the
+# analyzer follows the command-line conventions (--help, --version, exit 64).
+. "$(dirname "$0")/lib.sh"
+
+test_case 'heapprof.so exports only the malloc family' '
+	nm -D --defined-only $PRELOAD | awk "{ print \$3 }" | sort >exports &&
+	printf "%s\n" aligned_alloc calloc free malloc malloc_usable_size memalign \
+		posix_memalign pvalloc realloc reallocarray valloc | sort >want &&
+	expect_same want exports
+'
+
+test_case 'heapprof.so needs no elfutils, zlib or libunwind' '
+	readelf -d $PRELOAD | grep NEEDED >needed &&
+	! grep -q "libdw\\|libelf\\|libz\\|libunwind\\|libstdc" needed
+'
+
+test_case '--help and --version go to stdout with status 0' '
+	heapprof-analyze --help >out && grep -q "^usage: heapprof-analyze" out &&
+	grep -q "Exit status" out &&
+	heapprof-analyze --version >out && grep -q "^heapprof-analyze [0-9.]* (block format version 1)\$" out
+'
+
+test_case 'bad usage: one line on stderr, a hint, exit 64' '
+	for args in "" "onlyone" "a b c" "--format=xml a b" "--top=x a b" "--bogus a b" \
+		"--raw=nofile prog" "--min-percent=200 a b" "--load-base=1 a b"; do
+		heapprof-analyze $args >out 2>err; rc=$?
+		test $rc = 64 && ! test -s out && grep -q "^heapprof-analyze: " err &&
+		grep -q "Try .heapprof-analyze --help." err ||
+		{ echo "args [$args]: status $rc"; cat err; exit 1; }
+	done
+'

@@ -1,0 +1,78 @@
+#!/bin/sh
+# Untrusted input: missing, foreign, truncated and corrupted files give one line on
+# stderr and exit 2, or a partial report with a warning; never a crash or a hang.
+. "$(dirname "$0")/lib.sh"
+need_tool gcore
+
+# one_line_exit2 ARGS...: exit 2 with exactly one "heapprof-analyze: " line
+one_line_exit2()
+{
+	heapprof-analyze "$@" >out 2>err; rc=$?
+	[ $rc = 2 ] && ! test -s out && [ "$(wc -l <err)" = 1 ] && grep -q "^heapprof-analyze: " err ||
+	{ echo "args [$*]: status $rc"; cat err; return 1; }
+}
+
+test_case 'a real core to spoil' '
+	run_preloaded $PROGS/sites small=100x1000 big=1x300000 smash-small=3 &&
+	take_core good.core &&
+	heapprof-analyze -f collapsed $PROGS/sites good.core >good.txt 2>good.err &&
+	expect_bytes site_small 97000 good.txt
+'
+
+test_case 'a header the program overwrote is rejected and counted, not reported' '
+	grep -q "skipped 3 candidates: bad check value" good.err &&
+	heapprof-analyze $PROGS/sites good.core 2>/dev/null >good.text &&
+	grep -q "rejected:   3 headers" good.text
+'
+
+test_case 'missing files' '
+	one_line_exit2 $PROGS/sites nonexistent.core && grep -q "cannot open .nonexistent.core.: No such file" err &&
+	one_line_exit2 ./nonexistent good.core && grep -q "cannot open .*nonexistent" err
+'
+
+test_case 'not an ELF file, an empty file, a directory' '
+	echo "hello" >text.core && : >empty.core && mkdir dir.core &&
+	one_line_exit2 $PROGS/sites text.core && grep -q "not an ELF file" err &&
+	one_line_exit2 $PROGS/sites empty.core &&
+	one_line_exit2 $PROGS/sites dir.core
+'
+
+test_case 'an ELF file that is not a core, and the arguments swapped' '
+	one_line_exit2 $PROGS/sites $PROGS/sites && grep -q "not a core" err &&
+	one_line_exit2 good.core $PROGS/sites
+'
+
+test_case 'a core of another architecture than PROGRAM' '
+	cp good.core arm.core &&
+	printf "\267\000" | dd of=arm.core bs=1 seek=18 conv=notrunc 2>/dev/null &&
+	one_line_exit2 $PROGS/sites arm.core && grep -q "aarch64 core but .* x86_64 program" err
+'
+
+test_case 'a core of a program run without heapprof.so' '
+	$PROGS/sites small=10x100 >plain.out &
+	pid=$! && sleep 0.5 && gcore -o plain $pid >/dev/null 2>&1; kill -9 $pid;
+	one_line_exit2 $PROGS/sites plain.$pid && grep -q "LD_PRELOAD=heapprof.so" err
+'
+
+test_case 'a truncated core: partial report and a warning, or one line' '
+	size=$(wc -c <good.core) &&
+	head -c $((size / 2)) good.core >half.core &&
+	heapprof-analyze -f collapsed $PROGS/sites half.core >half.txt 2>half.err; rc=$?
+	{ [ $rc = 0 ] && grep -q "truncated" half.err; } || { [ $rc = 2 ] && [ "$(wc -l <half.err)" = 1 ]; } &&
+	head -c 100 good.core >tiny.core && one_line_exit2 $PROGS/sites tiny.core
+'
+
+test_case 'a damaged gzip core' '
+	gzip -c good.core | head -c 300000 >cut.core.gz &&
+	heapprof-analyze $PROGS/sites cut.core.gz >/dev/null 2>cut.err; rc=$?
+	[ $rc = 0 -o $rc = 2 ] && grep -q "^heapprof-analyze: " cut.err
+'
+
+test_case 'corrupted bytes anywhere: 40 mangled cores, no crash' '
+	for seed in $(seq 1 40); do
+		cp good.core m.core && $PROGS/mangle m.core $seed 2000 &&
+		timeout 60 heapprof-analyze -f collapsed $PROGS/sites m.core >m.out 2>m.err; rc=$?
+		if [ $rc != 0 ] && [ $rc != 2 ]; then echo "seed $seed: status $rc"; cat m.err; exit 1; fi
+		if grep -qv "^heapprof-analyze: " m.err; then echo "seed $seed:"; cat m.err; exit 1; fi
+	done
+'

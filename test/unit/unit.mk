@@ -1,0 +1,22 @@
+# Unit tests: link the analyzer's objects (all but main.o) into small test programs.
+# Included from the top Makefile; built with the analyzer's flags and sanitizers.
+
+U := $(B)/unit
+UNIT_TESTS := $(U)/sym_test $(U)/scan_test
+
+check-build: $(UNIT_TESTS)
+
+$(U)/%.o: test/unit/%.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) -Ianalyzer -Ipreload $(CFLAGS) $(WARN) \
+		$(ANALYZER_CFLAGS) -c $< -o $@
+
+# the scan test checks its encoder against the preload's portable writer
+$(U)/hp_tag.o: preload/hp_tag.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) $(CFLAGS) $(WARN) $(SAN_ALL) -c $< -o $@
+
+$(U)/scan_test: $(U)/hp_tag.o
+
+$(U)/%: $(U)/%.o $(ANALYZER_LIB_OBJS)
+	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_ALL) -o $@ $^ $(ANALYZER_LIBS)
