@@ -38,6 +38,7 @@ ANALYZER_SRCS := $(wildcard analyzer/*.c)
 ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(B)/%.o)
 ANALYZER_LIB_OBJS := $(filter-out $(B)/analyzer/main.o,$(ANALYZER_OBJS))
 
+.SECONDARY:
 .PHONY: all preload analyzer check check-build install uninstall clean demo bench deps
 all: preload analyzer
 
@@ -77,7 +78,7 @@ include test/unit/unit.mk
 check: all check-build
 	$(Q)BUILD=$(abspath $(B)) SANITIZE='$(SANITIZE)' sh test/run $(TESTS)
 
-demo: all
+demo: all $(B)/progs/demo
 	$(Q)sh scripts/demo.sh $(abspath $(B))
 
 bench: all

@@ -15,8 +15,11 @@ void hp_warn(const char *a, const char *b, const char *c)
 	size_t n = 0;
 
 	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-		size_t len = parts[i] ? strlen(parts[i]) : 0;
+		size_t len;
 
+		if (!parts[i])
+			continue;
+		len = strlen(parts[i]);
 		if (len > sizeof(buf) - 1 - n)
 			len = sizeof(buf) - 1 - n;
 		memcpy(buf + n, parts[i], len);

@@ -5,7 +5,7 @@ P := $(B)/progs
 # -fno-ipa-icf: identical site functions must stay apart, or one name would stand for all
 PROG_CFLAGS := -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread
 TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(P)/stress \
-	$(P)/cxx $(P)/forker $(P)/realloc_check $(P)/mangle
+	$(P)/cxx $(P)/forker $(P)/realloc_check $(P)/mangle $(P)/demo
 
 check-build: $(TEST_PROGS)
 
@@ -48,3 +48,7 @@ $(P)/mangle: test/progs/mangle.c
 
 $(P)/plain: test/progs/sites.c $(P)/libsite.so
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $< -L$(P) -lsite -Wl,-rpath,'$$ORIGIN'
+
+$(P)/demo: test/progs/demo.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
