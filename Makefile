@@ -31,7 +31,8 @@ endif
 
 PRELOAD_SRCS := $(wildcard preload/*.c)
 PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(B)/%.o)
-PRELOAD_CFLAGS := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -pthread $(SAN_PRE)
+# unwind tables: on mips and armhf libgcc cannot walk through frames without them
+PRELOAD_CFLAGS := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -funwind-tables -pthread $(SAN_PRE)
 PRELOAD_LIBS := -ldl -lgcc_s -pthread
 
 ANALYZER_SRCS := $(wildcard analyzer/*.c)

@@ -86,8 +86,11 @@ void image_close(struct image *img)
 		elf_end(img->elf);
 	if (img->fd >= 0)
 		close(img->fd);
-	for (size_t i = 0; i < img->nraws; i++)
+	for (size_t i = 0; i < img->nraws; i++) {
 		munmap(img->raws[i].map, img->raws[i].len);
+		if (img->raws[i].fd >= 0)
+			close(img->raws[i].fd);
+	}
 	free(img->raws);
 	free(img->segs);
 	memset(img, 0, sizeof(*img));

@@ -16,6 +16,9 @@ struct seg {
 	uint64_t vaddr;			/* target address of data[0] */
 	uint64_t size;			/* bytes present in data (PT_LOAD p_filesz, clipped) */
 	const unsigned char *data;	/* mapped bytes; never written */
+	bool in_file;			/* the same bytes can be read from fd at file_offset */
+	int fd;
+	uint64_t file_offset;
 };
 
 struct image {
@@ -34,7 +37,7 @@ struct image {
 	const char *elf_path;	/* the file behind elf: path, or a temp file for gzip */
 	int fd;			/* open on elf_path, -1 if none */
 
-	struct raw_map *raws;	/* raw mode: the mapped files */
+	struct raw_map *raws;	/* the files mapped for segs[].data */
 	size_t nraws;
 };
 
@@ -42,6 +45,7 @@ struct raw_map {
 	void *map;
 	size_t len;
 	const char *file;
+	int fd;			/* open on file, or -1 */
 };
 
 /*

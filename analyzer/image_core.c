@@ -99,7 +99,8 @@ static int segs_from_phdrs(struct image *img, const unsigned char *raw, size_t r
 		}
 		if (have == 0 || ph.p_vaddr + have < ph.p_vaddr)
 			continue;
-		img->segs[img->nsegs++] = (struct seg){ ph.p_vaddr, have, raw + ph.p_offset };
+		img->segs[img->nsegs++] = (struct seg){ ph.p_vaddr, have, raw + ph.p_offset,
+							true, img->fd, ph.p_offset };
 	}
 	return image_sort_segs(img, err, errlen);
 }
@@ -123,6 +124,27 @@ static int check_header(struct image *img, const char *path, char *err, size_t e
 	img->big_endian = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 	img->machine = eh.e_machine;
 	return 0;
+}
+
+/*
+ * Our own read-only mapping of the core, for the segments' data: libelf's is its own
+ * business, and ours has no byte that libelf might have converted in place.
+ */
+static const unsigned char *map_file(struct image *img, int fd, size_t *len)
+{
+	struct stat st;
+	void *map;
+
+	if (fstat(fd, &st) < 0 || st.st_size <= 0)
+		return NULL;
+	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (map == MAP_FAILED)
+		return NULL;
+	img->raws = xcalloc(1, sizeof(*img->raws));
+	img->raws[0] = (struct raw_map){ map, (size_t)st.st_size, img->path, -1 };
+	img->nraws = 1;
+	*len = (size_t)st.st_size;
+	return map;
 }
 
 int image_open_core(struct image *img, const char *path, char *err, size_t errlen)
@@ -158,8 +180,7 @@ int image_open_core(struct image *img, const char *path, char *err, size_t errle
 	}
 	if (check_header(img, path, err, errlen) < 0)
 		return -1;
-	raw = (const unsigned char *)elf_rawfile(img->elf, &raw_len);
-	if (!raw || elf_getphdrnum(img->elf, &phnum) != 0) {
+	if (elf_getphdrnum(img->elf, &phnum) != 0 || !(raw = map_file(img, fd, &raw_len))) {
 		snprintf(err, errlen, "cannot read the program headers of '%s': %s (truncated core?)",
 			 path, elf_errmsg(-1));
 		return -1;

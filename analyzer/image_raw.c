@@ -52,16 +52,16 @@ int image_add_raw(struct image *img, const char *file, uint64_t addr, char *err,
 		return -1;
 	}
 	map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	close(fd);
 	if (map == MAP_FAILED) {
 		snprintf(err, errlen, "cannot map '%s': %s", file, strerror(errno));
+		close(fd);
 		return -1;
 	}
 	madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
 	img->raws = xrealloc(img->raws, (img->nraws + 1) * sizeof(*img->raws));
-	img->raws[img->nraws++] = (struct raw_map){ map, (size_t)st.st_size, file };
+	img->raws[img->nraws++] = (struct raw_map){ map, (size_t)st.st_size, file, fd };
 	img->segs = xrealloc(img->segs, (img->nsegs + 1) * sizeof(*img->segs));
-	img->segs[img->nsegs++] = (struct seg){ addr, (uint64_t)st.st_size, map };
+	img->segs[img->nsegs++] = (struct seg){ addr, (uint64_t)st.st_size, map, true, fd, 0 };
 	return 0;
 }
 

@@ -4,6 +4,7 @@
  * end, so the result does not depend on the order the threads ran in.
  */
 #include <pthread.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,7 +14,9 @@
 #include "scan.h"
 #include "util.h"
 
-#define CHUNK ((uint64_t)32 << 20)
+#define CHUNK ((uint64_t)32 << 20)	/* unit of work handed to a thread */
+#define WINDOW ((uint64_t)4 << 20)	/* bytes read at once: fits the caches */
+#define BACK ((uint64_t)HP_HDR_SIZE + HP_MAX_FRAMES * 8) /* a header's reach below its magic */
 
 const char *scan_reason(enum scan_reject r)
 {
@@ -151,15 +154,60 @@ struct job {
 	uint64_t magic;		/* HP_MAGIC as the target's bytes read on this host */
 };
 
-static void scan_chunk(const struct job *job, const struct chunk *c, struct scan_result *out)
+/* Scan [start, start + len) of a segment whose bytes are all in seg->data. */
+static void scan_range(const struct job *job, const struct seg *seg, uint64_t start,
+		       uint64_t len, struct scan_result *out)
 {
-	const struct seg *s = c->seg;
-	const unsigned char *base = s->data + (c->start - s->vaddr);
-	size_t n = (size_t)c->len, i = 0;
+	const unsigned char *base = seg->data + (start - seg->vaddr);
+	size_t n = (size_t)len, i = 0;
 
 	while ((i = find_magic(base + i, n - i, job->magic) + i) < n) {
-		check_at(job->img, s, c->start + i, out);
+		check_at(job->img, seg, start + i, out);
 		i += 8;
+	}
+}
+
+static bool pread_all(int fd, unsigned char *buf, size_t n, uint64_t off)
+{
+	while (n) {
+		ssize_t got = pread(fd, buf, n, (off_t)off);
+
+		if (got <= 0)
+			return false;
+		buf += got;
+		n -= (size_t)got;
+		off += (uint64_t)got;
+	}
+	return true;
+}
+
+/*
+ * Chunks of a file are read into buf window by window rather than scanned through
+ * the mapping: the copy costs what cat's does, and the analyzer's memory stays at a
+ * window per thread whatever the core's size (a mapping's pages would all count).
+ * Each window starts BACK bytes early, so that headers below a magic near its start
+ * are in it too; the rest come from the mapping.
+ */
+static void scan_chunk(const struct job *job, const struct chunk *c, unsigned char *buf,
+		       struct scan_result *out)
+{
+	const struct seg *s = c->seg;
+
+	if (!s->in_file) {
+		scan_range(job, s, c->start, c->len, out);
+		return;
+	}
+	for (uint64_t done = 0, step; done < c->len; done += step) {
+		uint64_t at = c->start + done;
+		uint64_t back = at - s->vaddr < BACK ? at - s->vaddr : BACK;
+		struct seg w;
+
+		step = c->len - done < WINDOW ? c->len - done : WINDOW;
+		w = (struct seg){ .vaddr = at - back, .size = back + step, .data = buf };
+		if (pread_all(s->fd, buf, (size_t)(back + step), s->file_offset + (w.vaddr - s->vaddr)))
+			scan_range(job, &w, at, step, out);
+		else
+			scan_range(job, s, at, step, out);
 	}
 }
 
@@ -167,10 +215,12 @@ static void *worker(void *arg)
 {
 	struct job *job = ((void **)arg)[0];
 	struct scan_result *out = ((void **)arg)[1];
+	unsigned char *buf = xmalloc(WINDOW + BACK);
 	size_t k;
 
 	while ((k = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED)) < job->nchunks)
-		scan_chunk(job, &job->chunks[k], out);
+		scan_chunk(job, &job->chunks[k], buf, out);
+	free(buf);
 	return NULL;
 }
 

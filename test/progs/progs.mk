@@ -5,7 +5,8 @@ P := $(B)/progs
 # -fno-ipa-icf: identical site functions must stay apart, or one name would stand for all
 PROG_CFLAGS := -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread
 TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(P)/stress \
-	$(P)/cxx $(P)/forker $(P)/realloc_check $(P)/mangle $(P)/demo
+	$(P)/cxx $(P)/forker $(P)/realloc_check $(P)/mangle $(P)/demo \
+	$(P)/unwind_check-nofp $(P)/unwind_check-fp
 
 check-build: $(TEST_PROGS)
 
@@ -52,3 +53,13 @@ $(P)/plain: test/progs/sites.c $(P)/libsite.so
 $(P)/demo: test/progs/demo.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
+
+# The unwinders on their own, in a program built without and with frame pointers.
+UNWIND_SRCS := preload/unwind.c preload/unwind_cfi.c
+$(P)/unwind_check-nofp: test/progs/unwind_check.c $(UNWIND_SRCS)
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fomit-frame-pointer -rdynamic -o $@ $^ -ldl -lgcc_s
+
+$(P)/unwind_check-fp: test/progs/unwind_check.c $(UNWIND_SRCS)
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-omit-frame-pointer -rdynamic -o $@ $^ -ldl -lgcc_s

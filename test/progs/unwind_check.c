@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -43,6 +44,8 @@ void check_chain(int m);
 void check_rec(int m);
 void check_mode(int m);
 void *thread_main(void *p);
+int sort_cmp(const void *a, const void *b);
+void on_signal(int sig);
 
 static unsigned n_pass, n_fail, n_skip, n_test, n_warn;
 static volatile unsigned sink;	/* keeps results alive; wraps freely */
@@ -383,7 +386,7 @@ NOIPA void check_rec(int m)
 
 	if (skip) {
 		/* rec keeps no frame pointer: fp can only give pcs[0]; check_agreement judges */
-		printf("ok %u - # SKIP fp: recursion without frame pointers\n", ++n_test);
+		printf("ok %u - fp: recursion 40 deep # SKIP no frame pointers to follow\n", ++n_test);
 		n_skip++;
 	} else {
 		report(ok, "%s: recursion 40 deep, max 16: 16 frames in rec", modes[m]);
@@ -567,6 +570,68 @@ NOIPA static void garbage_walks(unsigned rounds)
 	sink += (unsigned)junk[rnd() % 1024];
 }
 
+/* ---- through libc (no frame pointers), signal frames, an alternate stack ---- */
+
+static uintptr_t ref_sort[N_MODES][HP_MAX_FRAMES], ref_sig[N_MODES][HP_MAX_FRAMES];
+static unsigned ref_sort_n[N_MODES], cur_mode;
+static bool sort_done;
+/* volatile: glibc declares raise() leaf, so gcc assumes it cannot run our handler */
+static volatile unsigned ref_sig_n[N_MODES], alt_n;
+static volatile bool on_alt;
+
+/* The first comparison qsort makes captures: libc's merge sort is several frames deep. */
+int sort_cmp(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	if (!sort_done) {
+		sort_done = true;
+		ref_sort_n[cur_mode] = fake_malloc(ref_sort[cur_mode], HP_MAX_FRAMES);
+	}
+	return (x > y) - (x < y);
+}
+
+void on_signal(int sig)
+{
+	uintptr_t pcs[HP_MAX_FRAMES];
+
+	(void)sig;
+	if (on_alt)
+		alt_n = fake_malloc(pcs, HP_MAX_FRAMES);
+	else
+		ref_sig_n[cur_mode] = fake_malloc(ref_sig[cur_mode], HP_MAX_FRAMES);
+}
+
+static void check_libc_paths(int m)
+{
+	static int v[64];
+	static char alt[65536] __attribute__((aligned(16)));
+	stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) }, old;
+	struct sigaction sa = { .sa_handler = on_signal }, prev;
+
+	cur_mode = (unsigned)m;
+	for (int i = 0; i < 64; i++)
+		v[i] = (i * 37) % 64;
+	sort_done = false;
+	qsort(v, 64, sizeof(v[0]), sort_cmp);
+
+	sigaction(SIGUSR1, &sa, &prev);
+	on_alt = false;
+	raise(SIGUSR1);
+	/* on a sigaltstack the hook's caller is off the thread's stack: pcs[0] only */
+	sigaltstack(&ss, &old);
+	sa.sa_flags = SA_ONSTACK;
+	sigaction(SIGUSR1, &sa, NULL);
+	on_alt = true;
+	alt_n = 0;
+	raise(SIGUSR1);
+	sigaltstack(&old, NULL);
+	sigaction(SIGUSR1, &prev, NULL);
+	if (HP_UNWIND_X86_64)
+		report(alt_n == 1, "%s: handler on a sigaltstack records pcs[0] only (%u)", modes[m],
+		       alt_n);
+}
+
 /* ---- per mode driver ---- */
 
 NOIPA void check_mode(int m)
@@ -583,6 +648,7 @@ NOIPA void check_mode(int m)
 	check_max(m);
 	check_rec(m);
 	check_threads(m);
+	check_libc_paths(m);
 	check_hostile_values(m);
 	garbage_walks(strcmp(modes[m], "cfi") == 0 || strcmp(modes[m], "fp") == 0 ? 20000 : 2000);
 	report(true, "%s: random walks through a frame of garbage never fault", modes[m]);
@@ -595,6 +661,23 @@ static void check_agreement(void)
 		    same_stack(ref_rec[0], ref_rec_n[0], ref_rec[2], ref_rec_n[2], 0);
 
 	report(same, "cfi and libgcc give identical arrays (chain and recursion, max 64)");
+	same = ref_sort_n[0] > 4 &&
+	       same_stack(ref_sort[0], ref_sort_n[0], ref_sort[2], ref_sort_n[2], 0);
+	report(same, "cfi and libgcc give identical arrays from inside qsort (%u frames)",
+	       ref_sort_n[0]);
+	if (!same) {
+		dump("cfi", ref_sort[0], ref_sort_n[0]);
+		dump("libgcc", ref_sort[2], ref_sort_n[2]);
+	}
+	/* cfi stops at the signal trampoline (an 'S' CIE); libgcc goes through it */
+	same = ref_sig_n[0] >= 2 && ref_sig_n[0] <= ref_sig_n[2] &&
+	       !memcmp(ref_sig[0], ref_sig[2], ref_sig_n[0] * sizeof(uintptr_t));
+	report(same, "cfi in a signal handler: a prefix of libgcc's stack (%u of %u frames)",
+	       ref_sig_n[0], ref_sig_n[2]);
+	if (!same) {
+		dump("cfi", ref_sig[0], ref_sig_n[0]);
+		dump("libgcc", ref_sig[2], ref_sig_n[2]);
+	}
 	/* and cfi got there by itself: every frame has a rule, no fallback to libgcc */
 	unwind_init("cfi");
 	for (unsigned i = 0; i + 1 < ref_chain_n[0] && same; i++)
@@ -622,6 +705,51 @@ static void check_agreement(void)
 	if (!same)
 		dump("libunwind", ref_chain[3], ref_chain_n[3]);
 }
+
+#if HP_UNWIND_X86_64
+unsigned asm_expr_caller(uintptr_t *pcs, unsigned max);
+void check_fallback(void);
+
+/*
+ * A caller whose CFA is a DWARF expression (rsp + 16, written the hard way): the rule
+ * cache cannot hold it, so cfi must hand the whole stack to libgcc, which can.
+ */
+__asm__(".text\n"
+	".globl asm_expr_caller\n"
+	".type asm_expr_caller, @function\n"
+	"asm_expr_caller:\n"
+	".cfi_startproc\n"
+	"	subq $8, %rsp\n"
+	"	.cfi_escape 0x0f, 0x02, 0x77, 0x10\n"	/* def_cfa_expression: breg7 +16 */
+	"	call fake_malloc@PLT\n"
+	"	addq $8, %rsp\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size asm_expr_caller, .-asm_expr_caller\n");
+
+NOIPA void check_fallback(void)
+{
+	uintptr_t pcs[2][HP_MAX_FRAMES], *a = pcs[0], *b = pcs[1];
+	unsigned n[2], na, nb;
+	bool ok;
+
+	/* one call site for both (a volatile count keeps gcc from unrolling) */
+	for (volatile int i = 0; i < 2; i++) {
+		unwind_init(i ? "libgcc" : "cfi");
+		n[i] = asm_expr_caller(pcs[i], HP_MAX_FRAMES);
+	}
+	na = n[0], nb = n[1];
+	unwind_init("cfi");
+	ok = CFI_RULE_KIND(cfi_rule_of(a[0])) == CFI_STOP && na > 3 && na == nb &&
+	     !memcmp(a, b, na * sizeof(a[0]));
+	report(ok, "cfi: a caller with a CFA expression falls back to libgcc (%u frames)", na);
+	if (!ok) {
+		dump("cfi", a, na);
+		dump("libgcc", b, nb);
+	}
+}
+#endif
 
 static void check_bad_names(void)
 {
@@ -811,6 +939,9 @@ int main(void)
 	for (int m = 0; m < N_MODES; m++)
 		check_mode(m);
 	check_agreement();
+#if HP_UNWIND_X86_64
+	check_fallback();
+#endif
 	check_bad_names();
 	unwind_init("cfi");
 	check_parser();

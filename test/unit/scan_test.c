@@ -82,7 +82,7 @@ static struct image one_seg(struct target t, uint64_t vaddr, const unsigned char
 	img.wsize = t.wsize;
 	img.big_endian = t.big_endian;
 	img.fd = -1;
-	seg = (struct seg){ vaddr, size, data };
+	seg = (struct seg){ .vaddr = vaddr, .size = size, .data = data };
 	img.segs = &seg;
 	img.nsegs = 1;
 	img.bytes = size;
