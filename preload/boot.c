@@ -118,6 +118,22 @@ static bool resolve_from(void *handle)
 	return true;
 }
 
+/*
+ * Stacks from the first allocation on, even those made by other libraries'
+ * constructors before ours runs (libstdc++'s exception pool, say). Only libunwind
+ * waits for our constructor: it is loaded with dlopen, which must not run inside the
+ * loader's first calls to malloc.
+ */
+static void start_unwinder(void)
+{
+	const char *uw = getenv("HEAPPROF_UNWIND");
+
+	if (uw && !strcmp(uw, "libunwind"))
+		return;
+	unwind_init(uw);
+	__atomic_store_n(&hp_stacks, true, __ATOMIC_RELEASE);
+}
+
 static void resolve(void)
 {
 	const char *lib = getenv("HEAPPROF_ALLOCATOR");
@@ -127,8 +143,10 @@ static void resolve(void)
 	if (lib && *lib) {
 		void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 
-		if (h && resolve_from(h))
+		if (h && resolve_from(h)) {
+			start_unwinder();
 			return;
+		}
 		const char *why = h ? "it has no malloc family" : dlerror();
 		char msg[400];
 
@@ -146,6 +164,7 @@ static void resolve(void)
 		hp_warn("cannot find the real malloc with dlsym; aborting", NULL, NULL);
 		abort();
 	}
+	start_unwinder();
 }
 
 static HP_TLS bool resolving;
@@ -174,8 +193,9 @@ bool boot_ensure(void)
 }
 
 /*
- * Runs before the program's constructors. Blocks allocated before this point (by the
- * loader, by libc start-up) are tagged without a stack; from here on they get one.
+ * Runs before the program's constructors (after those of the libraries it uses).
+ * Starts libunwind if that was asked for; the other unwinders run from the first
+ * allocation on (start_unwinder).
  */
 __attribute__((constructor)) static void boot_ctor(void)
 {
@@ -183,9 +203,11 @@ __attribute__((constructor)) static void boot_ctor(void)
 	struct unwind_start st;
 
 	boot_ensure();
-	unwind_init(getenv("HEAPPROF_UNWIND"));
 	pthread_atfork(NULL, NULL, forget_tid);
-	/* The first unwind may allocate (library loading, per-thread set-up). */
+	if (__atomic_load_n(&hp_stacks, __ATOMIC_ACQUIRE))
+		return;
+	unwind_init(getenv("HEAPPROF_UNWIND"));
+	/* libunwind's first unwind allocates; let it do so untagged by a stack */
 	UNWIND_START(st);
 	unwind_capture(pcs, hp_frames, &st);
 	__atomic_store_n(&hp_stacks, true, __ATOMIC_RELEASE);

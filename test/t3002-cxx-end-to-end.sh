@@ -21,3 +21,8 @@ test_case 'C++ names are demangled, operator new is a frame of its own' '
 	grep -q ";cxx_aligned_array;operator new(unsigned long, std::align_val_t) 2304\$" cxx.txt &&
 	grep -q ";cxx_nothrow;operator new\[\](unsigned long, std::nothrow_t const&);" cxx.txt
 '
+
+test_case 'blocks from library constructors that run before heapprof'"'"'s have stacks too' '
+	! grep -q "^\\[no stack\\]" cxx.txt &&
+	grep -q "^_dl_start_user;_dl_init;.*libstdc++.so.6+0x[0-9a-f]* 72704\$" cxx.txt
+'
