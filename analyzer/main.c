@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,16 +276,20 @@ static void no_blocks(const struct opts *o, const struct image *img,
 		      const struct scan_result *s, const char *source)
 {
 	uint64_t rejected = 0;
+	enum scan_reject most = REJ_CHECK;
 
-	for (int i = 0; i < REJ_NREASONS; i++)
+	for (int i = 0; i < REJ_NREASONS; i++) {
 		rejected += s->rejected[i];
+		if (s->rejected[i] > s->rejected[most])
+			most = (enum scan_reject)i;
+	}
 	if (s->other_version && s->rejected[REJ_VERSION] == rejected)
 		die(EXIT_NO_REPORT, "'%s' holds heapprof blocks of format version %u; this "
 		    "analyzer reads version %d", source, s->other_version, HP_FORMAT_VERSION);
 	if (rejected)
 		die(EXIT_NO_REPORT, "no valid heapprof block in '%s' (%llu candidates rejected, "
 		    "most for: %s)", source, (unsigned long long)rejected,
-		    scan_reason(s->rejected[REJ_CHECK] ? REJ_CHECK : REJ_LAYOUT));
+		    scan_reason(most));
 	if (img->truncated_segs)
 		die(EXIT_NO_REPORT, "no heapprof blocks in '%s', which is truncated (%u segments "
 		    "cut short)", source, img->truncated_segs);
@@ -311,6 +316,45 @@ static void write_report(const struct opts *o, const struct report *r)
 		    strerror(errno));
 }
 
+struct sym_job {
+	struct sym_opts opts;
+	struct sym *sym;
+};
+
+static void *sym_thread(void *arg)
+{
+	struct sym_job *job = arg;
+
+	job->sym = sym_open(&job->opts);
+	return NULL;
+}
+
+/*
+ * Reading the modules and their debug info takes tens of milliseconds whatever the
+ * core's size; it runs beside the scan, which never touches libelf. Its warnings wait
+ * until a report is certain.
+ */
+static struct sym *scan_and_open_symbols(const struct opts *o, const struct image *img,
+					 struct scan_result *scan)
+{
+	struct sym_job job = { .opts = {
+		.program = o->program, .img = img, .sysroot = o->sysroot,
+		.debug_dirs = o->debug_dirs, .ndebug_dirs = o->ndebug_dirs,
+		.have_load_base = o->have_load_base, .load_base = o->load_base,
+		.modules = o->modules, .nmodules = o->nmodules, .quiet = util_quiet } };
+	pthread_t t;
+	bool threaded;
+
+	warn_hold();
+	threaded = pthread_create(&t, NULL, sym_thread, &job) == 0;
+	scan_image(img, o->jobs, scan);
+	if (threaded)
+		pthread_join(t, NULL);
+	else
+		sym_thread(&job);
+	return job.sym;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
@@ -322,16 +366,12 @@ int main(int argc, char **argv)
 
 	parse(&o, argc, argv);
 	open_memory(&o, &img, &source);
-	scan_image(&img, o.jobs, &scan);
+	sym = scan_and_open_symbols(&o, &img, &scan);
 	if (!scan.blocks)
 		no_blocks(&o, &img, &scan, source);
+	warn_release();
 	warn_missing(&img, source);
 	warn_rejected(&scan);
-	sym = sym_open(&(struct sym_opts){
-		.program = o.program, .img = &img, .sysroot = o.sysroot,
-		.debug_dirs = o.debug_dirs, .ndebug_dirs = o.ndebug_dirs,
-		.have_load_base = o.have_load_base, .load_base = o.load_base,
-		.modules = o.modules, .nmodules = o.nmodules, .quiet = util_quiet });
 	r.program = o.program;
 	r.source = source;
 	report_build(&r, &scan, &img, sym, &o.report);

@@ -18,11 +18,14 @@
 #include <unistd.h>
 
 #include "image.h"
+#include "rd.h"
 #include "sym.h"
+#include "util.h"
 
 /* elfutils' own default: the file's directory, its .debug/, then /usr/lib/debug */
 #define SYM_DEFAULT_DEBUG_PATH ":.debug:/usr/lib/debug"
 #define SYM_DELETED " (deleted)"	/* the kernel's suffix for unlinked files in NT_FILE */
+#define SYM_MAX_LIBS 512		/* link_map entries we follow: a loop in a bad core ends */
 
 /* libstdc++'s demangler (extern "C"), declared here so that no C++ header is needed */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -89,8 +92,7 @@ __attribute__((format(printf, 2, 3))) static void sym_warn(const struct sym *s, 
 	va_start(ap, fmt);
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
-	/* one write per line, so that nothing lands in its middle */
-	fprintf(stderr, "heapprof-analyze: warning: %s\n", line);
+	warn("%s", line);
 }
 
 static uint64_t hash_bytes(const char *p)
@@ -553,6 +555,172 @@ static bool report_program(struct sym *s, uint64_t base)
 	return true;
 }
 
+/* A target word at addr in the core's memory. */
+static bool mem_word(const struct image *img, uint64_t addr, uint64_t *v)
+{
+	unsigned char b[8];
+	struct rd r = { b, img->wsize, img->big_endian };
+
+	return image_read(img, addr, b, img->wsize) && rd_word(&r, img->wsize, v);
+}
+
+/* The string at addr in the core's memory; false if absent or longer than len - 1. */
+static bool mem_string(const struct image *img, uint64_t addr, char *buf, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (!image_read(img, addr + i, &buf[i], 1))
+			return false;
+		if (!buf[i])
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The string at addr read from the executable's file instead, for memory a core left
+ * out: qemu-user dumps no code segments, and ld.so's l_name points into PT_INTERP.
+ */
+static bool exe_string(Dwfl_Module *exe, uint64_t addr, char *buf, size_t len)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(exe, &bias);
+	size_t phnum;
+
+	if (!elf || elf_getphdrnum(elf, &phnum) != 0)
+		return false;
+	for (size_t i = 0; i < phnum; i++) {
+		uint64_t off = addr - bias;
+		Elf_Data *d;
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || off < ph.p_vaddr ||
+		    off - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		off -= ph.p_vaddr;
+		d = elf_getdata_rawchunk(elf, (int64_t)(ph.p_offset + off),
+					 ph.p_filesz - off < len ? ph.p_filesz - off : len, ELF_T_BYTE);
+		if (d && memchr(d->d_buf, '\0', d->d_size)) {
+			strcpy(buf, d->d_buf);
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
+ * Where the dynamic linker left &r_debug: in DT_DEBUG's value, or on MIPS, whose
+ * .dynamic is read-only, in the word that DT_MIPS_RLD_MAP_REL (relative to its own
+ * entry) or DT_MIPS_RLD_MAP points to. libdwfl knows only DT_DEBUG. 0 if none.
+ */
+static uint64_t r_debug_addr(const struct image *img, Dwfl_Module *exe)
+{
+	uint64_t mask = img->wsize == 4 ? UINT32_MAX : UINT64_MAX;
+	GElf_Addr bias;
+	GElf_Ehdr eh;
+	Elf *elf = dwfl_module_getelf(exe, &bias);
+	size_t phnum;
+
+	if (!elf || !gelf_getehdr(elf, &eh) || elf_getphdrnum(elf, &phnum) != 0)
+		return 0;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+		size_t ent = gelf_fsize(elf, ELF_T_DYN, 1, EV_CURRENT);
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_DYNAMIC || !ent)
+			continue;
+		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_DYN);
+		for (size_t j = 0; d && j < d->d_size / ent; j++) {
+			uint64_t at = bias + ph.p_vaddr + j * ent, v = 0;
+			bool mips = eh.e_machine == EM_MIPS;
+			GElf_Dyn dyn;
+
+			if (!gelf_getdyn(d, (int)j, &dyn))
+				break;
+			if ((dyn.d_tag == DT_DEBUG && mem_word(img, (at + ent / 2) & mask, &v)) ||
+			    (mips && dyn.d_tag == DT_MIPS_RLD_MAP_REL &&
+			     mem_word(img, (at + dyn.d_un.d_val) & mask, &v)) ||
+			    (mips && dyn.d_tag == DT_MIPS_RLD_MAP &&
+			     mem_word(img, (bias + dyn.d_un.d_ptr) & mask, &v)))
+				if (v)
+					return v;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The file of a library the core's link_map names: SYSROOT/name, else name itself
+ * (where qemu-user's -L also falls back), if it is an ELF file for the core's machine.
+ */
+static char *link_map_file(struct sym *s, const struct image *img, const char *name)
+{
+	char *paths[2] = { target_path(s, name), s->sysroot ? strdup(name) : NULL }, *r = NULL;
+	char err[256];
+
+	for (int i = 0; i < 2; i++) {
+		unsigned wsize;
+		bool be, pie;
+		uint16_t machine;
+
+		if (!r && paths[i] && access(paths[i], R_OK) == 0 &&
+		    image_program_info(paths[i], &wsize, &be, &machine, &pie, err, sizeof(err)) == 0 &&
+		    machine == img->machine && wsize == img->wsize)
+			r = paths[i];
+		else
+			free(paths[i]);
+	}
+	if (!r)
+		sym_warn(s, "cannot find library '%s' of the core's link_map%s (its frames show as "
+			 "addresses)", name, s->sysroot ? " under the sysroot" : "; try --sysroot");
+	return r;
+}
+
+/*
+ * For cores without NT_FILE: report what libdwfl's own walk of the dynamic linker's
+ * list left out. It opens each name on this host as it stands (no sysroot), and on MIPS
+ * finds no list at all; then the executable is PROGRAM at the bias AT_ENTRY gives.
+ * Returns how many libraries were added.
+ */
+static unsigned link_map_complete(struct sym *s, const struct image *img, uint64_t at_entry)
+{
+	uint64_t w = img->wsize, r_debug, lm = 0, f[4];
+	char name[PATH_MAX];
+	unsigned added = 0;
+
+	if (!s->main_mod && s->prog.ok && !s->prog_mismatch) {
+		dwfl_report_begin_add(s->dwfl);
+		report_program(s, s->prog.e_type == ET_DYN && at_entry ? at_entry - s->prog.e_entry : 0);
+		dwfl_report_end(s->dwfl, NULL, NULL);
+	}
+	if (!s->main_mod || !(r_debug = r_debug_addr(img, s->main_mod)) ||
+	    !mem_word(img, r_debug + w, &lm))
+		return 0;
+	/* struct link_map starts l_addr (the bias), l_name, l_ld, l_next: one word each */
+	for (unsigned n = 0; lm && n < SYM_MAX_LIBS; n++, lm = f[3]) {
+		char *file;
+
+		if (!mem_word(img, lm, &f[0]) || !mem_word(img, lm + w, &f[1]) ||
+		    !mem_word(img, lm + 2 * w, &f[2]) || !mem_word(img, lm + 3 * w, &f[3]))
+			break;
+		if (!f[2] || (!mem_string(img, f[1], name, sizeof(name)) &&
+			      !exe_string(s->main_mod, f[1], name, sizeof(name))) || name[0] != '/' ||
+		    dwfl_addrmodule(s->dwfl, f[2]))
+			continue;	/* the executable, the vDSO, or known already */
+		file = link_map_file(s, img, name);
+		if (!file)
+			continue;
+		dwfl_report_begin_add(s->dwfl);
+		if (dwfl_report_elf(s->dwfl, name, file, -1, f[0], true))
+			added++;
+		else
+			sym_warn(s, "cannot use '%s': %s", file, dwfl_errmsg(-1));
+		dwfl_report_end(s->dwfl, NULL, NULL);
+		free(file);
+	}
+	return added;
+}
+
 static void open_core(struct sym *s, const struct image *img)
 {
 	struct core_info ci = { 0 };
@@ -567,6 +735,8 @@ static void open_core(struct sym *s, const struct image *img)
 		s->prog_mismatch = true;
 		n = core_report(s, img->elf, NULL, ci.at_entry);
 	}
+	if (n >= 0 && !ci.has_file_note && link_map_complete(s, img, ci.at_entry) && n == 0)
+		n = 1;
 	if (n > 0) {
 		s->source = ci.has_file_note ? "core file notes" : "link_map in core memory";
 		return;

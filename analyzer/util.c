@@ -1,5 +1,6 @@
 /* Messages, exit codes and allocation for heapprof-analyze. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,12 @@
 #include "util.h"
 
 bool util_quiet;
+
+/* Warnings held back by warn_hold(), guarded: symbolization warns from its thread. */
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool holding;
+static char *held;
+static size_t held_len;
 
 static void vsay(const char *prefix, const char *fmt, va_list ap)
 {
@@ -20,13 +27,47 @@ static void vsay(const char *prefix, const char *fmt, va_list ap)
 
 void warn(const char *fmt, ...)
 {
+	char line[2048];
 	va_list ap;
+	int n;
 
 	if (util_quiet)
 		return;
 	va_start(ap, fmt);
-	vsay("warning: ", fmt, ap);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof(line))
+		n = sizeof(line) - 1;
+	pthread_mutex_lock(&held_lock);
+	if (holding) {
+		held = xrealloc(held, held_len + (size_t)n + 1);
+		memcpy(held + held_len, line, (size_t)n + 1);
+		held_len += (size_t)n + 1;
+	} else {
+		fprintf(stderr, "heapprof-analyze: warning: %s\n", line);
+	}
+	pthread_mutex_unlock(&held_lock);
+}
+
+void warn_hold(void)
+{
+	pthread_mutex_lock(&held_lock);
+	holding = true;
+	pthread_mutex_unlock(&held_lock);
+}
+
+void warn_release(void)
+{
+	pthread_mutex_lock(&held_lock);
+	for (size_t i = 0; i < held_len; i += strlen(held + i) + 1)
+		fprintf(stderr, "heapprof-analyze: warning: %s\n", held + i);
+	free(held);
+	held = NULL;
+	held_len = 0;
+	holding = false;
+	pthread_mutex_unlock(&held_lock);
 }
 
 void die(int status, const char *fmt, ...)

@@ -16,6 +16,13 @@ extern bool util_quiet;		/* --quiet: no warnings */
 __attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
 __attribute__((format(printf, 2, 3), noreturn)) void die(int status, const char *fmt, ...);
 
+/*
+ * Hold warnings back until warn_release() prints them; die() drops them, so that a
+ * run that fails says one line. Thread-safe.
+ */
+void warn_hold(void);
+void warn_release(void);
+
 /* Allocation that cannot fail: out of memory ends the run with EXIT_NO_REPORT. */
 void *xmalloc(size_t n);
 void *xcalloc(size_t n, size_t size);
