@@ -6,6 +6,8 @@
 #   run_preloaded PROG ARGS...  start PROG under heapprof.so, wait for its "ready" line
 #   take_core FILE              gcore the program started last, then end it
 #   expect_bytes FUNC N FILE    collapsed report FILE: stacks through FUNC hold N bytes
+#   run_tap NAME CMD...         run a test program that prints ok / not ok lines itself,
+#                               and pass its lines on, each counting; a crash fails
 # Each script runs in its own scratch directory, removed afterwards unless KEEP=1.
 set -u
 : "${BUILD:?}" "${TEST_DIR:?}"
@@ -94,4 +96,18 @@ expect_bytes()
 {
 	got=$(bytes_for "$1" "$3")
 	[ "$got" = "$2" ] || { echo "$1: expected $2 live bytes, got $got" >&2; return 1; }
+}
+
+run_tap()
+{
+	name=$1
+	shift
+	"$@" >"$SCRATCH/$name.out" 2>&1
+	rc=$?
+	grep -E '^(not )?ok ' "$SCRATCH/$name.out" | sed "s/ - / - $name: /"
+	if [ $rc != 0 ] && ! grep -q '^not ok ' "$SCRATCH/$name.out"; then
+		echo "not ok - $name exited with status $rc"
+		tail -n 20 "$SCRATCH/$name.out" | sed 's/^/#   /'
+	fi
+	[ $rc = 0 ] || failures=$((failures + 1))
 }
