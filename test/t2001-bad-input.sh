@@ -48,6 +48,12 @@ test_case 'a core of another architecture than PROGRAM' '
 	one_line_exit2 $PROGS/sites arm.core && grep -q "aarch64 core but .* x86_64 program" err
 '
 
+test_case 'the wrong PROGRAM: a build-id warning, and the core'"'"'s own files are used' '
+	heapprof-analyze -f collapsed $PROGS/demo good.core >wrong.txt 2>wrong.err &&
+	grep -q "^heapprof-analyze: warning: PROGRAM .*demo. does not match the core (build-id" wrong.err &&
+	expect_bytes site_small 97000 wrong.txt
+'
+
 test_case 'a core of a program run without heapprof.so' '
 	$PROGS/sites small=10x100 >plain.out &
 	pid=$! && sleep 0.5 && gcore -o plain $pid >/dev/null 2>&1; kill -9 $pid;
