@@ -1,6 +1,6 @@
 /*
  * Nanoseconds per unwind_capture() in each mode at two stack depths, measured the way
- * the hooks call it. Links preload/unwind.c and unwind_cfi.c; prints one table.
+ * the hooks call it. Links preload/unwind.c, unwind_cfi.c and cfi_parse.c; prints one table.
  *   usage: unwind_bench [iterations]
  */
 #define _GNU_SOURCE

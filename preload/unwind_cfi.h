@@ -68,4 +68,35 @@ uint64_t cfi_rule_of(uintptr_t pc);
 #define CFI_RULE_KIND(r) ((unsigned)(r) & 7u)
 enum cfi_rule_kind { CFI_EMPTY, CFI_FRAME, CFI_END, CFI_STOP, CFI_TEXT, CFI_NOTEXT };
 
+/* End of o's PT_LOAD with all of flags that holds [a, a + len), or 0 (unwind_cfi.c). */
+uintptr_t cfi_seg_end(const struct cfi_obj *o, uintptr_t a, uintptr_t len, unsigned flags);
+
+/*
+ * A rule is one 64-bit word so that a cache slot can be checked as a whole:
+ *   bits 0-2   kind (enum cfi_rule_kind)
+ *   bits 3-4   how the CFA is found (enum cfa_how)
+ *   bits 5-6   how the caller's rbp is found (enum fp_how)
+ *   bits 8-31  rbp offset, signed
+ *   bits 32-63 CFA offset, signed
+ * The return address is always at CFA - 8 and the caller's rsp is the CFA: a frame that
+ * says otherwise is CFI_STOP.
+ */
+enum cfa_how { CFA_RSP, CFA_RBP, CFA_RBP_DEREF };		/* reg + k, or [rbp + k] */
+enum fp_how { FP_SAME, FP_AT_CFA, FP_AT_RBP, FP_LOST };	/* [cfa + k], [rbp + k] */
+
+#define RULE_FP_MIN (-(1 << 23))
+#define RULE_FP_MAX ((1 << 23) - 1)
+
+static inline uint64_t rule_make(enum cfa_how cfa, int32_t cfa_off, enum fp_how fp, int32_t fp_off)
+{
+	return CFI_FRAME | (uint64_t)cfa << 3 | (uint64_t)fp << 5 |
+	       (uint64_t)((uint32_t)fp_off & 0xffffff) << 8 | (uint64_t)(uint32_t)cfa_off << 32;
+}
+
+static inline enum cfa_how rule_cfa(uint64_t r) { return (enum cfa_how)(r >> 3 & 3); }
+static inline enum fp_how rule_fp(uint64_t r) { return (enum fp_how)(r >> 5 & 3); }
+/* gcc shifts signed values arithmetically, which sign-extends the packed fields */
+static inline int64_t rule_cfa_off(uint64_t r) { return (int64_t)r >> 32; }
+static inline int64_t rule_fp_off(uint64_t r) { return (int32_t)(uint32_t)r >> 8; }
+
 #endif

@@ -55,7 +55,7 @@ $(P)/demo: test/progs/demo.c
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
 
 # The unwinders on their own, in a program built without and with frame pointers.
-UNWIND_SRCS := preload/unwind.c preload/unwind_cfi.c
+UNWIND_SRCS := preload/unwind.c preload/unwind_cfi.c preload/cfi_parse.c
 $(P)/unwind_check-nofp: test/progs/unwind_check.c $(UNWIND_SRCS)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fomit-frame-pointer -rdynamic -o $@ $^ -ldl -lgcc_s

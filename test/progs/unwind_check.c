@@ -1,5 +1,5 @@
 /*
- * Checks preload/unwind.c and unwind_cfi.c in every mode from known call chains, the way
+ * Checks preload/unwind.c, unwind_cfi.c and cfi_parse.c in every mode from known call chains, the way
  * the hooks use them: fake_malloc() expands UNWIND_START and calls unwind_capture().
  * Built twice (with and without frame pointers); prints ok / not ok lines and a total,
  * exits non-zero on any failure. Linked with -rdynamic so dladdr can name the frames.
