@@ -30,3 +30,15 @@ test_case 'bad usage: one line on stderr, a hint, exit 64' '
 		{ echo "args [$args]: status $rc"; cat err; exit 1; }
 	done
 '
+
+test_case 'make install PREFIX DESTDIR, and the installed wrapper finds its library' '
+	make -s -C "$SRC_DIR" install B="$BUILD" PREFIX=/opt/hp DESTDIR="$SCRATCH/stage" >/dev/null &&
+	root=$SCRATCH/stage/opt/hp &&
+	test -f $root/lib/heapprof.so && test -x $root/bin/heapprof-analyze &&
+	test -x $root/bin/heapprof && test -f $root/include/heapprof/heapprof_format.h &&
+	test -f $root/include/heapprof/hp_tag.c &&
+	$root/bin/heapprof run sh -c "echo \$LD_PRELOAD" >preload.txt &&
+	grep -q "/opt/hp/lib/heapprof.so\$" preload.txt &&
+	make -s -C "$SRC_DIR" uninstall B="$BUILD" PREFIX=/opt/hp DESTDIR="$SCRATCH/stage" >/dev/null &&
+	! test -e $root/lib/heapprof.so && ! test -e $root/bin/heapprof
+'

@@ -94,3 +94,12 @@ case $(cat /proc/sys/kernel/core_pattern) in
 	expect_bytes site_small 8642 crash.txt
 ' ;;
 esac
+
+test_case 'the heapprof wrapper: run under it, then report on the live process' '
+	export HEAPPROF_SO=$PRELOAD HEAPPROF_ANALYZE=$ANALYZE &&
+	"$SRC_DIR/scripts/heapprof" run $PROGS/sites small=4x250 >w.out &
+	pid=$! && i=0 &&
+	while ! grep -q ready w.out 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done &&
+	"$SRC_DIR/scripts/heapprof" report $pid -f collapsed >w.txt;
+	rc=$?; kill -9 $pid; [ $rc = 0 ] && expect_bytes site_small 1000 w.txt
+'
