@@ -75,6 +75,7 @@ $(B)/heapprof-analyze: $(ANALYZER_OBJS)
 
 include test/progs/progs.mk
 include test/unit/unit.mk
+include test/cross/cross.mk
 
 check: all check-build
 	$(Q)BUILD=$(abspath $(B)) SANITIZE='$(SANITIZE)' sh test/run $(TESTS)

@@ -21,7 +21,7 @@
 const char *scan_reason(enum scan_reject r)
 {
 	static const char *const why[REJ_NREASONS] = {
-		[REJ_TRUNCATED] = "header cut off by the end of the memory image",
+		[REJ_TRUNCATED] = "header cut off at an edge of the memory image",
 		[REJ_VERSION] = "unknown format version",
 		[REJ_LAYOUT] = "impossible frame count, word size or offset",
 		[REJ_FLAGS] = "unknown incompatible flags",
@@ -70,9 +70,11 @@ static enum scan_reject validate(const struct image *img, const struct seg *s,
 	*hp = h;
 	if (h.version != HP_FORMAT_VERSION)
 		return REJ_VERSION;
+	/* the block must start at or above 0 and its user pointer end below the top of the
+	 * address space (a magic in the last 8 bytes would put it at 2^64 or 2^32) */
 	if (h.wsize != img->wsize || h.nframes > HP_MAX_FRAMES ||
 	    h.offset < HP_HDR_SIZE + (uint32_t)h.nframes * h.wsize || h.offset % 8 ||
-	    (img->wsize == 4 && user > UINT32_MAX))
+	    user < magic_addr || user < h.offset || (img->wsize == 4 && user > UINT32_MAX))
 		return REJ_LAYOUT;
 	if (h.flags & HP_FLAGS_INCOMPAT_MASK & ~HP_FLAGS_KNOWN)
 		return REJ_FLAGS;

@@ -1065,8 +1065,10 @@ static void describe(struct sym *s, Dwfl_Module *mod, uint64_t pc, Dwarf_Addr ad
 static struct sym_entry *resolve(struct sym *s, uint64_t pc, bool is_return_addr)
 {
 	/* a return address follows the call, which may be its function's last instruction:
-	 * pc - 1 is inside the call, so inside the right function and line */
-	uint64_t addr = is_return_addr && pc > 0 ? pc - 1 : pc;
+	 * pc - 1 is inside the call, so inside the right function and line. On ARM, bit 0
+	 * marks Thumb code (__builtin_return_address keeps it), no address bit. */
+	uint64_t code = s->prog.e_machine == EM_ARM ? pc & ~(uint64_t)1 : pc;
+	uint64_t addr = is_return_addr && code > 0 ? code - 1 : code;
 	struct frame_vec fv = { 0 };
 	struct sym_pc res = { .pc = pc, .module_offset = pc };
 	struct sym_entry *e;

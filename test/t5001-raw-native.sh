@@ -1,0 +1,124 @@
+#!/bin/sh
+# Raw mode on this host: the [heap] mapping of a live program read from /proc/PID/mem,
+# analyzed with --raw (plus --load-base for a PIE, --module for libsite.so) and no
+# core: exact live bytes per function for the blocks that live in [heap].
+. "$(dirname "$0")/lib.sh"
+
+# Big blocks are mmap'd and thread blocks sit in thread arenas, outside [heap]. Enough
+# arenas that no thread falls back on the main one, whatever the number of CPUs.
+SITES="small=3x1000 free-small=1 big=2x300000 zeroed=4x333 tmp=10x500 free-tmp=10
+	grow=5x5000 aligned=3x100 pagealigned=2x5000 dup=3x50 inl=2x700 lib=3x777
+	thread=800x100"
+export GLIBC_TUNABLES=glibc.malloc.arena_max=64
+
+# check_heap REPORT: the totals SITES leaves in [heap]
+check_heap()
+{
+	expect_bytes site_small 2000 "$1" &&
+	expect_bytes site_zeroed 1332 "$1" &&
+	expect_bytes site_tmp 0 "$1" &&
+	expect_bytes site_grow 25000 "$1" &&
+	expect_bytes site_aligned 300 "$1" &&
+	expect_bytes site_pagealigned 10000 "$1" &&
+	expect_bytes site_dup 150 "$1" &&
+	expect_bytes site_inl 1400 "$1" &&
+	expect_bytes inl_alloc 1400 "$1" &&
+	expect_bytes lib_alloc 2331 "$1" &&
+	expect_bytes site_big 0 "$1" &&
+	expect_bytes site_thread 0 "$1"
+}
+
+# mapping PID FIELD VALUE: "START END" (hex) of the first line of /proc/PID/maps whose
+# FIELD (6: path) equals VALUE and whose file offset is 0
+mapping()
+{
+	awk -v f="$2" -v v="$3" '$f == v && $3 ~ /^0+$/ { split($1, a, "-"); print a[1], a[2]; exit }' \
+		"/proc/$1/maps"
+}
+
+# dump_heap PID FILE: copy the [heap] mapping into FILE; prints its start address
+dump_heap()
+{
+	set -- "$1" "$2" $(mapping "$1" 6 "[heap]")
+	[ -n "${3:-}" ] || { echo "no [heap] in /proc/$1/maps" >&2; return 1; }
+	dd if="/proc/$1/mem" of="$2" bs=4096 skip=$((0x$3 / 4096)) count=$(((0x$4 - 0x$3) / 4096)) \
+		2>dd.err || { cat dd.err >&2; return 1; }
+	[ "$(wc -c <"$2")" -eq $((0x$4 - 0x$3)) ] || { echo "short read of [heap]" >&2; return 1; }
+	echo "0x$3"
+}
+
+# load_base PID FILE: where FILE's first mapping starts
+load_base()
+{
+	set -- $(mapping "$1" 6 "$(readlink -f "$2")")
+	[ -n "${1:-}" ] && echo "0x$1"
+}
+
+end_program()
+{
+	kill -9 "$PROG_PID" 2>/dev/null
+	wait "$PROG_PID" 2>/dev/null
+	PROG_PID=
+}
+
+test_case 'non-PIE: [heap] from /proc/PID/mem, --raw and --module, exact bytes' '
+	run_preloaded $PROGS/sites-nopie $SITES &&
+	heap=$(dump_heap $PROG_PID nopie.heap) &&
+	lib=$(load_base $PROG_PID $PROGS/libsite.so) &&
+	end_program &&
+	heapprof-analyze -f collapsed --raw nopie.heap@$heap --module $PROGS/libsite.so@$lib \
+		$PROGS/sites-nopie >nopie.txt &&
+	check_heap nopie.txt &&
+	echo "--raw=nopie.heap@$heap --module=$PROGS/libsite.so@$lib" >nopie.args
+'
+
+test_case 'PIE: --load-base from /proc/PID/maps, exact bytes' '
+	run_preloaded $PROGS/sites $SITES &&
+	heap=$(dump_heap $PROG_PID pie.heap) &&
+	base=$(load_base $PROG_PID $PROGS/sites) &&
+	lib=$(load_base $PROG_PID $PROGS/libsite.so) &&
+	end_program &&
+	heapprof-analyze -f collapsed --raw=pie.heap@$heap --load-base=$base \
+		--module=$PROGS/libsite.so@$lib $PROGS/sites >pie.txt &&
+	check_heap pie.txt &&
+	echo "--raw=pie.heap@$heap --load-base=$base --module=$PROGS/libsite.so@$lib" >pie.args
+'
+
+test_case 'raw text report: file:line, inline frames, module names, symbol source' '
+	heapprof-analyze --top=0 $(cat pie.args) $PROGS/sites >pie.text &&
+	grep -q "^  memory:     pie.heap@0x[0-9a-f]* (64-bit little-endian)\$" pie.text &&
+	grep -q "^  symbols:    PROGRAM and --module\$" pie.text &&
+	grep -q "site_small  .*sites.c:[0-9]" pie.text &&
+	grep -q "inl_alloc (inlined)  .*sites.c:[0-9]" pie.text &&
+	grep -q "lib_alloc  .*libsite.c:[0-9]*  (libsite.so)" pie.text
+'
+
+test_case 'stacks reach main: frames through libc are addresses, not guesses' '
+	grep -q "^[^ ]*;main;do_arg;site_grow 25000\$" pie.txt &&
+	grep -q "^[^ ]*;main;do_arg;site_lib;lib_alloc 2331\$" pie.txt
+'
+
+test_case 'a PIE without --load-base: a warning, the same bytes, no names' '
+	heapprof-analyze -f collapsed --raw=pie.heap@$(sed "s/.*heap@\([^ ]*\) .*/\1/" pie.args) \
+		$PROGS/sites >bare.txt 2>bare.err &&
+	grep -q "position-independent: without --load-base" bare.err &&
+	! grep -q site_ bare.txt &&
+	[ "$(awk "{ s += \$NF } END { print s }" bare.txt)" = \
+	  "$(awk "{ s += \$NF } END { print s }" pie.txt)" ]
+'
+
+test_case 'without --module, lib_alloc stays an address under a named site_lib' '
+	heapprof-analyze -f collapsed $(sed "s/ --module=[^ ]*//" nopie.args) $PROGS/sites-nopie \
+		>nomod.txt 2>nomod.err &&
+	expect_bytes lib_alloc 0 nomod.txt &&
+	expect_bytes site_lib 2331 nomod.txt &&
+	expect_bytes site_small 2000 nomod.txt
+'
+
+test_case 'the program dumps its own heap (sites-dump, as the qemu guests do)' '
+	SITES_EXIT=1 SITES_DUMP=self LD_PRELOAD=$PRELOAD $PROGS/sites-dump $SITES >/dev/null &&
+	grep -q "^--raw=self.heap@0x[0-9a-f]* --load-base=0x[0-9a-f]* .*--module=.*/libsite.so@0x" \
+		self.args &&
+	heapprof-analyze -f collapsed $(cat self.args) $PROGS/sites-dump >self.txt &&
+	check_heap self.txt
+'

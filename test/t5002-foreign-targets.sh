@@ -1,0 +1,157 @@
+#!/bin/sh
+# Foreign targets for real: heapprof.so and the test programs cross-built by
+# test/cross/cross.mk run under qemu-user; the guest's core (written by qemu) and raw
+# images the guest writes itself are analyzed on this host, exact bytes per site. A
+# target is skipped, and counted so, only when its cross build or qemu is missing.
+. "$(dirname "$0")/lib.sh"
+
+# ARCH QEMU SYSROOT LIBC_UNWINDS PACKAGES. LIBC_UNWINDS: whether _Unwind_Backtrace gets
+# through libc's own functions. Debian's mips and armhf glibc carry unwind tables only
+# where C++ exceptions or cancellation need them (strdup has no FDE on mips and sits
+# in an EXIDX_CANTUNWIND range on armhf), so a block strdup allocates shows strdup alone.
+TARGETS="s390x qemu-s390x /usr/s390x-linux-gnu yes gcc-s390x-linux-gnu,libc6-dev-s390x-cross
+mips qemu-mips /usr/mips-linux-gnu no gcc-mips-linux-gnu,libc6-dev-mips-cross
+armhf qemu-arm /usr/arm-linux-gnueabihf no gcc-arm-linux-gnueabihf,libc6-dev-armhf-cross"
+
+SITES="small=3x1000 free-small=1 big=2x300000 zeroed=4x333 tmp=10x500 free-tmp=10
+	grow=5x5000 aligned=3x100 pagealigned=2x5000 dup=3x50 inl=2x700 lib=3x777
+	thread=800x100"
+
+# check_dup REPORT BYTES: strdup's blocks under site_dup, or alone where libc does not unwind
+check_dup()
+{
+	if [ "$LIBC_UNWINDS" = yes ]; then
+		expect_bytes site_dup "$2" "$1"
+	else
+		expect_bytes site_dup 0 "$1" && grep -q "^__strdup $2\$" "$1"
+	fi
+}
+
+# check_sites REPORT: the exact totals of SITES in the whole process
+check_sites()
+{
+	expect_bytes site_small 2000 "$1" &&
+	expect_bytes site_big 600000 "$1" &&
+	expect_bytes site_zeroed 1332 "$1" &&
+	expect_bytes site_tmp 0 "$1" &&
+	expect_bytes site_grow 25000 "$1" &&
+	expect_bytes site_aligned 300 "$1" &&
+	expect_bytes site_pagealigned 10000 "$1" &&
+	check_dup "$1" 150 &&
+	expect_bytes site_inl 1400 "$1" &&
+	expect_bytes inl_alloc 1400 "$1" &&
+	expect_bytes lib_alloc 2331 "$1" &&
+	expect_bytes site_thread 80000 "$1" &&
+	expect_bytes thread_main 80000 "$1"
+}
+
+# check_heap REPORT: the part of them in the heap (big blocks and thread arenas are mmap'd)
+check_heap()
+{
+	expect_bytes site_small 2000 "$1" &&
+	expect_bytes site_big 0 "$1" &&
+	expect_bytes site_zeroed 1332 "$1" &&
+	expect_bytes site_grow 25000 "$1" &&
+	expect_bytes site_aligned 300 "$1" &&
+	expect_bytes site_pagealigned 10000 "$1" &&
+	check_dup "$1" 150 &&
+	expect_bytes site_inl 1400 "$1" &&
+	expect_bytes lib_alloc 2331 "$1" &&
+	expect_bytes site_thread 0 "$1"
+}
+
+# guest PROG ARGS...: run a cross-built program under qemu-user with heapprof.so, in
+# the current directory, where qemu writes the guest's core if it dies of a signal
+guest()
+{
+	$QEMU -L "$SYSROOT" -E LD_PRELOAD="$CROSS/heapprof.so" \
+		-E GLIBC_TUNABLES=glibc.malloc.arena_max=64 ${GUEST_ENV:-} "$@"
+}
+
+# core_of_abort: run sites until it aborts; prints the name of the guest core
+core_of_abort()
+{
+	(ulimit -c unlimited && GUEST_ENV="-E SITES_ABORT=1" guest "$CROSS/progs/sites" $SITES \
+		>sites.out 2>sites.err)
+	# qemu 7.2 leaves a host core of itself beside the guest's: not ours to keep
+	rm -f core core.[0-9]*
+	set -- qemu_sites_*.core
+	[ -f "$1" ] || { echo "no guest core (qemu_sites_*.core) written" >&2; cat sites.err >&2; return 1; }
+	echo "$1"
+}
+
+run_target()
+{
+	arch=$1 QEMU=$2 SYSROOT=$3 LIBC_UNWINDS=$4 packages=$(echo "$5" | tr , ' ')
+	CROSS=$BUILD/cross/$arch
+	if ! [ -x "$CROSS/progs/sites" ] || ! [ -f "$CROSS/heapprof.so" ]; then
+		skip_case "$arch: end to end under qemu" "no cross build in $CROSS (install $packages, then make check)"
+		return
+	fi
+	if ! command -v "$QEMU" >/dev/null 2>&1 || ! [ -d "$SYSROOT" ]; then
+		skip_case "$arch: end to end under qemu" "$QEMU or $SYSROOT missing (install qemu-user $packages)"
+		return
+	fi
+	mkdir "$arch" && cd "$arch" || return
+	if (ulimit -c unlimited) 2>/dev/null; then
+		core_cases
+	else
+		skip_case "$arch: the guest's core" "cannot raise ulimit -c (hard limit $(ulimit -Hc))"
+	fi
+	raw_cases
+	cd ..
+}
+
+# the guest's core, written by qemu when sites aborts
+core_cases()
+{
+	test_case "$arch: the guest's core under --sysroot: exact live bytes per call site" '
+		core=$(core_of_abort) &&
+		heapprof-analyze -f collapsed --sysroot $SYSROOT $CROSS/progs/sites $core >core.txt &&
+		check_sites core.txt
+	'
+
+	test_case "$arch: libraries found by link_map and --sysroot: libc and ld.so named" '
+		heapprof-analyze --top=0 --sysroot $SYSROOT $CROSS/progs/sites $(ls qemu_sites_*.core) \
+			>core.text 2>core.err &&
+		grep -q "^  symbols:    link_map in core memory\$" core.text &&
+		grep -q "lib_alloc  .*libsite.c:[0-9]*  (libsite.so)" core.text &&
+		grep -q "site_small  .*sites.c:[0-9]" core.text &&
+		grep -q ";main;.*_IO_file_doallocate 4096\$\\|^_IO_file_doallocate 4096\$" core.txt &&
+		grep -Eq "[( ]ld(64|-linux-armhf)?\\.so\\.[0-9]+(\\)|\\+0x)" core.text &&
+		! grep -q "cannot find library" core.err
+	'
+
+	test_case "$arch: the innermost frame is the line of the call (Thumb bit or not)" '
+		line=$(grep -n "p = realloc(p, size);" $TEST_DIR/progs/sites.c | cut -d: -f1) &&
+		grep -q "site_grow  .*sites.c:$line\$" core.text
+	'
+}
+
+# raw images the guest wrote itself
+raw_cases()
+{
+	test_case "$arch: a raw heap image the guest dumped itself, --raw --load-base --module" '
+		GUEST_ENV="-E SITES_EXIT=1 -E SITES_DUMP=guest" guest $CROSS/progs/sites-dump $SITES \
+			>/dev/null &&
+		heapprof-analyze -f collapsed $(cat guest.args) --sysroot $SYSROOT \
+			$CROSS/progs/sites-dump >raw.txt &&
+		check_heap raw.txt &&
+		grep -q "^[^ ]*__libc_start_main;[^ ]*main;do_arg;site_small 2000\$" raw.txt
+	'
+
+	test_case "$arch: the PORTING.md example: a bump allocator's RAM image, exact bytes" '
+		$QEMU -L $SYSROOT $CROSS/progs/firmware_example ram.bin >ram.out &&
+		heapprof-analyze -f collapsed --raw ram.bin@$(sed -n "s/^ram //p" ram.out) \
+			$CROSS/progs/firmware_example >ram.txt &&
+		expect_bytes sensor_buffer 300 ram.txt &&
+		expect_bytes packet_buffer 1000 ram.txt &&
+		[ "$(awk "{ s += \$NF } END { print s }" ram.txt)" = 1300 ]
+	'
+}
+
+while read -r line; do
+	run_target $line
+done <<EOF
+$TARGETS
+EOF
