@@ -4,27 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 need_tool gcore
 
-SITES="small=3x1000 free-small=1 big=2x300000 zeroed=4x333 tmp=10x500 free-tmp=10
-	grow=5x5000 aligned=3x100 pagealigned=2x5000 dup=3x50 inl=2x700 lib=3x777
-	thread=800x100"
-
-# check_sites REPORT: the exact totals SITES must give
-check_sites()
-{
-	expect_bytes site_small 2000 "$1" &&
-	expect_bytes site_big 600000 "$1" &&
-	expect_bytes site_zeroed 1332 "$1" &&
-	expect_bytes site_tmp 0 "$1" &&
-	expect_bytes site_grow 25000 "$1" &&
-	expect_bytes site_aligned 300 "$1" &&
-	expect_bytes site_pagealigned 10000 "$1" &&
-	expect_bytes site_dup 150 "$1" &&
-	expect_bytes site_inl 1400 "$1" &&
-	expect_bytes inl_alloc 1400 "$1" &&
-	expect_bytes lib_alloc 2331 "$1" &&
-	expect_bytes site_thread 80000 "$1" &&
-	expect_bytes thread_main 80000 "$1"
-}
+. "$TEST_DIR/sites.sh"
 
 test_case 'PIE: exact live bytes per call site' '
 	run_preloaded $PROGS/sites $SITES &&

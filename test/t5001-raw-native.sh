@@ -6,27 +6,9 @@
 
 # Big blocks are mmap'd and thread blocks sit in thread arenas, outside [heap]. Enough
 # arenas that no thread falls back on the main one, whatever the number of CPUs.
-SITES="small=3x1000 free-small=1 big=2x300000 zeroed=4x333 tmp=10x500 free-tmp=10
-	grow=5x5000 aligned=3x100 pagealigned=2x5000 dup=3x50 inl=2x700 lib=3x777
-	thread=800x100"
 export GLIBC_TUNABLES=glibc.malloc.arena_max=64
 
-# check_heap REPORT: the totals SITES leaves in [heap]
-check_heap()
-{
-	expect_bytes site_small 2000 "$1" &&
-	expect_bytes site_zeroed 1332 "$1" &&
-	expect_bytes site_tmp 0 "$1" &&
-	expect_bytes site_grow 25000 "$1" &&
-	expect_bytes site_aligned 300 "$1" &&
-	expect_bytes site_pagealigned 10000 "$1" &&
-	expect_bytes site_dup 150 "$1" &&
-	expect_bytes site_inl 1400 "$1" &&
-	expect_bytes inl_alloc 1400 "$1" &&
-	expect_bytes lib_alloc 2331 "$1" &&
-	expect_bytes site_big 0 "$1" &&
-	expect_bytes site_thread 0 "$1"
-}
+. "$TEST_DIR/sites.sh"
 
 # mapping PID FIELD VALUE: "START END" (hex) of the first line of /proc/PID/maps whose
 # FIELD (6: path) equals VALUE and whose file offset is 0

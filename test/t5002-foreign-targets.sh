@@ -13,52 +13,7 @@ TARGETS="s390x qemu-s390x /usr/s390x-linux-gnu yes gcc-s390x-linux-gnu,libc6-dev
 mips qemu-mips /usr/mips-linux-gnu no gcc-mips-linux-gnu,libc6-dev-mips-cross
 armhf qemu-arm /usr/arm-linux-gnueabihf no gcc-arm-linux-gnueabihf,libc6-dev-armhf-cross"
 
-SITES="small=3x1000 free-small=1 big=2x300000 zeroed=4x333 tmp=10x500 free-tmp=10
-	grow=5x5000 aligned=3x100 pagealigned=2x5000 dup=3x50 inl=2x700 lib=3x777
-	thread=800x100"
-
-# check_dup REPORT BYTES: strdup's blocks under site_dup, or alone where libc does not unwind
-check_dup()
-{
-	if [ "$LIBC_UNWINDS" = yes ]; then
-		expect_bytes site_dup "$2" "$1"
-	else
-		expect_bytes site_dup 0 "$1" && grep -q "^__strdup $2\$" "$1"
-	fi
-}
-
-# check_sites REPORT: the exact totals of SITES in the whole process
-check_sites()
-{
-	expect_bytes site_small 2000 "$1" &&
-	expect_bytes site_big 600000 "$1" &&
-	expect_bytes site_zeroed 1332 "$1" &&
-	expect_bytes site_tmp 0 "$1" &&
-	expect_bytes site_grow 25000 "$1" &&
-	expect_bytes site_aligned 300 "$1" &&
-	expect_bytes site_pagealigned 10000 "$1" &&
-	check_dup "$1" 150 &&
-	expect_bytes site_inl 1400 "$1" &&
-	expect_bytes inl_alloc 1400 "$1" &&
-	expect_bytes lib_alloc 2331 "$1" &&
-	expect_bytes site_thread 80000 "$1" &&
-	expect_bytes thread_main 80000 "$1"
-}
-
-# check_heap REPORT: the part of them in the heap (big blocks and thread arenas are mmap'd)
-check_heap()
-{
-	expect_bytes site_small 2000 "$1" &&
-	expect_bytes site_big 0 "$1" &&
-	expect_bytes site_zeroed 1332 "$1" &&
-	expect_bytes site_grow 25000 "$1" &&
-	expect_bytes site_aligned 300 "$1" &&
-	expect_bytes site_pagealigned 10000 "$1" &&
-	check_dup "$1" 150 &&
-	expect_bytes site_inl 1400 "$1" &&
-	expect_bytes lib_alloc 2331 "$1" &&
-	expect_bytes site_thread 0 "$1"
-}
+. "$TEST_DIR/sites.sh"
 
 # guest PROG ARGS...: run a cross-built program under qemu-user with heapprof.so, in
 # the current directory, where qemu writes the guest's core if it dies of a signal

@@ -27,7 +27,7 @@ cross: $(foreach a,$(CROSS_AVAILABLE),cross-$(a))
 
 check-build: $(P)/mkdump $(P)/sites-dump $(P)/firmware_example cross
 
-$(P)/mkdump: test/progs/mkdump.c include/heapprof_format.h
+$(P)/mkdump: test/progs/mkdump.c test/progs/encode.h include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
 

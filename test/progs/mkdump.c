@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "heapprof_format.h"
+#include "encode.h"
 
 #define MAX_IMAGE (64u << 20)
 
@@ -26,11 +27,6 @@ static const char usage_text[] =
 	"outside the image is left out. A FIELD (version, nframes, wsize, offset, flags) is\n"
 	"stored as VALUE and the check value covers it; check=bad stores a wrong check.\n"
 	"-E writes an ELF header alone (ET_EXEC, e_machine MACHINE, default 62).\n";
-
-struct target {
-	unsigned wsize;
-	int big_endian;
-};
 
 static void __attribute__((noreturn)) usage(void)
 {
@@ -48,12 +44,6 @@ static unsigned long long num(const char *s)
 	if (errno || end == s || *end)
 		usage();
 	return v;
-}
-
-static void put(unsigned char *p, uint64_t v, unsigned n, int big_endian)
-{
-	for (unsigned i = 0; i < n; i++)
-		p[big_endian ? n - 1 - i : i] = (unsigned char)(v >> (8 * i));
 }
 
 struct block {
@@ -129,7 +119,6 @@ static uint32_t block_encode(const struct block *b, struct target t, unsigned ch
 	struct hp_hdr h = b->h;
 	uint32_t need = HP_HDR_SIZE + b->npcs * t.wsize, offset;
 	unsigned char *hp;
-	uint64_t x;
 
 	h.birth = 1000000;
 	h.tid = 1;
@@ -147,22 +136,7 @@ static uint32_t block_encode(const struct block *b, struct target t, unsigned ch
 		usage();
 	memset(out, 0, offset);
 	hp = out + offset - HP_HDR_SIZE;
-	x = hp_check_head(b->user, &h);
-	for (unsigned i = 0; i < b->npcs; i++) {
-		put(hp - (b->npcs - i) * t.wsize, b->pcs[i], t.wsize, t.big_endian);
-		x = hp_mix(x, b->pcs[i]);
-	}
-	h.check = hp_check_final(x) ^ (b->bad_check ? 1 : 0);
-	put(hp + 0, h.check, 8, t.big_endian);
-	put(hp + 8, h.size, 8, t.big_endian);
-	put(hp + 16, h.birth, 8, t.big_endian);
-	put(hp + 24, h.offset, 4, t.big_endian);
-	put(hp + 28, h.tid, 4, t.big_endian);
-	put(hp + 32, h.version, 2, t.big_endian);
-	hp[34] = h.nframes;
-	hp[35] = h.wsize;
-	put(hp + 36, h.flags, 4, t.big_endian);
-	put(hp + 40, h.magic, 8, t.big_endian);
+	encode_hdr(hp, h, b->user, b->pcs, b->npcs, t, b->bad_check ? 1 : 0);
 	return offset;
 }
 

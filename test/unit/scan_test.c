@@ -13,6 +13,7 @@
 #include "hp_tag.h"
 #include "image.h"
 #include "scan.h"
+#include "encode.h"
 
 static int n_case, n_fail;
 
@@ -28,17 +29,6 @@ static void ok(int cond, const char *fmt, ...)
 	n_fail += !cond;
 }
 
-struct target {
-	unsigned wsize;
-	int big_endian;
-};
-
-static void put(unsigned char *p, uint64_t v, unsigned n, int big_endian)
-{
-	for (unsigned i = 0; i < n; i++)
-		p[big_endian ? n - 1 - i : i] = (unsigned char)(v >> (8 * i));
-}
-
 /*
  * Encode a live block as the format says, into buf (which sits at target address
  * buf_addr): the header ends at user, the pcs lie below it.
@@ -50,26 +40,10 @@ static void encode(unsigned char *buf, uint64_t buf_addr, uint64_t user, struct 
 	struct hp_hdr h = { .size = size, .birth = 12345, .offset = HP_HDR_SIZE + nframes * t.wsize,
 			    .tid = 77, .version = version, .nframes = (uint8_t)nframes,
 			    .wsize = (uint8_t)t.wsize, .flags = flags, .magic = HP_MAGIC };
-	unsigned char *u = buf + (user - buf_addr), *hp = u - HP_HDR_SIZE;
-	uint64_t x;
+	unsigned char *hp = buf + (user - buf_addr) - HP_HDR_SIZE;
 
 	h.offset = (uint32_t)((h.offset + 7) & ~7u);
-	x = hp_check_head(user, &h);
-	for (unsigned i = 0; i < nframes; i++) {
-		put(hp - (nframes - i) * t.wsize, pcs[i], t.wsize, t.big_endian);
-		x = hp_mix(x, pcs[i]);
-	}
-	h.check = hp_check_final(x);
-	put(hp + 0, h.check, 8, t.big_endian);
-	put(hp + 8, h.size, 8, t.big_endian);
-	put(hp + 16, h.birth, 8, t.big_endian);
-	put(hp + 24, h.offset, 4, t.big_endian);
-	put(hp + 28, h.tid, 4, t.big_endian);
-	put(hp + 32, h.version, 2, t.big_endian);
-	hp[34] = h.nframes;
-	hp[35] = h.wsize;
-	put(hp + 36, h.flags, 4, t.big_endian);
-	put(hp + 40, h.magic, 8, t.big_endian);
+	encode_hdr(hp, h, user, pcs, nframes, t, 0);
 }
 
 static struct image one_seg(struct target t, uint64_t vaddr, const unsigned char *data,

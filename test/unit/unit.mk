@@ -8,7 +8,7 @@ check-build: $(UNIT_TESTS)
 
 $(U)/%.o: test/unit/%.c
 	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) -Ianalyzer -Ipreload $(CFLAGS) $(WARN) \
+	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) -Ianalyzer -Ipreload -Itest/progs $(CFLAGS) $(WARN) \
 		$(ANALYZER_CFLAGS) -c $< -o $@
 
 # the scan test checks its encoder against the preload's portable writer
