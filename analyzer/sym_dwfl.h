@@ -1,0 +1,80 @@
+/*
+ * Inside the symbolizer (sym_dwfl.c reports modules, sym_lookup.c answers lookups):
+ * the state they share. Only these two files include libdwfl; everyone else sees sym.h.
+ */
+#ifndef HP_SYM_DWFL_H
+#define HP_SYM_DWFL_H
+
+#include <elfutils/libdwfl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sym.h"
+
+struct sym_mod {		/* ours, hung on each Dwfl_Module's userdata */
+	struct sym *s;
+	struct sym_mod *next;
+	const char *display;	/* interned; what sym_pc.module says */
+	bool is_program;
+	bool warned;
+};
+
+struct sym_entry {
+	struct sym_pc res;
+	bool is_return_addr;
+	struct sym_frame frames[];
+};
+
+struct sym_program {		/* what PROGRAM itself says, read before any reporting */
+	bool ok;
+	uint16_t e_type;
+	uint16_t e_machine;
+	unsigned char ei_class;
+	uint64_t e_entry;
+	unsigned char *build_id;
+	size_t build_id_len;
+	bool has_dwarf;
+};
+
+struct sym {
+	Dwfl_Callbacks cb;	/* dwfl keeps a pointer to this and to debuginfo_path */
+	char *debuginfo_path;
+	Dwfl *dwfl;
+	bool quiet;
+	char *program;		/* PROGRAM as given, or NULL */
+	char *sysroot;
+	struct sym_program prog;
+	bool prog_mismatch;	/* PROGRAM is not the core's executable: never open it */
+	Dwfl_Module *main_mod;	/* the target's executable, if known */
+	const char *source;
+	struct sym_mod *mods;
+
+	struct sym_entry **tab;	/* pc cache: open addressing, power-of-two size */
+	size_t tab_cap, tab_n;
+	char **strs;		/* interned strings, same scheme */
+	size_t strs_cap, strs_n;
+
+	struct sym_frame oom_frame; /* answers when memory runs out mid-lookup */
+	struct sym_pc oom_pc;
+};
+
+struct frame_vec {
+	struct sym_frame *v;
+	unsigned n, cap;
+};
+
+__attribute__((format(printf, 2, 3))) void sym_warn(const struct sym *s, const char *fmt, ...);
+
+/* str kept once for the life of s; NULL when memory ran out */
+const char *sym_intern(struct sym *s, const char *str);
+/* name demangled when it is a C++ name, interned */
+const char *sym_name(struct sym *s, const char *name);
+/* the file the target names, under --sysroot when given; malloc'd */
+char *sym_target_path(const struct sym *s, const char *name);
+/* n bytes at p as lowercase hex into out (outlen bytes, NUL-terminated) */
+void sym_hex(char *out, size_t outlen, const unsigned char *p, size_t n);
+/* free the pc cache and the interned strings (sym_close) */
+void sym_lookup_free(struct sym *s);
+
+#endif

@@ -1,0 +1,414 @@
+/*
+ * Symbolization, part two: per pc the module, the function, its chain of inlined
+ * callers with file:line, each pc resolved once and cached, names demangled and kept
+ * once. sym_dwfl.c has reported the modules.
+ */
+#include <dwarf.h>
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "image.h"
+#include "rd.h"
+#include "sym.h"
+#include "sym_dwfl.h"
+#include "util.h"
+
+/* libstdc++'s demangler (extern "C"), declared here so that no C++ header is needed */
+char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+static uint64_t hash_bytes(const char *p)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
+
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ULL;
+	return h;
+}
+
+static uint64_t hash_pc(uint64_t pc, bool ret)
+{
+	uint64_t h = (pc ^ (ret ? 0x5bd1e995ULL : 0)) * 0x9e3779b97f4a7c15ULL;
+
+	return h ^ (h >> 29);
+}
+
+static bool strs_grow(struct sym *s)
+{
+	size_t cap = s->strs_cap ? s->strs_cap * 2 : 256;
+	char **t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return false;
+	for (size_t i = 0; i < s->strs_cap; i++) {
+		size_t j;
+
+		if (!s->strs[i])
+			continue;
+		for (j = hash_bytes(s->strs[i]) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
+			;
+		t[j] = s->strs[i];
+	}
+	free(s->strs);
+	s->strs = t;
+	s->strs_cap = cap;
+	return true;
+}
+
+/*
+ * One copy of each string, owned by s: results stay valid whatever libdw later frees,
+ * and the thousands of frames of one function share one name. NULL in, NULL out.
+ */
+const char *sym_intern(struct sym *s, const char *str)
+{
+	size_t i;
+
+	if (!str)
+		return NULL;
+	if (2 * (s->strs_n + 1) > s->strs_cap && !strs_grow(s))
+		return NULL;
+	for (i = hash_bytes(str) & (s->strs_cap - 1); s->strs[i]; i = (i + 1) & (s->strs_cap - 1))
+		if (!strcmp(s->strs[i], str))
+			return s->strs[i];
+	s->strs[i] = strdup(str);
+	if (s->strs[i])
+		s->strs_n++;
+	return s->strs[i];
+}
+
+/* C++ names come demangled; C names, and anything the demangler rejects, as they are. */
+const char *sym_name(struct sym *s, const char *name)
+{
+	char *d;
+	const char *r;
+	int status = -1;
+
+	if (!name || name[0] != '_' || name[1] != 'Z')
+		return sym_intern(s, name);
+	d = __cxa_demangle(name, NULL, NULL, &status);
+	r = sym_intern(s, status == 0 && d ? d : name);
+	free(d);
+	return r;
+}
+
+static bool frame_push(struct frame_vec *fv, const char *func, const char *file, int line)
+{
+	if (fv->n == fv->cap) {
+		unsigned cap = fv->cap ? fv->cap * 2 : 8;
+		struct sym_frame *v = realloc(fv->v, cap * sizeof(*v));
+
+		if (!v)
+			return false;
+		fv->v = v;
+		fv->cap = cap;
+	}
+	fv->v[fv->n++] = (struct sym_frame){ .func = func, .file = file, .line = line };
+	return true;
+}
+
+/* The name a DWARF function or inlined instance was declared with, demangled. */
+static const char *die_name(struct sym *s, Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	const char *name;
+
+	/* _integrate follows abstract_origin and specification to the declaration */
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+	return sym_name(s, name);
+}
+
+static int die_udata(Dwarf_Die *die, unsigned attr, Dwarf_Word *v)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_formudata(dwarf_attr(die, attr, &a), v);
+}
+
+static int clamp_line(Dwarf_Word v)
+{
+	return v > INT_MAX ? 0 : (int)v;
+}
+
+/*
+ * The inline chain at addr, as eu-addr2line -i walks it: dwarf_getscopes gives the
+ * innermost scope (after it come the abstract definition's scopes, which we do not
+ * want), and dwarf_getscopes_die that scope's real parents. Each inlined instance is
+ * a frame at the file:line the caller left off at; its DW_AT_call_file/_line is where
+ * the next frame out was. The walk ends at the concrete function.
+ */
+static void dwarf_frames(struct sym *s, Dwarf_Die *cudie, Dwarf_Addr cu_pc, const char *file,
+			 int line, struct frame_vec *fv)
+{
+	Dwarf_Die *scopes = NULL, *chain = NULL, inner, cu;
+	Dwarf_Files *files = NULL;
+	int n = dwarf_getscopes(cudie, cu_pc, &scopes);
+
+	if (n <= 0) {
+		free(scopes);
+		return;
+	}
+	inner = scopes[0];
+	free(scopes);
+	n = dwarf_getscopes_die(&inner, &chain);
+	/* call_file indexes the line table of the unit holding the inlined instance */
+	if (dwarf_diecu(&inner, &cu, NULL, NULL) == NULL || dwarf_getsrcfiles(&cu, &files, NULL) != 0)
+		if (dwarf_getsrcfiles(cudie, &files, NULL) != 0)
+			files = NULL;
+	for (int i = 0; i < n; i++) {
+		int tag = dwarf_tag(&chain[i]);
+		Dwarf_Word v;
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram &&
+		    tag != DW_TAG_entry_point)
+			continue;
+		if (!frame_push(fv, die_name(s, &chain[i]), file, line))
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			break;
+		file = NULL;
+		line = 0;
+		if (files && die_udata(&chain[i], DW_AT_call_file, &v) == 0)
+			file = sym_intern(s, dwarf_filesrc(files, v, NULL, NULL));
+		if (die_udata(&chain[i], DW_AT_call_line, &v) == 0)
+			line = clamp_line(v);
+	}
+	free(chain);
+}
+
+/* Warn once per module that gives us nothing to name functions with. */
+static void module_elf_missing(struct sym *s, struct sym_mod *m, Dwfl_Module *mod, Dwarf_Addr start)
+{
+	const char *name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	const char *why = dwfl_errmsg(-1);
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	char id[2 * 64 + 16] = "";
+	int n;
+
+	if (!m || m->warned)
+		return;
+	m->warned = true;
+	/* the build-id is what a user searches a debug server or an archive for */
+	n = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (n > 0) {
+		strcpy(id, ", build-id ");
+		sym_hex(id + strlen(id), sizeof(id) - strlen(id), bits, (size_t)n);
+	}
+	if (!name || name[0] != '/')
+		why = "the core names no file and none has its build-id";
+	sym_warn(s, "cannot find the ELF file of module '%s' at %#" PRIx64 "%s: %s (its frames "
+		 "show as module+offset%s)", name ? name : "?", (uint64_t)start, id, why,
+		 s->sysroot ? "" : "; try --sysroot or --debug-dir");
+}
+
+static void program_dwarf_missing(struct sym *s, struct sym_mod *m, Dwfl_Module *mod)
+{
+	Dwarf_Addr b;
+
+	if (!m || !m->is_program || m->warned)
+		return;
+	m->warned = true;
+	if (!dwfl_module_getdwarf(mod, &b))
+		sym_warn(s, "no debug info for PROGRAM '%s' (%s): no file:line or inline frames "
+			 "(build with -g, or try --debug-dir)", s->program ? s->program :
+			 dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+			 dwfl_errmsg(-1));
+}
+
+static const char *module_display(struct sym *s, struct sym_mod *m, Dwfl_Module *mod)
+{
+	const char *mainfile = NULL;
+	const char *name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
+
+	if (m && m->display)
+		return m->display;
+	/* the target's own path when the core gave one; else the file we read */
+	if (!(name && name[0] == '/')) {
+		if (m && m->is_program && s->program)
+			name = s->program;
+		else if (mainfile)
+			name = mainfile;
+	}
+	name = sym_intern(s, name);
+	if (m)
+		m->display = name;
+	return name;
+}
+
+/*
+ * Whether the unit's code ranges hold pc. libdw hands out the unit just before a gap
+ * (code without debug info, like crt1.o's _start) and its last line with it; such a
+ * pc gets its name from the symbol table and no file:line. A unit without ranges
+ * (old producers) is taken at its word.
+ */
+static bool cu_covers(Dwarf_Die *cudie, Dwarf_Addr pc)
+{
+	if (!dwarf_hasattr(cudie, DW_AT_ranges) && !dwarf_hasattr(cudie, DW_AT_high_pc))
+		return true;
+	return dwarf_haspc(cudie, pc) > 0;
+}
+
+/* Fill res and fv for pc (looked up at addr) inside mod. */
+static void describe(struct sym *s, Dwfl_Module *mod, uint64_t pc, Dwarf_Addr addr,
+		     struct sym_pc *res, struct frame_vec *fv)
+{
+	void **ud = NULL;
+	Dwarf_Addr start = 0, bias = 0, dwbias = 0;
+	Dwarf_Die *cudie;
+	struct sym_mod *m;
+	Elf *elf;
+	const char *file = NULL, *fname;
+	int line = 0;
+	GElf_Off off;
+	GElf_Sym esym;
+	Dwfl_Line *l;
+
+	dwfl_module_info(mod, &ud, &start, NULL, NULL, NULL, NULL, NULL);
+	m = ud ? *ud : NULL;
+	elf = dwfl_module_getelf(mod, &bias);
+	if (!elf)
+		module_elf_missing(s, m, mod, start);
+	else
+		program_dwarf_missing(s, m, mod);
+	res->module = module_display(s, m, mod);
+	/* with the file known, the offset is what addr2line -e MODULE takes */
+	res->module_offset = pc - (elf ? bias : start);
+	res->in_program = m && m->is_program;
+	if (!elf)
+		return;
+	cudie = dwfl_module_addrdie(mod, addr, &dwbias);
+	if (cudie && !cu_covers(cudie, addr - dwbias))
+		cudie = NULL;
+	l = cudie ? dwfl_module_getsrc(mod, addr) : NULL;
+	if (l) {
+		const char *src = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+
+		file = sym_intern(s, src);
+		if (!src)
+			line = 0;
+	}
+	if (cudie)
+		dwarf_frames(s, cudie, addr - dwbias, file, line, fv);
+	if (fv->n && fv->v[fv->n - 1].func)
+		return;
+	/* no DWARF, or a nameless DIE: the symbol table names the function */
+	fname = sym_name(s, dwfl_module_addrinfo(mod, addr, &off, &esym, NULL, NULL, NULL));
+	if (fv->n)
+		fv->v[fv->n - 1].func = fname;
+	else
+		frame_push(fv, fname, file, line);
+}
+
+static struct sym_entry *resolve(struct sym *s, uint64_t pc, bool is_return_addr)
+{
+	/* a return address follows the call, which may be its function's last instruction:
+	 * pc - 1 is inside the call, so inside the right function and line. On ARM, bit 0
+	 * marks Thumb code (__builtin_return_address keeps it), no address bit. */
+	uint64_t code = s->prog.e_machine == EM_ARM ? pc & ~(uint64_t)1 : pc;
+	uint64_t addr = is_return_addr && code > 0 ? code - 1 : code;
+	struct frame_vec fv = { 0 };
+	struct sym_pc res = { .pc = pc, .module_offset = pc };
+	struct sym_entry *e;
+	Dwfl_Module *mod = s->dwfl ? dwfl_addrmodule(s->dwfl, addr) : NULL;
+
+	if (mod)
+		describe(s, mod, pc, addr, &res, &fv);
+	if (!fv.n && !frame_push(&fv, NULL, NULL, 0)) {
+		free(fv.v);
+		return NULL;
+	}
+	e = malloc(sizeof(*e) + fv.n * sizeof(e->frames[0]));
+	if (e) {
+		memcpy(e->frames, fv.v, fv.n * sizeof(e->frames[0]));
+		e->res = res;
+		e->res.nframes = fv.n;
+		e->res.frames = e->frames;
+		e->is_return_addr = is_return_addr;
+	}
+	free(fv.v);
+	return e;
+}
+
+static bool tab_grow(struct sym *s)
+{
+	size_t cap = s->tab_cap ? s->tab_cap * 2 : 1024;
+	struct sym_entry **t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return false;
+	for (size_t i = 0; i < s->tab_cap; i++) {
+		struct sym_entry *e = s->tab[i];
+		size_t j;
+
+		if (!e)
+			continue;
+		for (j = hash_pc(e->res.pc, e->is_return_addr) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
+			;
+		t[j] = e;
+	}
+	free(s->tab);
+	s->tab = t;
+	s->tab_cap = cap;
+	return true;
+}
+
+static const struct sym_pc *oom_result(struct sym *s, uint64_t pc)
+{
+	/* out of memory: a bare address, overwritten by the next such lookup */
+	s->oom_frame = (struct sym_frame){ 0 };
+	s->oom_pc = (struct sym_pc){ .pc = pc, .module_offset = pc, .nframes = 1,
+				     .frames = &s->oom_frame };
+	return &s->oom_pc;
+}
+
+const struct sym_pc *sym_lookup(struct sym *s, uint64_t pc, bool is_return_addr)
+{
+	static struct sym_frame none_frame;
+	static struct sym_pc none;
+	struct sym_entry *e;
+	size_t i;
+
+	if (!s) {
+		none = (struct sym_pc){ .pc = pc, .module_offset = pc, .nframes = 1,
+					.frames = &none_frame };
+		return &none;
+	}
+	if (2 * (s->tab_n + 1) > s->tab_cap && !tab_grow(s))
+		return oom_result(s, pc);
+	for (i = hash_pc(pc, is_return_addr) & (s->tab_cap - 1); (e = s->tab[i]);
+	     i = (i + 1) & (s->tab_cap - 1))
+		if (e->res.pc == pc && e->is_return_addr == is_return_addr)
+			return &e->res;
+	e = resolve(s, pc, is_return_addr);
+	if (!e)
+		return oom_result(s, pc);
+	s->tab[i] = e;
+	s->tab_n++;
+	return &e->res;
+}
+
+void sym_lookup_free(struct sym *s)
+{
+	for (size_t i = 0; i < s->tab_cap; i++)
+		free(s->tab[i]);
+	free(s->tab);
+	for (size_t i = 0; i < s->strs_cap; i++)
+		free(s->strs[i]);
+	free(s->strs);
+	s->tab = NULL;
+	s->strs = NULL;
+	s->tab_cap = s->strs_cap = 0;
+}
