@@ -1,6 +1,6 @@
 /*
  * Symbolization: target addresses to functions, inline frames and file:line. Only
- * sym_dwfl.c includes libdwfl; callers see this header alone.
+ * sym_dwfl.c and sym_lookup.c include libdwfl; callers see this header alone.
  */
 #ifndef HP_SYM_H
 #define HP_SYM_H
