@@ -40,7 +40,7 @@ ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(B)/%.o)
 ANALYZER_LIB_OBJS := $(filter-out $(B)/analyzer/main.o,$(ANALYZER_OBJS))
 
 .SECONDARY:
-.PHONY: all preload analyzer check check-build install uninstall clean demo bench deps
+.PHONY: all preload analyzer check check-build install uninstall clean demo bench fuzz
 all: preload analyzer
 
 preload: $(B)/heapprof.so
@@ -76,6 +76,7 @@ $(B)/heapprof-analyze: $(ANALYZER_OBJS)
 include test/progs/progs.mk
 include test/unit/unit.mk
 include test/cross/cross.mk
+include test/fuzz/fuzz.mk
 
 check: all check-build
 	$(Q)BUILD=$(abspath $(B)) SANITIZE='$(SANITIZE)' sh test/run $(TESTS)

@@ -190,15 +190,19 @@ static bool pread_all(int fd, unsigned char *buf, size_t n, uint64_t off)
  * Each window starts BACK bytes early, so that headers below a magic near its start
  * are in it too; the rest come from the mapping.
  */
-static void scan_chunk(const struct job *job, const struct chunk *c, unsigned char *buf,
+static void scan_chunk(const struct job *job, const struct chunk *c, unsigned char **bufp,
 		       struct scan_result *out)
 {
 	const struct seg *s = c->seg;
+	unsigned char *buf;
 
 	if (!s->in_file) {
 		scan_range(job, s, c->start, c->len, out);
 		return;
 	}
+	if (!*bufp)
+		*bufp = xmalloc(WINDOW + BACK);
+	buf = *bufp;
 	for (uint64_t done = 0, step; done < c->len; done += step) {
 		uint64_t at = c->start + done;
 		uint64_t back = at - s->vaddr < BACK ? at - s->vaddr : BACK;
@@ -217,11 +221,11 @@ static void *worker(void *arg)
 {
 	struct job *job = ((void **)arg)[0];
 	struct scan_result *out = ((void **)arg)[1];
-	unsigned char *buf = xmalloc(WINDOW + BACK);
+	unsigned char *buf = NULL;	/* the window, once a chunk is read from a file */
 	size_t k;
 
 	while ((k = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED)) < job->nchunks)
-		scan_chunk(job, &job->chunks[k], buf, out);
+		scan_chunk(job, &job->chunks[k], &buf, out);
 	free(buf);
 	return NULL;
 }

@@ -1,0 +1,38 @@
+/*
+ * libFuzzer target: any bytes as a raw memory image of any target (the first byte
+ * picks word size and byte order, the next eight the address), through the scan and
+ * the stack totals. Build and run: make fuzz (needs clang).
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "image.h"
+#include "scan.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct image img;
+	struct seg seg;
+	struct scan_result r;
+	uint64_t addr;
+
+	if (size < 9)
+		return 0;
+	memset(&img, 0, sizeof(img));
+	img.fd = -1;
+	img.wsize = data[0] & 1 ? 4 : 8;
+	img.big_endian = data[0] & 2;
+	memcpy(&addr, data + 1, 8);
+	if (img.wsize == 4)
+		addr &= 0xffffffff;
+	seg = (struct seg){ .vaddr = addr, .size = size - 9, .data = data + 9 };
+	if (addr + seg.size < addr)	/* image_add_raw refuses images past 2^64 */
+		seg.size = -addr;
+	img.segs = &seg;
+	img.nsegs = 1;
+	scan_image(&img, 1, &r);
+	scan_result_free(&r);
+	return 0;
+}
