@@ -184,6 +184,7 @@ static void parse(struct opts *o, int argc, char **argv)
 		parse_option(o, c, &top_set);
 	if (!top_set && o->format == &out_text)
 		o->report.top = 20;
+	o->report.sizes = o->format == &out_text;
 	if (o->nraw) {
 		if (argc - optind != 1)
 			bad_usage("%s", "raw mode takes PROGRAM and no CORE");

@@ -26,27 +26,6 @@ static int stack_cmp(const void *a, const void *b)
 	return (x->nframes > y->nframes) - (x->nframes < y->nframes);
 }
 
-static int size_cmp(const void *a, const void *b)
-{
-	const struct size_count *x = a, *y = b;
-
-	if (x->count != y->count)
-		return x->count > y->count ? -1 : 1;
-	return (x->size > y->size) - (x->size < y->size);
-}
-
-static struct size_count *sorted_sizes(const struct stack *s)
-{
-	struct size_count *v = xmalloc((s->nsizes ? s->nsizes : 1) * sizeof(*v));
-	size_t k = 0;
-
-	for (size_t i = 0; i < s->sizes_cap; i++)
-		if (s->sizes[i].count)
-			v[k++] = s->sizes[i];
-	qsort(v, k, sizeof(*v), size_cmp);
-	return v;
-}
-
 static struct report_frame *symbolize(const struct stack *s, struct sym *sym, unsigned *n)
 {
 	struct report_frame *v = NULL;
@@ -108,8 +87,8 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 		}
 		v[keep].bytes = s->bytes;
 		v[keep].blocks = s->blocks;
-		v[keep].sizes = sorted_sizes(s);
-		v[keep].nsizes = s->nsizes;
+		if (o->sizes)
+			v[keep].sizes = stacks_sizes(s, &v[keep].nsizes);
 		v[keep].frames = symbolize(s, sym, &v[keep].nframes);
 		keep++;
 	}

@@ -53,6 +53,7 @@ struct report {
 struct report_opts {
 	size_t top;		/* 0: all */
 	double min_percent;	/* stacks below this share are left out */
+	bool sizes;		/* count the shown stacks' blocks by size (text does) */
 };
 
 /* Build r from a scan; symbolizes only the stacks shown. */

@@ -22,36 +22,49 @@ static uint64_t hash_pcs(const uint64_t *pcs, unsigned n)
 	return hp_check_final(h);
 }
 
-static void size_slot_add(struct stack *s, uint64_t size, uint64_t count);
-
-static void sizes_grow(struct stack *s)
+static void sizes_append(struct stack *s, const uint64_t *sizes, uint64_t n)
 {
-	struct size_count *old = s->sizes;
-	size_t old_cap = s->sizes_cap;
-
-	s->sizes_cap = old_cap ? old_cap * 2 : 8;
-	s->sizes = xcalloc(s->sizes_cap, sizeof(*s->sizes));
-	s->nsizes = 0;
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i].count)
-			size_slot_add(s, old[i].size, old[i].count);
-	free(old);
+	if (s->blocks + n > s->sizes_cap) {
+		s->sizes_cap = s->blocks + n > 2 * s->sizes_cap ? s->blocks + n : 2 * s->sizes_cap;
+		s->sizes = xrealloc(s->sizes, s->sizes_cap * sizeof(*s->sizes));
+	}
+	memcpy(s->sizes + s->blocks, sizes, n * sizeof(*sizes));
 }
 
-static void size_slot_add(struct stack *s, uint64_t size, uint64_t count)
+static int u64_cmp(const void *a, const void *b)
 {
-	size_t i;
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
 
-	if ((s->nsizes + 1) * 4 > s->sizes_cap * 3)
-		sizes_grow(s);
-	i = (size_t)(hp_mix(0, size) & (s->sizes_cap - 1));
-	while (s->sizes[i].count && s->sizes[i].size != size)
-		i = (i + 1) & (s->sizes_cap - 1);
-	if (!s->sizes[i].count) {
-		s->sizes[i].size = size;
-		s->nsizes++;
+	return (x > y) - (x < y);
+}
+
+static int count_cmp(const void *a, const void *b)
+{
+	const struct size_count *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return (x->size > y->size) - (x->size < y->size);
+}
+
+struct size_count *stacks_sizes(const struct stack *s, size_t *n)
+{
+	uint64_t *v = xmalloc((s->blocks ? s->blocks : 1) * sizeof(*v));
+	struct size_count *out = xmalloc((s->blocks ? s->blocks : 1) * sizeof(*out));
+	size_t k = 0;
+
+	memcpy(v, s->sizes, s->blocks * sizeof(*v));
+	qsort(v, s->blocks, sizeof(*v), u64_cmp);
+	for (size_t i = 0; i < s->blocks; i++) {
+		if (k && out[k - 1].size == v[i])
+			out[k - 1].count++;
+		else
+			out[k++] = (struct size_count){ v[i], 1 };
 	}
-	s->sizes[i].count += count;
+	free(v);
+	qsort(out, k, sizeof(*out), count_cmp);
+	*n = k;
+	return out;
 }
 
 static void table_grow(struct stacks *t)
@@ -108,30 +121,28 @@ static struct stack **find_or_insert(struct stacks *t, const uint64_t *pcs, unsi
 	return slot;
 }
 
-static void add_bytes(struct stacks *t, struct stack *s, uint64_t bytes, uint64_t blocks)
+/* Count blocks more blocks of these sizes, holding bytes in all. */
+static void add_blocks(struct stacks *t, struct stack *s, uint64_t bytes, const uint64_t *sizes,
+		       uint64_t blocks)
 {
 	if (__builtin_add_overflow(s->bytes, bytes, &s->bytes)) {
 		s->bytes = UINT64_MAX;
 		t->saturated = true;
 	}
+	sizes_append(s, sizes, blocks);
 	s->blocks += blocks;
 }
 
 void stacks_add(struct stacks *t, const uint64_t *pcs, unsigned nframes, uint64_t size)
 {
-	struct stack *s = *find_or_insert(t, pcs, nframes);
-
-	add_bytes(t, s, size, 1);
-	size_slot_add(s, size, 1);
+	add_blocks(t, *find_or_insert(t, pcs, nframes), size, &size, 1);
 }
 
 void stacks_merge(struct stacks *into, struct stacks *from)
 {
 	into->saturated |= from->saturated;
 	for (size_t i = 0; i < from->cap; i++) {
-		struct stack *f = from->slots[i], *s;
-
-		struct stack **slot;
+		struct stack *f = from->slots[i], *s, **slot;
 
 		if (!f)
 			continue;
@@ -145,10 +156,7 @@ void stacks_merge(struct stacks *into, struct stacks *from)
 			continue;
 		}
 		s = *slot;
-		add_bytes(into, s, f->bytes, f->blocks);
-		for (size_t j = 0; j < f->sizes_cap; j++)
-			if (f->sizes[j].count)
-				size_slot_add(s, f->sizes[j].size, f->sizes[j].count);
+		add_blocks(into, s, f->bytes, f->sizes, f->blocks);
 		free(f->sizes);
 		free(f);
 	}

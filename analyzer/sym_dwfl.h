@@ -55,6 +55,9 @@ struct sym {
 	char **strs;		/* interned strings, same scheme */
 	size_t strs_cap, strs_n;
 
+	struct cu_index **cus;	/* per compile unit: its functions by address (sym_lookup.c) */
+	size_t cus_cap, cus_n;
+
 	struct sym_frame oom_frame; /* answers when memory runs out mid-lookup */
 	struct sym_pc oom_pc;
 };

@@ -143,19 +143,205 @@ static int clamp_line(Dwarf_Word v)
 }
 
 /*
- * The inline chain at addr, as eu-addr2line -i walks it: dwarf_getscopes gives the
- * innermost scope (after it come the abstract definition's scopes, which we do not
- * want), and dwarf_getscopes_die that scope's real parents. Each inlined instance is
- * a frame at the file:line the caller left off at; its DW_AT_call_file/_line is where
- * the next frame out was. The walk ends at the concrete function.
+ * dwarf_getscopes walks a unit's DIEs from the top for every address, which is
+ * quadratic on a unit with thousands of functions. Each unit's functions are listed
+ * once instead, sorted by address, and a lookup walks down the one function holding
+ * the pc. Anything the index does not cover takes the dwarf_getscopes way.
+ */
+#define SCOPE_DEPTH 64		/* nested lexical blocks and inlined instances followed */
+
+struct fn_range {
+	Dwarf_Addr lo, hi;	/* [lo, hi) in the unit's addresses */
+	Dwarf_Die die;		/* the DW_TAG_subprogram */
+};
+
+struct cu_index {
+	const void *key;	/* the unit DIE's bytes: one per unit of every module */
+	struct fn_range *v;
+	size_t n, cap;
+};
+
+static bool fn_push(struct cu_index *ci, Dwarf_Addr lo, Dwarf_Addr hi, Dwarf_Die *die)
+{
+	if (ci->n == ci->cap) {
+		size_t cap = ci->cap ? ci->cap * 2 : 64;
+		struct fn_range *v = realloc(ci->v, cap * sizeof(*v));
+
+		if (!v)
+			return false;
+		ci->v = v;
+		ci->cap = cap;
+	}
+	ci->v[ci->n++] = (struct fn_range){ lo, hi, *die };
+	return true;
+}
+
+/* Functions with code among parent's children, and inside namespaces and classes. */
+static void collect_functions(struct cu_index *ci, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 16 || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t off = 0;
+
+		if (tag == DW_TAG_subprogram) {
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0)
+				if (lo < hi && !fn_push(ci, lo, hi, &child))
+					return;
+		} else if (tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+			   tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+			   tag == DW_TAG_module) {
+			collect_functions(ci, &child, depth + 1);
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int fn_cmp(const void *a, const void *b)
+{
+	const struct fn_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static struct cu_index *cu_index_build(Dwarf_Die *cudie)
+{
+	struct cu_index *ci = calloc(1, sizeof(*ci));
+
+	if (!ci)
+		return NULL;
+	ci->key = cudie->addr;
+	collect_functions(ci, cudie, 0);
+	qsort(ci->v, ci->n, sizeof(*ci->v), fn_cmp);
+	return ci;
+}
+
+static bool cus_grow(struct sym *s)
+{
+	size_t cap = s->cus_cap ? s->cus_cap * 2 : 64;
+	struct cu_index **t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return false;
+	for (size_t i = 0; i < s->cus_cap; i++) {
+		size_t j;
+
+		if (!s->cus[i])
+			continue;
+		j = (size_t)hash_pc((uintptr_t)s->cus[i]->key, false) & (cap - 1);
+		while (t[j])
+			j = (j + 1) & (cap - 1);
+		t[j] = s->cus[i];
+	}
+	free(s->cus);
+	s->cus = t;
+	s->cus_cap = cap;
+	return true;
+}
+
+/* The function of cudie's unit whose code holds pc (unit addresses), or NULL. */
+static const struct fn_range *cu_function(struct sym *s, Dwarf_Die *cudie, Dwarf_Addr pc)
+{
+	struct cu_index *ci;
+	size_t j, lo = 0, hi;
+
+	if ((s->cus_n + 1) * 2 > s->cus_cap && !cus_grow(s))
+		return NULL;
+	j = (size_t)hash_pc((uintptr_t)cudie->addr, false) & (s->cus_cap - 1);
+	while (s->cus[j] && s->cus[j]->key != cudie->addr)
+		j = (j + 1) & (s->cus_cap - 1);
+	if (!s->cus[j]) {
+		if (!(s->cus[j] = cu_index_build(cudie)))
+			return NULL;
+		s->cus_n++;
+	}
+	ci = s->cus[j];
+	/* the last range starting at or below pc; ranges of one unit do not overlap */
+	for (hi = ci->n; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ci->v[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && pc < ci->v[lo - 1].hi ? &ci->v[lo - 1] : NULL;
+}
+
+/*
+ * A DW_TAG_lexical_block without addresses of its own groups DIEs and holds no code:
+ * the walk looks through it.
+ */
+static bool transparent(Dwarf_Die *die)
+{
+	return dwarf_tag(die) == DW_TAG_lexical_block && !dwarf_hasattr(die, DW_AT_low_pc) &&
+	       !dwarf_hasattr(die, DW_AT_ranges);
+}
+
+/* The child of parent (looking through transparent blocks) whose code holds pc. */
+static bool scope_child(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *out, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > SCOPE_DEPTH || dwarf_child(parent, &child) != 0)
+		return false;
+	do {
+		int tag = dwarf_tag(&child);
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block)
+			continue;
+		if (transparent(&child) ? scope_child(&child, pc, out, depth + 1) :
+					  dwarf_haspc(&child, pc) > 0) {
+			if (!transparent(&child))
+				*out = child;
+			return true;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return false;
+}
+
+/* Scopes holding pc inside function fn, innermost first, fn last; their count. */
+static int scope_path(Dwarf_Die *fn, Dwarf_Addr pc, Dwarf_Die *path)
+{
+	Dwarf_Die down[SCOPE_DEPTH];
+	int n = 0;
+
+	down[n++] = *fn;
+	while (n < SCOPE_DEPTH && scope_child(&down[n - 1], pc, &down[n], 0))
+		n++;
+	for (int i = 0; i < n; i++)
+		path[i] = down[n - 1 - i];
+	return n;
+}
+
+static int inline_frames(struct sym *s, Dwarf_Die *chain, int n, Dwarf_Files *files,
+			 const char *file, int line, struct frame_vec *fv);
+
+/*
+ * The inline chain at addr. Through the unit's function index where it can; else as
+ * eu-addr2line -i walks it: dwarf_getscopes gives the innermost scope (after it come
+ * the abstract definition's scopes, which we do not want), and dwarf_getscopes_die
+ * that scope's real parents.
  */
 static void dwarf_frames(struct sym *s, Dwarf_Die *cudie, Dwarf_Addr cu_pc, const char *file,
 			 int line, struct frame_vec *fv)
 {
-	Dwarf_Die *scopes = NULL, *chain = NULL, inner, cu;
+	Dwarf_Die *scopes = NULL, *chain = NULL, inner, cu, path[SCOPE_DEPTH], fdie;
 	Dwarf_Files *files = NULL;
-	int n = dwarf_getscopes(cudie, cu_pc, &scopes);
+	const struct fn_range *fn = cu_function(s, cudie, cu_pc);
+	int n;
 
+	/* the fast way: the function from the unit's index, then down its own scopes */
+	if (fn && (fdie = fn->die, n = scope_path(&fdie, cu_pc, path)) > 0) {
+		if (dwarf_getsrcfiles(cudie, &files, NULL) != 0)
+			files = NULL;
+		inline_frames(s, path, n, files, file, line, fv);
+		return;
+	}
+	n = dwarf_getscopes(cudie, cu_pc, &scopes);
 	if (n <= 0) {
 		free(scopes);
 		return;
@@ -167,6 +353,18 @@ static void dwarf_frames(struct sym *s, Dwarf_Die *cudie, Dwarf_Addr cu_pc, cons
 	if (dwarf_diecu(&inner, &cu, NULL, NULL) == NULL || dwarf_getsrcfiles(&cu, &files, NULL) != 0)
 		if (dwarf_getsrcfiles(cudie, &files, NULL) != 0)
 			files = NULL;
+	inline_frames(s, chain, n, files, file, line, fv);
+	free(chain);
+}
+
+/*
+ * chain[0..n): scopes from the innermost outwards. Each inlined instance is a frame at
+ * the file:line the pc is at (or its callee left off at); its DW_AT_call_file/_line is
+ * where the next frame out was. Ends at the concrete function.
+ */
+static int inline_frames(struct sym *s, Dwarf_Die *chain, int n, Dwarf_Files *files,
+			 const char *file, int line, struct frame_vec *fv)
+{
 	for (int i = 0; i < n; i++) {
 		int tag = dwarf_tag(&chain[i]);
 		Dwarf_Word v;
@@ -185,7 +383,7 @@ static void dwarf_frames(struct sym *s, Dwarf_Die *cudie, Dwarf_Addr cu_pc, cons
 		if (die_udata(&chain[i], DW_AT_call_line, &v) == 0)
 			line = clamp_line(v);
 	}
-	free(chain);
+	return 0;
 }
 
 /* Warn once per module that gives us nothing to name functions with. */
@@ -408,6 +606,14 @@ void sym_lookup_free(struct sym *s)
 	for (size_t i = 0; i < s->strs_cap; i++)
 		free(s->strs[i]);
 	free(s->strs);
+	for (size_t i = 0; i < s->cus_cap; i++) {
+		if (s->cus[i])
+			free(s->cus[i]->v);
+		free(s->cus[i]);
+	}
+	free(s->cus);
+	s->cus = NULL;
+	s->cus_cap = s->cus_n = 0;
 	s->tab = NULL;
 	s->strs = NULL;
 	s->tab_cap = s->strs_cap = 0;

@@ -28,7 +28,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct image img;
 	struct scan_result scan;
 	struct report r = { .program = program, .source = "fuzz" };
-	struct report_opts ro = { .top = 5 };
+	struct report_opts ro = { .top = 5, .sizes = true };
 	struct sym *sym;
 	FILE *out;
 
