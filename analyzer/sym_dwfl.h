@@ -37,6 +37,12 @@ struct sym_program {		/* what PROGRAM itself says, read before any reporting */
 	bool has_dwarf;
 };
 
+/* An open-addressed table of pointers: linear probing, power-of-two size (sym_lookup.c). */
+struct ptab {
+	void **v;
+	size_t cap, n;
+};
+
 struct sym {
 	Dwfl_Callbacks cb;	/* dwfl keeps a pointer to this and to debuginfo_path */
 	char *debuginfo_path;
@@ -50,13 +56,9 @@ struct sym {
 	const char *source;
 	struct sym_mod *mods;
 
-	struct sym_entry **tab;	/* pc cache: open addressing, power-of-two size */
-	size_t tab_cap, tab_n;
-	char **strs;		/* interned strings, same scheme */
-	size_t strs_cap, strs_n;
-
-	struct cu_index **cus;	/* per compile unit: its functions by address (sym_lookup.c) */
-	size_t cus_cap, cus_n;
+	struct ptab pcs;	/* struct sym_entry *: each pc looked up once */
+	struct ptab strs;	/* char *: interned strings */
+	struct ptab cus;	/* struct cu_index *: per compile unit, its functions by address */
 
 	struct sym_frame oom_frame; /* answers when memory runs out mid-lookup */
 	struct sym_pc oom_pc;

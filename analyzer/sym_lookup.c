@@ -42,26 +42,57 @@ static uint64_t hash_pc(uint64_t pc, bool ret)
 	return h ^ (h >> 29);
 }
 
-static bool strs_grow(struct sym *s)
+/*
+ * The slot for key in t: the one whose entry is the same as key, or the empty one
+ * where it belongs. Grows t first when it would be over half full (rehashing each
+ * entry with rehash). NULL when memory runs out.
+ */
+static void **ptab_slot(struct ptab *t, uint64_t hash, const void *key, size_t first_cap,
+			bool (*same)(const void *entry, const void *key),
+			uint64_t (*rehash)(const void *entry))
 {
-	size_t cap = s->strs_cap ? s->strs_cap * 2 : 256;
-	char **t = calloc(cap, sizeof(*t));
+	size_t i;
 
-	if (!t)
-		return false;
-	for (size_t i = 0; i < s->strs_cap; i++) {
-		size_t j;
+	if (2 * (t->n + 1) > t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : first_cap;
+		void **v = calloc(cap, sizeof(*v));
 
-		if (!s->strs[i])
-			continue;
-		for (j = hash_bytes(s->strs[i]) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
-			;
-		t[j] = s->strs[i];
+		if (!v)
+			return NULL;
+		for (size_t k = 0; k < t->cap; k++) {
+			if (!t->v[k])
+				continue;
+			for (i = rehash(t->v[k]) & (cap - 1); v[i]; i = (i + 1) & (cap - 1))
+				;
+			v[i] = t->v[k];
+		}
+		free(t->v);
+		t->v = v;
+		t->cap = cap;
 	}
-	free(s->strs);
-	s->strs = t;
-	s->strs_cap = cap;
-	return true;
+	for (i = hash & (t->cap - 1); t->v[i] && !same(t->v[i], key); i = (i + 1) & (t->cap - 1))
+		;
+	return &t->v[i];
+}
+
+/* Free every entry of t with release, then t itself. */
+static void ptab_free(struct ptab *t, void (*release)(void *entry))
+{
+	for (size_t i = 0; i < t->cap; i++)
+		if (t->v[i])
+			release(t->v[i]);
+	free(t->v);
+	*t = (struct ptab){ 0 };
+}
+
+static bool str_same(const void *entry, const void *key)
+{
+	return !strcmp(entry, key);
+}
+
+static uint64_t str_hash(const void *entry)
+{
+	return hash_bytes(entry);
 }
 
 /*
@@ -70,19 +101,13 @@ static bool strs_grow(struct sym *s)
  */
 const char *sym_intern(struct sym *s, const char *str)
 {
-	size_t i;
+	void **slot;
 
-	if (!str)
+	if (!str || !(slot = ptab_slot(&s->strs, hash_bytes(str), str, 256, str_same, str_hash)))
 		return NULL;
-	if (2 * (s->strs_n + 1) > s->strs_cap && !strs_grow(s))
-		return NULL;
-	for (i = hash_bytes(str) & (s->strs_cap - 1); s->strs[i]; i = (i + 1) & (s->strs_cap - 1))
-		if (!strcmp(s->strs[i], str))
-			return s->strs[i];
-	s->strs[i] = strdup(str);
-	if (s->strs[i])
-		s->strs_n++;
-	return s->strs[i];
+	if (!*slot && (*slot = strdup(str)))
+		s->strs.n++;
+	return *slot;
 }
 
 /* C++ names come demangled; C names, and anything the demangler rejects, as they are. */
@@ -219,46 +244,38 @@ static struct cu_index *cu_index_build(Dwarf_Die *cudie)
 	return ci;
 }
 
-static bool cus_grow(struct sym *s)
+static bool cu_same(const void *entry, const void *key)
 {
-	size_t cap = s->cus_cap ? s->cus_cap * 2 : 64;
-	struct cu_index **t = calloc(cap, sizeof(*t));
+	return ((const struct cu_index *)entry)->key == key;
+}
 
-	if (!t)
-		return false;
-	for (size_t i = 0; i < s->cus_cap; i++) {
-		size_t j;
+static uint64_t cu_hash(const void *entry)
+{
+	return hash_pc((uintptr_t)((const struct cu_index *)entry)->key, false);
+}
 
-		if (!s->cus[i])
-			continue;
-		j = (size_t)hash_pc((uintptr_t)s->cus[i]->key, false) & (cap - 1);
-		while (t[j])
-			j = (j + 1) & (cap - 1);
-		t[j] = s->cus[i];
-	}
-	free(s->cus);
-	s->cus = t;
-	s->cus_cap = cap;
-	return true;
+static void cu_free(void *entry)
+{
+	free(((struct cu_index *)entry)->v);
+	free(entry);
 }
 
 /* The function of cudie's unit whose code holds pc (unit addresses), or NULL. */
 static const struct fn_range *cu_function(struct sym *s, Dwarf_Die *cudie, Dwarf_Addr pc)
 {
+	void **slot = ptab_slot(&s->cus, hash_pc((uintptr_t)cudie->addr, false), cudie->addr, 64,
+				cu_same, cu_hash);
 	struct cu_index *ci;
-	size_t j, lo = 0, hi;
+	size_t lo = 0, hi;
 
-	if ((s->cus_n + 1) * 2 > s->cus_cap && !cus_grow(s))
+	if (!slot)
 		return NULL;
-	j = (size_t)hash_pc((uintptr_t)cudie->addr, false) & (s->cus_cap - 1);
-	while (s->cus[j] && s->cus[j]->key != cudie->addr)
-		j = (j + 1) & (s->cus_cap - 1);
-	if (!s->cus[j]) {
-		if (!(s->cus[j] = cu_index_build(cudie)))
+	if (!*slot) {
+		if (!(*slot = cu_index_build(cudie)))
 			return NULL;
-		s->cus_n++;
+		s->cus.n++;
 	}
-	ci = s->cus[j];
+	ci = *slot;
 	/* the last range starting at or below pc; ranges of one unit do not overlap */
 	for (hi = ci->n; lo < hi;) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -540,27 +557,24 @@ static struct sym_entry *resolve(struct sym *s, uint64_t pc, bool is_return_addr
 	return e;
 }
 
-static bool tab_grow(struct sym *s)
+struct pc_key {
+	uint64_t pc;
+	bool is_return_addr;
+};
+
+static bool entry_same(const void *entry, const void *key)
 {
-	size_t cap = s->tab_cap ? s->tab_cap * 2 : 1024;
-	struct sym_entry **t = calloc(cap, sizeof(*t));
+	const struct sym_entry *e = entry;
+	const struct pc_key *k = key;
 
-	if (!t)
-		return false;
-	for (size_t i = 0; i < s->tab_cap; i++) {
-		struct sym_entry *e = s->tab[i];
-		size_t j;
+	return e->res.pc == k->pc && e->is_return_addr == k->is_return_addr;
+}
 
-		if (!e)
-			continue;
-		for (j = hash_pc(e->res.pc, e->is_return_addr) & (cap - 1); t[j]; j = (j + 1) & (cap - 1))
-			;
-		t[j] = e;
-	}
-	free(s->tab);
-	s->tab = t;
-	s->tab_cap = cap;
-	return true;
+static uint64_t entry_hash(const void *entry)
+{
+	const struct sym_entry *e = entry;
+
+	return hash_pc(e->res.pc, e->is_return_addr);
 }
 
 static const struct sym_pc *oom_result(struct sym *s, uint64_t pc)
@@ -576,45 +590,31 @@ const struct sym_pc *sym_lookup(struct sym *s, uint64_t pc, bool is_return_addr)
 {
 	static struct sym_frame none_frame;
 	static struct sym_pc none;
+	struct pc_key key = { pc, is_return_addr };
 	struct sym_entry *e;
-	size_t i;
+	void **slot;
 
 	if (!s) {
 		none = (struct sym_pc){ .pc = pc, .module_offset = pc, .nframes = 1,
 					.frames = &none_frame };
 		return &none;
 	}
-	if (2 * (s->tab_n + 1) > s->tab_cap && !tab_grow(s))
+	slot = ptab_slot(&s->pcs, hash_pc(pc, is_return_addr), &key, 1024, entry_same, entry_hash);
+	if (!slot)
 		return oom_result(s, pc);
-	for (i = hash_pc(pc, is_return_addr) & (s->tab_cap - 1); (e = s->tab[i]);
-	     i = (i + 1) & (s->tab_cap - 1))
-		if (e->res.pc == pc && e->is_return_addr == is_return_addr)
-			return &e->res;
+	if (*slot)
+		return &((struct sym_entry *)*slot)->res;
 	e = resolve(s, pc, is_return_addr);
 	if (!e)
 		return oom_result(s, pc);
-	s->tab[i] = e;
-	s->tab_n++;
+	*slot = e;
+	s->pcs.n++;
 	return &e->res;
 }
 
 void sym_lookup_free(struct sym *s)
 {
-	for (size_t i = 0; i < s->tab_cap; i++)
-		free(s->tab[i]);
-	free(s->tab);
-	for (size_t i = 0; i < s->strs_cap; i++)
-		free(s->strs[i]);
-	free(s->strs);
-	for (size_t i = 0; i < s->cus_cap; i++) {
-		if (s->cus[i])
-			free(s->cus[i]->v);
-		free(s->cus[i]);
-	}
-	free(s->cus);
-	s->cus = NULL;
-	s->cus_cap = s->cus_n = 0;
-	s->tab = NULL;
-	s->strs = NULL;
-	s->tab_cap = s->strs_cap = 0;
+	ptab_free(&s->pcs, free);
+	ptab_free(&s->strs, free);
+	ptab_free(&s->cus, cu_free);
 }
