@@ -34,8 +34,7 @@ struct image {
 	unsigned overlap_segs;	/* segments dropped for overlapping another */
 	Elf *elf;		/* the core (NULL in raw mode); owned by the image */
 	const char *path;	/* the core file as named by the user, or NULL */
-	const char *elf_path;	/* the file behind elf: path, or a temp file for gzip */
-	int fd;			/* open on elf_path, -1 if none */
+	int fd;			/* the core (or its inflated copy), -1 if none */
 
 	struct raw_map *raws;	/* the files mapped for segs[].data */
 	size_t nraws;

@@ -156,7 +156,6 @@ int image_open_core(struct image *img, const char *path, char *err, size_t errle
 	memset(img, 0, sizeof(*img));
 	img->fd = -1;
 	img->path = path;
-	img->elf_path = path;
 	elf_version(EV_CURRENT);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -170,7 +169,6 @@ int image_open_core(struct image *img, const char *path, char *err, size_t errle
 		if (plain < 0)
 			return -1;
 		fd = plain;
-		img->elf_path = NULL;
 	}
 	img->fd = fd;
 	img->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);

@@ -110,11 +110,6 @@ static void check_at(const struct image *img, const struct seg *s, uint64_t magi
 	stacks_add(&out->stacks, pcs, h.nframes, h.size);
 }
 
-void scan_candidate(const struct image *img, uint64_t magic_addr, struct scan_result *out)
-{
-	check_at(img, image_find(img, magic_addr), magic_addr, out);
-}
-
 typedef uint64_t u64x2 __attribute__((vector_size(16), aligned(1), may_alias));
 
 /* Offset of the first 8-byte word equal to m in p[i..n), stepping by 8, or n. */

@@ -32,12 +32,6 @@ struct scan_result {
 /* Scan every segment of img with nthreads threads (>= 1) into *out (initialized here). */
 void scan_image(const struct image *img, unsigned nthreads, struct scan_result *out);
 
-/*
- * Validate the candidate whose magic word sits at target address magic_addr and, when
- * it is a live block, add it to out. Exposed for the unit tests.
- */
-void scan_candidate(const struct image *img, uint64_t magic_addr, struct scan_result *out);
-
 /* Reason text for a reject counter: "bad check value", ... */
 const char *scan_reason(enum scan_reject r);
 

@@ -27,9 +27,7 @@ cross: $(foreach a,$(CROSS_AVAILABLE),cross-$(a))
 
 check-build: $(P)/mkdump $(P)/sites-dump $(P)/firmware_example cross
 
-$(P)/mkdump: test/progs/mkdump.c test/progs/encode.h include/heapprof_format.h
-	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
+$(P)/mkdump: test/progs/encode.h
 
 $(P)/sites-dump: test/progs/sites.c test/progs/dumpheap.c $(P)/libsite.so
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fPIE -pie -o $@ $(filter %.c,$^) -L$(P) -lsite \

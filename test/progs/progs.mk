@@ -27,11 +27,9 @@ $(P)/sites-stripped: $(P)/sites
 		objcopy --only-keep-debug $< $(B)/debug/.build-id/$${id%$${id#??}}/$${id#??}.debug && \
 		objcopy --strip-all $< $@
 
-$(P)/stress: test/progs/stress.c
-	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
-
-$(P)/forker: test/progs/forker.c
+# Programs built from one C file with nothing special.
+PLAIN_PROGS := $(addprefix $(P)/,stress forker realloc_check mangle demo mkdump)
+$(PLAIN_PROGS): $(P)/%: test/progs/%.c include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
 
@@ -39,27 +37,10 @@ $(P)/cxx: test/progs/cxx.cc
 	@mkdir -p $(@D)
 	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -fno-ipa-icf -std=c++17 -Wall -Wextra -o $@ $<
 
-$(P)/realloc_check: test/progs/realloc_check.c
-	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
-
-$(P)/mangle: test/progs/mangle.c
-	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
-
-$(P)/plain: test/progs/sites.c $(P)/libsite.so
-	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $< -L$(P) -lsite -Wl,-rpath,'$$ORIGIN'
-
-$(P)/demo: test/progs/demo.c
-	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
-
 # The unwinders on their own, in a program built without and with frame pointers.
 UNWIND_SRCS := preload/unwind.c preload/unwind_cfi.c preload/cfi_parse.c
-$(P)/unwind_check-nofp: test/progs/unwind_check.c $(UNWIND_SRCS)
+$(P)/unwind_check-nofp: FP_FLAG := -fomit-frame-pointer
+$(P)/unwind_check-fp: FP_FLAG := -fno-omit-frame-pointer
+$(P)/unwind_check-nofp $(P)/unwind_check-fp: test/progs/unwind_check.c $(UNWIND_SRCS)
 	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fomit-frame-pointer -rdynamic -o $@ $^ -ldl -lgcc_s
-
-$(P)/unwind_check-fp: test/progs/unwind_check.c $(UNWIND_SRCS)
-	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-omit-frame-pointer -rdynamic -o $@ $^ -ldl -lgcc_s
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) $(FP_FLAG) -rdynamic -o $@ $^ -ldl -lgcc_s

@@ -839,7 +839,6 @@ static bool core_open(struct core *c, const char *path)
 	c->img = raw_image(8, false, EM_X86_64);
 	c->img.elf = c->elf;
 	c->img.path = path;
-	c->img.elf_path = path;
 	c->img.fd = c->fd;
 	return c->elf != NULL;
 }
