@@ -21,6 +21,7 @@
 #include "../../preload/unwind.h"
 #include "../../preload/unwind_cfi.h"
 #include "../../preload/util.h"
+#include "tap.h"
 
 #define NOIPA __attribute__((noipa))
 /* like the real hooks, which the preload builds with frame pointers */
@@ -47,7 +48,7 @@ void *thread_main(void *p);
 int sort_cmp(const void *a, const void *b);
 void on_signal(int sig);
 
-static unsigned n_pass, n_fail, n_skip, n_test, n_warn;
+static unsigned n_warn;
 static volatile unsigned sink;	/* keeps results alive; wraps freely */
 
 /* util.c's hp_warn, reduced to what the test needs: count and show */
@@ -55,22 +56,6 @@ void hp_warn(const char *a, const char *b, const char *c)
 {
 	n_warn++;
 	fprintf(stderr, "# heapprof: %s%s%s\n", a ? a : "", b ? b : "", c ? c : "");
-}
-
-static void report(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %u - ", ok ? "ok" : "not ok", ++n_test);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (ok)
-		n_pass++;
-	else
-		n_fail++;
 }
 
 /* ---- the call chains ---- */
@@ -323,24 +308,24 @@ NOIPA void check_chain(int m)
 {
 	uintptr_t pcs[HP_MAX_FRAMES + 1];
 	unsigned n = capture_chain(pcs, HP_MAX_FRAMES);
-	bool ok;
+	bool good;
 
 	memcpy(ref_chain[m], pcs, sizeof(ref_chain[m]));
 	ref_chain_n[m] = n;
 	if (strcmp(modes[m], "fp") != 0) {
-		ok = names_are(pcs, n, chain_names, CHAIN_MAIN) &&
+		good = names_are(pcs, n, chain_names, CHAIN_MAIN) &&
 		     tail_is_libc(pcs, CHAIN_MAIN, n, "_start");
-		report(ok, "%s: chain main..d names every frame, then libc, ending at _start",
+		ok(good, "%s: chain main..d names every frame, then libc, ending at _start",
 		       modes[m]);
 	} else if (fp_build) {
 		/* the walk has to reach main; after it, libc has no frame pointers */
-		ok = names_are(pcs, n, chain_names, CHAIN_MAIN);
-		report(ok, "fp: chain main..d names every frame (frame-pointer build)");
+		good = names_are(pcs, n, chain_names, CHAIN_MAIN);
+		ok(good, "fp: chain main..d names every frame (frame-pointer build)");
 	} else {
-		ok = n >= 1 && names_are(pcs, 1, chain_names, 1);
-		report(ok, "fp: chain starts in chain_d (%u frames; no-frame-pointer build)", n);
+		good = n >= 1 && names_are(pcs, 1, chain_names, 1);
+		ok(good, "fp: chain starts in chain_d (%u frames; no-frame-pointer build)", n);
 	}
-	if (!ok)
+	if (!good)
 		dump(modes[m], pcs, n);
 }
 
@@ -349,7 +334,7 @@ static void check_max(int m)
 	uintptr_t pcs[HP_MAX_FRAMES + 2], full[HP_MAX_FRAMES];
 	static const unsigned maxes[] = { 64, 1, 2, 3, 5, 8, 16, 65, 1000 };
 	unsigned full_n = 0;
-	bool ok = true;
+	bool good = true;
 
 	/* one call site for all: the first (max 64) is the reference for the others */
 	for (unsigned i = 0; i < sizeof(maxes) / sizeof(maxes[0]); i++) {
@@ -365,11 +350,11 @@ static void check_max(int m)
 		}
 		if (pcs[cap] != 0x5a5a5a5a || n != want || memcmp(pcs, full, n * sizeof(*pcs)) != 0) {
 			fprintf(stderr, "# %s: max %u gave %u frames, wanted %u\n", modes[m], max, n, want);
-			ok = false;
+			good = false;
 		}
 	}
-	report(ok, "%s: max is honoured (1, 2, 3, 5, 8, 16, 64, and above 64)", modes[m]);
-	report(capture_chain(pcs, 0) == 0, "%s: max 0 stores nothing", modes[m]);
+	ok(good, "%s: max is honoured (1, 2, 3, 5, 8, 16, 64, and above 64)", modes[m]);
+	ok(capture_chain(pcs, 0) == 0, "%s: max 0 stores nothing", modes[m]);
 }
 
 NOIPA void check_rec(int m)
@@ -381,34 +366,33 @@ NOIPA void check_rec(int m)
 	};
 	struct req r = { pcs, 16, 0, 32 };
 	unsigned n = run_rec(&r, 40);
-	bool ok = n == 16 && names_are(pcs, n, rec16, 16);
-	bool skip = strcmp(modes[m], "fp") == 0 && !fp_build;
+	bool good = n == 16 && names_are(pcs, n, rec16, 16);
+	bool no_fp = strcmp(modes[m], "fp") == 0 && !fp_build;
 
-	if (skip) {
+	if (no_fp) {
 		/* rec keeps no frame pointer: fp can only give pcs[0]; check_agreement judges */
-		printf("ok %u - fp: recursion 40 deep # SKIP no frame pointers to follow\n", ++n_test);
-		n_skip++;
+		skip("fp: recursion 40 deep", "no frame pointers to follow");
 	} else {
-		report(ok, "%s: recursion 40 deep, max 16: 16 frames in rec", modes[m]);
-		if (!ok)
+		ok(good, "%s: recursion 40 deep, max 16: 16 frames in rec", modes[m]);
+		if (!good)
 			dump(modes[m], pcs, n);
 	}
 	r.max = HP_MAX_FRAMES;
 	n = run_rec(&r, 40);
 	memcpy(ref_rec[m], pcs, sizeof(ref_rec[m]));
 	ref_rec_n[m] = n;
-	if (skip)
+	if (no_fp)
 		return;
-	ok = n > 44;
-	for (unsigned i = 0; i < 41 && ok; i++)
-		ok = names_are(pcs + i, n - i, rec16, 1);
-	if (ok) {
+	good = n > 44;
+	for (unsigned i = 0; i < 41 && good; i++)
+		good = names_are(pcs + i, n - i, rec16, 1);
+	if (good) {
 		static const char *const outer[] = { "run_rec", "check_rec", "check_mode", "main" };
 
-		ok = names_are(pcs + 41, n - 41, outer, 4);
+		good = names_are(pcs + 41, n - 41, outer, 4);
 	}
-	report(ok, "%s: recursion 40 deep, max 64: 41 frames in rec, then run_rec..main", modes[m]);
-	if (!ok)
+	ok(good, "%s: recursion 40 deep, max 64: 41 frames in rec, then run_rec..main", modes[m]);
+	if (!good)
 		dump(modes[m], pcs, n);
 }
 
@@ -453,7 +437,7 @@ static void check_threads(int m)
 					     "run_chain", "capture_chain", "thread_main" };
 	struct thread_arg t[N_THREADS];
 	pthread_t tid[N_THREADS];
-	bool ok = true;
+	bool good = true;
 	unsigned want = strcmp(modes[m], "fp") == 0 && !fp_build ? 1 : 7;
 	const char *file;
 
@@ -461,7 +445,7 @@ static void check_threads(int m)
 	for (int i = 0; i < N_THREADS; i++) {
 		t[i].mode = m;
 		if (pthread_create(&tid[i], NULL, thread_main, &t[i]) != 0)
-			ok = false;
+			good = false;
 	}
 	for (int i = 0; i < N_THREADS; i++) {
 		pthread_join(tid[i], NULL);
@@ -472,11 +456,11 @@ static void check_threads(int m)
 		if (t[i].bad || !tail || !names_are(t[i].first, t[i].first_n, names, want)) {
 			fprintf(stderr, "# thread %d: %u bad captures\n", i, t[i].bad);
 			dump(modes[m], t[i].first, t[i].first_n);
-			ok = false;
+			good = false;
 		}
 	}
 	(void)file;
-	report(ok, "%s: %d threads x %d captures agree and name their frames", modes[m],
+	ok(good, "%s: %d threads x %d captures agree and name their frames", modes[m],
 	       N_THREADS, N_ITER);
 }
 
@@ -526,7 +510,7 @@ static void check_hostile_values(int m)
 			fake_malloc_hostile(pcs, HP_MAX_FRAMES, &h);
 		}
 	}
-	report(bad_sp_frames == 0,
+	ok(bad_sp_frames == 0,
 	       "%s: NULL, kernel, odd and stray sp/fp/pc never fault; sp off the stack gives 1 frame",
 	       modes[m]);
 }
@@ -628,7 +612,7 @@ static void check_libc_paths(int m)
 	sigaltstack(&old, NULL);
 	sigaction(SIGUSR1, &prev, NULL);
 	if (HP_UNWIND_X86_64)
-		report(alt_n == 1, "%s: handler on a sigaltstack records pcs[0] only (%u)", modes[m],
+		ok(alt_n == 1, "%s: handler on a sigaltstack records pcs[0] only (%u)", modes[m],
 		       alt_n);
 }
 
@@ -640,10 +624,10 @@ NOIPA void check_mode(int m)
 
 	unwind_init(modes[m]);
 	if (strcmp(unwind_name(), modes[m]) != 0 || n_warn != w) {
-		report(false, "%s: mode selected (got %s)", modes[m], unwind_name());
+		ok(false, "%s: mode selected (got %s)", modes[m], unwind_name());
 		return;
 	}
-	report(true, "%s: mode selected without warnings", modes[m]);
+	ok(true, "%s: mode selected without warnings", modes[m]);
 	check_chain(m);
 	check_max(m);
 	check_rec(m);
@@ -651,7 +635,7 @@ NOIPA void check_mode(int m)
 	check_libc_paths(m);
 	check_hostile_values(m);
 	garbage_walks(strcmp(modes[m], "cfi") == 0 || strcmp(modes[m], "fp") == 0 ? 20000 : 2000);
-	report(true, "%s: random walks through a frame of garbage never fault", modes[m]);
+	ok(true, "%s: random walks through a frame of garbage never fault", modes[m]);
 }
 
 static void check_agreement(void)
@@ -660,10 +644,10 @@ static void check_agreement(void)
 	bool same = same_stack(ref_chain[0], ref_chain_n[0], ref_chain[2], ref_chain_n[2], 0) &&
 		    same_stack(ref_rec[0], ref_rec_n[0], ref_rec[2], ref_rec_n[2], 0);
 
-	report(same, "cfi and libgcc give identical arrays (chain and recursion, max 64)");
+	ok(same, "cfi and libgcc give identical arrays (chain and recursion, max 64)");
 	same = ref_sort_n[0] > 4 &&
 	       same_stack(ref_sort[0], ref_sort_n[0], ref_sort[2], ref_sort_n[2], 0);
-	report(same, "cfi and libgcc give identical arrays from inside qsort (%u frames)",
+	ok(same, "cfi and libgcc give identical arrays from inside qsort (%u frames)",
 	       ref_sort_n[0]);
 	if (!same) {
 		dump("cfi", ref_sort[0], ref_sort_n[0]);
@@ -672,7 +656,7 @@ static void check_agreement(void)
 	/* cfi stops at the signal trampoline (an 'S' CIE); libgcc goes through it */
 	same = ref_sig_n[0] >= 2 && ref_sig_n[0] <= ref_sig_n[2] &&
 	       !memcmp(ref_sig[0], ref_sig[2], ref_sig_n[0] * sizeof(uintptr_t));
-	report(same, "cfi in a signal handler: a prefix of libgcc's stack (%u of %u frames)",
+	ok(same, "cfi in a signal handler: a prefix of libgcc's stack (%u of %u frames)",
 	       ref_sig_n[0], ref_sig_n[2]);
 	if (!same) {
 		dump("cfi", ref_sig[0], ref_sig_n[0]);
@@ -682,7 +666,7 @@ static void check_agreement(void)
 	unwind_init("cfi");
 	for (unsigned i = 0; i + 1 < ref_chain_n[0] && same; i++)
 		same = CFI_RULE_KIND(cfi_rule_of(ref_chain[0][i])) == CFI_FRAME;
-	report(same && CFI_RULE_KIND(cfi_rule_of(ref_chain[0][ref_chain_n[0] - 1])) == CFI_END,
+	ok(same && CFI_RULE_KIND(cfi_rule_of(ref_chain[0][ref_chain_n[0] - 1])) == CFI_END,
 	       "cfi: each frame of the chain has a cacheable rule, _start ends the stack");
 	if (!same) {
 		dump("cfi", ref_chain[0], ref_chain_n[0]);
@@ -696,12 +680,12 @@ static void check_agreement(void)
 	if (fp_build)
 		same = same_stack(ref_chain[1], ref_chain_n[1], ref_chain[2], ref_chain_n[2],
 				  CHAIN_MAIN);
-	report(same, "fp records only real frames, in order (%u of %u)", ref_chain_n[1],
+	ok(same, "fp records only real frames, in order (%u of %u)", ref_chain_n[1],
 	       ref_chain_n[2]);
 	if (!same)
 		dump("fp", ref_chain[1], ref_chain_n[1]);
 	same = same_stack(ref_chain[3], ref_chain_n[3], ref_chain[2], ref_chain_n[2], 0);
-	report(same, "libunwind and libgcc give identical arrays (chain, max 64)");
+	ok(same, "libunwind and libgcc give identical arrays (chain, max 64)");
 	if (!same)
 		dump("libunwind", ref_chain[3], ref_chain_n[3]);
 }
@@ -732,7 +716,7 @@ NOIPA void check_fallback(void)
 {
 	uintptr_t pcs[2][HP_MAX_FRAMES], *a = pcs[0], *b = pcs[1];
 	unsigned n[2], na, nb;
-	bool ok;
+	bool good;
 
 	/* one call site for both (a volatile count keeps gcc from unrolling) */
 	for (volatile int i = 0; i < 2; i++) {
@@ -741,10 +725,10 @@ NOIPA void check_fallback(void)
 	}
 	na = n[0], nb = n[1];
 	unwind_init("cfi");
-	ok = CFI_RULE_KIND(cfi_rule_of(a[0])) == CFI_STOP && na > 3 && na == nb &&
+	good = CFI_RULE_KIND(cfi_rule_of(a[0])) == CFI_STOP && na > 3 && na == nb &&
 	     !memcmp(a, b, na * sizeof(a[0]));
-	report(ok, "cfi: a caller with a CFA expression falls back to libgcc (%u frames)", na);
-	if (!ok) {
+	ok(good, "cfi: a caller with a CFA expression falls back to libgcc (%u frames)", na);
+	if (!good) {
 		dump("cfi", a, na);
 		dump("libgcc", b, nb);
 	}
@@ -756,13 +740,13 @@ static void check_bad_names(void)
 	unsigned w = n_warn;
 
 	unwind_init("frobnicate");
-	report(n_warn == w + 1 && strcmp(unwind_name(), "cfi") == 0,
+	ok(n_warn == w + 1 && strcmp(unwind_name(), "cfi") == 0,
 	       "unknown HEAPPROF_UNWIND: one warning, default cfi (%s)", unwind_name());
 	w = n_warn;
 	unwind_init("");
-	report(n_warn == w && strcmp(unwind_name(), "cfi") == 0, "empty HEAPPROF_UNWIND: cfi, quietly");
+	ok(n_warn == w && strcmp(unwind_name(), "cfi") == 0, "empty HEAPPROF_UNWIND: cfi, quietly");
 	unwind_init(NULL);
-	report(n_warn == w && strcmp(unwind_name(), "cfi") == 0, "no HEAPPROF_UNWIND: cfi, quietly");
+	ok(n_warn == w && strcmp(unwind_name(), "cfi") == 0, "no HEAPPROF_UNWIND: cfi, quietly");
 }
 
 /* ---- the parser on a copy of libc's tables, clean and corrupted ---- */
@@ -831,13 +815,13 @@ static void check_parser(void)
 
 	dl_iterate_phdr(find_libc, &e);
 	if (!e.hdr || !e.seg_end || !e.text) {
-		report(false, "parser: libc's .eh_frame_hdr found");
+		ok(false, "parser: libc's .eh_frame_hdr found");
 		return;
 	}
 	len = e.seg_end - e.hdr;
 	copy = guarded_copy(&e, len, &g) ? g.data : NULL;
 	if (!copy) {
-		report(false, "parser: guarded copy of libc's tables");
+		ok(false, "parser: guarded copy of libc's tables");
 		return;
 	}
 	memset(ph, 0, sizeof(ph));
@@ -855,7 +839,7 @@ static void check_parser(void)
 		same += a == b;
 		frames += CFI_RULE_KIND(a) == CFI_FRAME;
 	}
-	report(same == tries && frames > tries / 2,
+	ok(same == tries && frames > tries / 2,
 	       "parser: a moved copy of libc's tables gives the same rules (%u of %u, %u frames)",
 	       same, tries, frames);
 
@@ -875,7 +859,7 @@ static void check_parser(void)
 		}
 		memcpy(copy, (const void *)e.hdr, len);
 	}
-	report(true, "parser: 3000 rounds of corrupted tables never read outside them");
+	ok(true, "parser: 3000 rounds of corrupted tables never read outside them");
 
 	/* truncated tables: the segment ends early, right at the guard page */
 	for (unsigned r = 0; r < 2000; r++) {
@@ -897,7 +881,7 @@ static void check_parser(void)
 		}
 		munmap(gt.map, gt.map_len);
 	}
-	report(true, "parser: tables cut at 2000 random lengths never read past the cut");
+	ok(true, "parser: tables cut at 2000 random lengths never read past the cut");
 }
 
 /*
@@ -929,12 +913,11 @@ int main(void)
 			if (m == 2)
 				continue;
 			unwind_init(modes[m]);
-			report(n_warn == w + 1 && strcmp(unwind_name(), "libgcc") == 0,
+			ok(n_warn == w + 1 && strcmp(unwind_name(), "libgcc") == 0,
 			       "%s: unavailable here, one warning, libgcc (%s)", modes[m], unwind_name());
 		}
 		check_mode(2);
-		printf("%u passed, %u failed, %u skipped\n", n_pass, n_fail, n_skip);
-		return n_fail != 0;
+		return tap_done();
 	}
 	for (int m = 0; m < N_MODES; m++)
 		check_mode(m);
@@ -945,6 +928,5 @@ int main(void)
 	check_bad_names();
 	unwind_init("cfi");
 	check_parser();
-	printf("%u passed, %u failed, %u skipped\n", n_pass, n_fail, n_skip);
-	return n_fail != 0;
+	return tap_done();
 }

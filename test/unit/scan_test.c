@@ -4,7 +4,6 @@
  * writer) and then cut, copied, overwritten and overflowed. Each segment lives in a
  * buffer of exactly its size, so the sanitizers see any read past it.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,20 +13,7 @@
 #include "image.h"
 #include "scan.h"
 #include "encode.h"
-
-static int n_case, n_fail;
-
-static void ok(int cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%s %d - ", cond ? "ok" : "not ok", ++n_case);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	n_fail += !cond;
-}
+#include "tap.h"
 
 /*
  * Encode a live block as the format says, into buf (which sits at target address
@@ -305,6 +291,5 @@ int main(void)
 	huge_sizes();
 	odd_places();
 	random_bytes();
-	printf("%d passed, %d failed\n", n_case - n_fail, n_fail);
-	return n_fail != 0;
+	return tap_done();
 }

@@ -28,8 +28,8 @@
 
 #include "image.h"
 #include "sym.h"
+#include "tap.h"
 
-static int n_test, n_pass, n_fail, n_skip;
 static char tmp[PATH_MAX];	/* everything built or written goes here */
 static char src[PATH_MAX];	/* sym_prog.c */
 static const char *cc;
@@ -42,32 +42,6 @@ struct lines {			/* line numbers of the markers in sym_prog.c */
 	int outer_decl, outer_probe, leaf_call, leaf_probe;
 };
 static struct lines L;
-
-__attribute__((format(printf, 2, 3))) static bool ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	n_test++;
-	printf("%s %d - ", cond ? "ok" : "not ok", n_test);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	if (cond)
-		n_pass++;
-	else
-		n_fail++;
-	return cond;
-}
-
-static void skip(const char *name, const char *why)
-{
-	n_test++;
-	n_skip++;
-	printf("ok %d - %s # SKIP %s\n", n_test, name, why);
-	fflush(stdout);
-}
 
 static void diag(const char *fmt, ...)
 {
@@ -1082,9 +1056,8 @@ int main(int argc, char **argv)
 	snprintf(src, sizeof(src), "%s/sym_prog.c", argc > 1 ? argv[1] : dirname(here));
 	snprintf(tmp, sizeof(tmp), "%s/sym_test.XXXXXX", tdir && *tdir ? tdir : "/tmp");
 	if (!mkdtemp(tmp) || !find_lines()) {
-		printf("not ok 1 - cannot read %s or make a temp dir: %s\n", src, strerror(errno));
-		printf("0 passed, 1 failed, 0 skipped\n");
-		return 1;
+		ok(false, "cannot read %s or make a temp dir: %s", src, strerror(errno));
+		return tap_done();
 	}
 	if (!ok(build_all(), "helper programs build with %s", cc))
 		goto out;
@@ -1106,6 +1079,5 @@ out:
 		diag("kept %s", tmp);
 	for (size_t i = 0; i < n_tnames; i++)
 		free(tnames[i]);
-	printf("%d passed, %d failed, %d skipped\n", n_pass, n_fail, n_skip);
-	return n_fail ? 1 : 0;
+	return tap_done();
 }
