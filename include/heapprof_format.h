@@ -1,7 +1,11 @@
 /*
- * heapprof block format, version 1: the only contract between what writes block
- * headers (heapprof.so, a firmware port of preload/hp_tag.c) and heapprof-analyze.
+ * heapprof block formats: the only contract between what writes block headers
+ * (heapprof.so, a firmware port of preload/hp_tag.c) and heapprof-analyze.
  * docs/FORMAT.md describes the same bytes for porters. C99, no dependencies.
+ *
+ * Version 2 (heapprof.so): a 16-byte header names a site; sites and stacks are
+ * records in tables of their own (HP2_* below). Version 1 (firmware ports, old
+ * cores): a self-contained header that holds its stack:
  *
  *   | pad | pc[0] pc[1] .. pc[nframes-1] | struct hp_hdr (48 bytes) | user bytes ...
  *   ^ real block start                                             ^ user pointer
@@ -89,6 +93,136 @@ static inline uint64_t hp_check_head(uint64_t user, const struct hp_hdr *h)
 static inline uint64_t hp_check_final(uint64_t x)
 {
 	return x ^ (x >> 31);
+}
+
+/*
+ * ---------------------------------------------------------------------------------
+ * Version 2. Every word below is a 64-bit unsigned integer in the target's byte
+ * order; pcs are target words. Three kinds of records, found by their 64-bit
+ * magics at 8-aligned addresses, and the block header, found by a 16-bit magic:
+ * every magic of both versions has the same top 16 bits (HP2_MAGIC16), so one
+ * masked compare per word finds all candidates.
+ *
+ * Block header, the 16 bytes right below the user pointer:
+ *
+ *   user - 16  info = size (bits 0..31) | site id (bits 32..63)
+ *   user -  8  tag  = check (0..26) | time (27..38) | shift (39..43) |
+ *                     flags (44..47) | HP2_MAGIC16 (48..63)
+ *
+ *   The real block starts at user - (16 << shift). size 0xFFFFFFFF with flag BIG:
+ *   the size is the word at user - 24 (shift >= 1). time: ms since the process
+ *   record's start, as a 12-bit float (hp2_time_encode). site 0: no stack taken.
+ *
+ * Stack record (32 bytes + pcs, 8-aligned, length rounded up to 8):
+ *   w0 HP2_STACK_MAGIC  w1 check
+ *   w2 id (0..31) | nframes (32..47) | flags (48..55) | wsize (56..63)
+ *   w3 writer's private link (not checked; ignore)
+ *   then nframes target words, pc[0] innermost
+ *
+ * Site record (64 bytes): one per (thread, stack, entry point)
+ *   w0 HP2_SITE_MAGIC   w1 check
+ *   w2 id (0..31) | stack id (32..63)
+ *   w3 tid (0..31) | entry (32..47, HP2_ENTRY_*) | flags (48..63)
+ *   w4 writer's private link (not checked)   w5..w7 reserved (0; counters later)
+ *
+ * Process record (64 bytes): one per process
+ *   w0 HP2_PROC_MAGIC   w1 check
+ *   w2 version 2 (0..15) | wsize (16..23) | flags (24..31) | pid (32..63)
+ *   w3 sample period in bytes, 0 = every block has a header
+ *   w4 start: ns of CLOCK_MONOTONIC that block times count from
+ *   w5 start: ns since the Unix epoch (CLOCK_REALTIME), for reports
+ *   w6 frame limit (0..31)   w7 reserved (0)
+ *
+ * A record's check: x = mix(SEED2, address of w0), x = mix(x, w) for each checked
+ * word from w2 on (stack: w2, then every pc; site: w2, w3; process: w2..w7),
+ * check = final(x). A block's check: x = mix(SEED2, user), mix(x, info),
+ * mix(x, tag with the check bits 0), mix(x, size word) when BIG; check =
+ * final(x) & HP2_CHECK_MASK.
+ */
+#define HP2_FORMAT_VERSION 2
+#define HP2_HDR_SIZE 16
+#define HP2_MAGIC16 0xA3E1u			/* tag bits 48..63; also v1's top bits */
+#define HP2_STACK_MAGIC 0xA3E153544B563243ULL
+#define HP2_SITE_MAGIC 0xA3E1534954455632ULL
+#define HP2_PROC_MAGIC 0xA3E150524F435632ULL
+#define HP2_SEED 0xBB67AE8584CAA73BULL
+
+#define HP2_CHECK_BITS 27
+#define HP2_CHECK_MASK ((1ULL << HP2_CHECK_BITS) - 1)
+#define HP2_TIME_SHIFT 27
+#define HP2_TIME_MASK 0xFFFu
+#define HP2_OFFSET_SHIFT 39			/* log2(offset / 16), 5 bits */
+#define HP2_OFFSET_MASK 0x1Fu
+#define HP2_MAX_SHIFT 26			/* offsets up to 1 GiB */
+#define HP2_FLAGS_SHIFT 44
+#define HP2_FLAGS_MASK 0xFu
+#define HP2_F_SAMPLED 0x1u			/* compatible: one of a sample */
+#define HP2_F_BIG 0x2u				/* size in the word at user - 24 */
+#define HP2_F_KNOWN 0x3u			/* bits 2 and 3 are incompatible */
+#define HP2_SIZE_BIG 0xFFFFFFFFu
+
+#define HP2_STACK_WORDS 4			/* record words before the pcs */
+#define HP2_SITE_SIZE 64
+#define HP2_PROC_SIZE 64
+#define HP2_STACK_TRUNCATED 0x1u		/* stack flag: cut at the frame limit */
+#define HP2_MAX_FRAMES 1024			/* nframes never exceeds this */
+
+/* Entry points (site records): which call made the block. */
+enum hp2_entry {
+	HP2_ENTRY_NONE,
+	HP2_ENTRY_MALLOC,
+	HP2_ENTRY_CALLOC,
+	HP2_ENTRY_REALLOC,
+	HP2_ENTRY_REALLOCARRAY,
+	HP2_ENTRY_POSIX_MEMALIGN,
+	HP2_ENTRY_ALIGNED_ALLOC,
+	HP2_ENTRY_MEMALIGN,
+	HP2_ENTRY_VALLOC,
+	HP2_ENTRY_PVALLOC,
+	HP2_ENTRY_COUNT
+};
+
+static inline uint64_t hp2_tag_magic_bits(void)
+{
+	return (uint64_t)HP2_MAGIC16 << 48;
+}
+
+/* The block check of a v2 header at user (tag's check bits are ignored). */
+static inline uint32_t hp2_block_check(uint64_t user, uint64_t info, uint64_t tag,
+				       uint64_t big_size)
+{
+	uint64_t x = hp_mix(HP2_SEED, user);
+
+	x = hp_mix(x, info);
+	x = hp_mix(x, tag & ~HP2_CHECK_MASK);
+	if ((tag >> HP2_FLAGS_SHIFT) & HP2_F_BIG)
+		x = hp_mix(x, big_size);
+	return (uint32_t)(hp_check_final(x) & HP2_CHECK_MASK);
+}
+
+/*
+ * Block time: ms since the process start as a 12-bit float, 5-bit exponent e and
+ * 7-bit mantissa m: e = 0 means m ms; else (128 + m) << (e - 1) ms, rounded down
+ * (within 1/128 of the truth, up to 8.7 years).
+ */
+static inline uint32_t hp2_time_encode(uint64_t ms)
+{
+	unsigned e = 0;
+
+	if (ms < 128)
+		return (uint32_t)ms;
+	while ((ms >> e) >= 256)
+		e++;
+	if (e >= 31)
+		return HP2_TIME_MASK;
+	return (e + 1) << 7 | (uint32_t)((ms >> e) - 128);
+}
+
+static inline uint64_t hp2_time_decode(uint32_t code)
+{
+	unsigned e = (code >> 7) & 31, m = code & 127;
+
+	return e ? (uint64_t)(128 + m) << (e - 1) : m;
 }
 
 #endif
