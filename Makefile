@@ -33,7 +33,7 @@ PRELOAD_SRCS := $(wildcard preload/*.c)
 PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(B)/%.o)
 # unwind tables: on mips and armhf libgcc cannot walk through frames without them
 PRELOAD_CFLAGS := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -funwind-tables -pthread $(SAN_PRE)
-PRELOAD_LIBS := -ldl -lgcc_s -pthread
+PRELOAD_LIBS := -ldl -lgcc_s -lm -pthread
 
 ANALYZER_SRCS := $(wildcard analyzer/*.c)
 ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(B)/%.o)

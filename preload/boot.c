@@ -16,16 +16,15 @@
 #include <unistd.h>
 
 #include "boot.h"
-#include "hp_tag.h"
+#include "options.h"
+#include "table.h"
 #include "unwind.h"
 #include "util.h"
 
 struct hp_real hp_real;
-size_t hp_reserve;
 unsigned hp_frames;
 bool hp_stacks;
 
-#define HP_DEFAULT_FRAMES 16
 #define ARENA_SIZE (1u << 20)	/* dlopen of a backing allocator takes tens of KiB */
 
 static _Alignas(64) unsigned char arena[ARENA_SIZE];
@@ -75,6 +74,8 @@ uint32_t boot_tid(void)
 static void forget_tid(void)
 {
 	tid_cache = 0;	/* the child of fork() is another thread */
+	table_after_fork();
+	hooks_after_fork();
 }
 
 uint64_t boot_now_ns(void)
@@ -126,7 +127,7 @@ static bool resolve_from(void *handle)
  */
 static void start_unwinder(void)
 {
-	const char *uw = getenv("HEAPPROF_UNWIND");
+	const char *uw = hp_opt.unwind;
 
 	if (uw && !strcmp(uw, "libunwind"))
 		return;
@@ -136,11 +137,13 @@ static void start_unwinder(void)
 
 static void resolve(void)
 {
-	const char *lib = getenv("HEAPPROF_ALLOCATOR");
+	const char *lib;
 
-	hp_env_uint("HEAPPROF_FRAMES", 1, HP_MAX_FRAMES, HP_DEFAULT_FRAMES, &hp_frames);
-	hp_reserve = hp_tag_reserve(hp_frames, HP_ALIGN);
-	if (lib && *lib) {
+	options_read();
+	lib = hp_opt.allocator;
+	hp_frames = (unsigned)hp_opt.frames;
+	table_init(hp_opt.sample, hp_frames);
+	if (lib) {
 		void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 
 		if (h && resolve_from(h)) {
@@ -199,16 +202,16 @@ bool boot_ensure(void)
  */
 __attribute__((constructor)) static void boot_ctor(void)
 {
-	uintptr_t pcs[HP_MAX_FRAMES];
+	uintptr_t pcs[1];
 	struct unwind_start st;
 
 	boot_ensure();
 	pthread_atfork(NULL, NULL, forget_tid);
 	if (__atomic_load_n(&hp_stacks, __ATOMIC_ACQUIRE))
 		return;
-	unwind_init(getenv("HEAPPROF_UNWIND"));
+	unwind_init(hp_opt.unwind);
 	/* libunwind's first unwind allocates; let it do so untagged by a stack */
 	UNWIND_START(st);
-	unwind_capture(pcs, hp_frames, &st);
+	unwind_capture(pcs, 1, &st);
 	__atomic_store_n(&hp_stacks, true, __ATOMIC_RELEASE);
 }

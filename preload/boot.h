@@ -25,7 +25,6 @@ struct hp_real {
 };
 
 extern struct hp_real hp_real HP_HIDDEN;
-extern size_t hp_reserve HP_HIDDEN;	/* header room before user data, malloc alignment */
 extern unsigned hp_frames HP_HIDDEN;	/* HEAPPROF_FRAMES */
 extern bool hp_stacks HP_HIDDEN;	/* the unwinder is ready: take stacks */
 
@@ -42,6 +41,9 @@ HP_HIDDEN bool boot_ensure(void);
 HP_HIDDEN void *arena_alloc(size_t size, size_t align);
 HP_HIDDEN bool arena_owns(const void *p);
 HP_HIDDEN size_t arena_size(const void *p);
+
+/* In a forked child (hooks.c): sampling draws its own points. */
+HP_HIDDEN void hooks_after_fork(void);
 
 /* Kernel thread id of the caller, cached per thread (reset in a forked child). */
 HP_HIDDEN uint32_t boot_tid(void);

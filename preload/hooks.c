@@ -10,8 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <math.h>
+
+#include "block.h"
 #include "boot.h"
-#include "hp_tag.h"
+#include "options.h"
+#include "table.h"
 #include "unwind.h"
 
 #define HP_EXPORT __attribute__((visibility("default")))
@@ -20,24 +24,81 @@
  * is tagged without a stack instead of recursing. */
 static HP_TLS bool in_hook;
 
-/* Largest alignment whose offset the header can record (a 32-bit field). */
-#define HP_MAX_TAGGED_ALIGN ((size_t)1 << 30)
+/* Largest alignment whose offset the header can record (16 << HP2_MAX_SHIFT). */
+#define HP_MAX_TAGGED_ALIGN ((size_t)16 << HP2_MAX_SHIFT)
 
-static void *tag(void *real, size_t offset, size_t size, const struct unwind_start *st)
+/* ---- sampling (HEAPPROF_SAMPLE) --------------------------------------------------- */
+
+/* Bytes left until this thread's next sample point, and its random state. */
+static HP_TLS uint64_t sample_left, sample_rng;
+
+/* An exponentially distributed interval of mean HEAPPROF_SAMPLE bytes, at least 1. */
+static uint64_t sample_interval(void)
 {
-	uintptr_t pcs[HP_MAX_FRAMES];
-	struct hp_tag_info info = { .size = size, .pcs = pcs };
+	uint64_t x = sample_rng;
+	double u;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	sample_rng = x;
+	u = (double)(((x * 0x2545F4914F6CDD1DULL) >> 11) + 1) * 0x1p-53;	/* (0, 1] */
+	return (uint64_t)(-log(u) * (double)hp_opt.sample) + 1;
+}
+
+/*
+ * Whether a block of size bytes gets a header: always, unless sampling. Sampled
+ * blocks are the ones a Poisson process of one point per HEAPPROF_SAMPLE bytes
+ * falls into, so a block is taken with probability 1 - exp(-size / period) and the
+ * analyzer weighs it back by the inverse: an unbiased estimate, O(1) per call.
+ */
+static bool sample_take(uint64_t size, unsigned *flags)
+{
+	if (likely(!hp_opt.sample))
+		return true;
+	if (unlikely(!sample_rng)) {
+		sample_rng = (hp_opt.seed ? hp_opt.seed : boot_now_ns()) ^
+			     (uint64_t)boot_tid() * 0x9E3779B97F4A7C15ULL;
+		sample_rng |= 1;
+		sample_left = sample_interval();
+	}
+	if (size < sample_left) {
+		sample_left -= size;
+		return false;
+	}
+	sample_left = sample_interval();	/* memoryless: the next point anew */
+	*flags |= HP2_F_SAMPLED;
+	return true;
+}
+
+void hooks_after_fork(void)
+{
+	sample_rng = 0;	/* the child draws its own points */
+}
+
+/* ---- tagging ---------------------------------------------------------------------- */
+
+/* Tag real (NULL passes through) with the caller's stack; returns the user pointer. */
+static void *tag(void *real, unsigned shift, uint64_t size, unsigned entry, unsigned flags,
+		 const struct unwind_start *st)
+{
+	uint32_t site = 0, time;
 
 	if (unlikely(!real))
 		return NULL;
 	if (likely(hp_stacks && !in_hook)) {
+		/* one frame more than kept: a walk that fills it was cut */
+		uintptr_t pcs[hp_frames + 1];
+		unsigned n;
+
 		in_hook = true;
-		info.nframes = unwind_capture(pcs, hp_frames, st);
+		n = unwind_capture(pcs, hp_frames + 1, st);
+		site = table_site(pcs, n > hp_frames ? hp_frames : n, n > hp_frames, boot_tid(),
+				  entry);
 		in_hook = false;
 	}
-	info.tid = boot_tid();
-	info.birth = boot_now_ns();
-	return hp_tag_write(real, offset, &info);
+	time = hp2_time_encode(table_ms());
+	return block_write(real, shift, size, site, flags, time);
 }
 
 /* size + offset, or false (errno ENOMEM) when it does not fit a size_t. */
@@ -50,69 +111,76 @@ static bool add_room(size_t size, size_t offset, size_t *total)
 	return true;
 }
 
-static void *do_malloc(size_t size, const struct unwind_start *st)
+static void *do_malloc(size_t size, unsigned entry, const struct unwind_start *st)
 {
+	unsigned flags = 0, shift = block_shift(size);
 	size_t total;
 
 	if (unlikely(!boot_ensure()))
 		return arena_alloc(size, 16);
-	if (!add_room(size, hp_reserve, &total))
+	if (!sample_take(size, &flags))
+		return hp_real.malloc(size);
+	if (!add_room(size, (size_t)16 << shift, &total))
 		return NULL;
-	return tag(hp_real.malloc(total), hp_reserve, size, st);
+	return tag(hp_real.malloc(total), shift, size, entry, flags, st);
 }
 
-static void *do_memalign(size_t align, size_t size, const struct unwind_start *st)
+static void *do_memalign(size_t align, size_t size, unsigned entry,
+			 const struct unwind_start *st)
 {
-	size_t offset, total;
+	unsigned flags = 0, shift = 0;
+	size_t total;
 
 	if (align <= HP_ALIGN)
-		return do_malloc(size, st);
+		return do_malloc(size, entry, st);
 	if (unlikely(!boot_ensure()))
 		return arena_alloc(size, align);
-	if (align > HP_MAX_TAGGED_ALIGN)
+	if (align > HP_MAX_TAGGED_ALIGN || !sample_take(size, &flags))
 		return hp_real.memalign(align, size); /* untagged: free() passes it through */
-	offset = hp_tag_reserve(hp_frames, align);
-	if (!add_room(size, offset, &total))
+	while (((size_t)16 << shift) < align)
+		shift++;
+	if (!add_room(size, align, &total))
 		return NULL;
-	return tag(hp_real.memalign(align, total), offset, size, st);
+	return tag(hp_real.memalign(align, total), shift, size, entry, flags, st);
 }
 
 static void do_free(void *p)
 {
-	void *real;
-
 	if (!p || arena_owns(p))
 		return;
-	real = hp_tag_real(p);
-	if (real) {
-		hp_tag_erase(p);
+	if (block_tag(p)) {
+		void *real = (char *)p - block_offset(block_tag(p));
+
+		block_erase(p);
 		hp_real.free(real);
 	} else if (boot_ensure()) {
-		hp_real.free(p);	/* not ours: allocated before us or untagged */
+		hp_real.free(p);	/* not ours: allocated before us, or not sampled */
 	}
 }
 
 static size_t usable_size(void *p)
 {
-	void *real;
+	uint64_t t;
 
 	if (!p)
 		return 0;
 	if (arena_owns(p))
 		return arena_size(p);
-	real = hp_tag_real(p);
-	if (!real)
+	t = block_tag(p);
+	if (!t)
 		return boot_ensure() && hp_real.usable_size ? hp_real.usable_size(p) : 0;
 	if (!hp_real.usable_size)
-		return hp_tag_size(p);
-	return hp_real.usable_size(real) - hp_tag_offset(p);
+		return block_size(p, t);
+	return hp_real.usable_size((char *)p - block_offset(t)) - block_offset(t);
 }
 
 /* Copy into a fresh block and free the old one: for blocks realloc cannot resize in
- * place (arena, over-aligned) and for foreign ones before the allocator is known. */
-static void *move_block(void *p, size_t old_size, size_t size, const struct unwind_start *st)
+ * place (arena, over-aligned, a size that changes the header) and for foreign ones
+ * before the allocator is known. */
+static void *move_block(void *p, size_t old_size, size_t size, unsigned entry,
+			const struct unwind_start *st)
 {
-	void *q = do_malloc(size, st);
+	void *q = do_malloc(size, entry, st);
 
 	if (!q)
 		return NULL;
@@ -121,36 +189,49 @@ static void *move_block(void *p, size_t old_size, size_t size, const struct unwi
 	return q;
 }
 
-static void *do_realloc(void *p, size_t size, const struct unwind_start *st)
+/* realloc of a block without a header: the allocator's, unless sampling takes it. */
+static void *realloc_untagged(void *p, size_t size, unsigned entry, const struct unwind_start *st)
 {
-	size_t offset, total;
-	void *real, *r;
+	unsigned flags = 0;
+
+	if (!boot_ensure())
+		return NULL;
+	if (hp_opt.sample && size && hp_real.usable_size && sample_take(size, &flags))
+		return move_block(p, hp_real.usable_size(p), size, entry, st);
+	return hp_real.realloc(p, size);
+}
+
+static void *do_realloc(void *p, size_t size, unsigned entry, const struct unwind_start *st)
+{
+	uint64_t t;
+	size_t total;
+	void *r;
 
 	if (!p)
-		return do_malloc(size, st);
+		return do_malloc(size, entry, st);
 	if (arena_owns(p))
-		return move_block(p, arena_size(p), size, st);
-	real = hp_tag_real(p);
-	if (!real)
-		return boot_ensure() ? hp_real.realloc(p, size) : NULL;
+		return move_block(p, arena_size(p), size, entry, st);
+	t = block_tag(p);
+	if (!t)
+		return realloc_untagged(p, size, entry, st);
 	if (size == 0) {
 		do_free(p);	/* glibc's realloc(p, 0): free and return NULL */
 		return NULL;
 	}
-	offset = hp_tag_offset(p);
-	if (offset != hp_reserve)
-		return move_block(p, hp_tag_size(p), size, st);
-	if (!add_room(size, offset, &total))
+	if (block_offset(t) != 16 || block_shift(size) != 0)
+		return move_block(p, block_size(p, t), size, entry, st);
+	if (!add_room(size, 16, &total))
 		return NULL;
 	/* Kill the tag first: the allocator's copy of the block, and the old block it
 	 * frees, must not hold a header that still validates. */
-	hp_tag_erase(p);
-	r = hp_real.realloc(real, total);
+	block_erase(p);
+	r = hp_real.realloc((char *)p - 16, total);
 	if (!r) {
-		hp_tag_revive(p);	/* the old block stays the program's */
+		block_revive(p, t);	/* the old block stays the program's */
 		return NULL;
 	}
-	return tag(r, offset, size, st);
+	/* a sampled block stays one; its weight follows its new size */
+	return tag(r, 0, size, entry, block_flags(t) & HP2_F_SAMPLED, st);
 }
 
 HP_EXPORT void *malloc(size_t size)
@@ -158,7 +239,7 @@ HP_EXPORT void *malloc(size_t size)
 	struct unwind_start st;
 
 	UNWIND_START(st);
-	return do_malloc(size, &st);
+	return do_malloc(size, HP2_ENTRY_MALLOC, &st);
 }
 
 HP_EXPORT void free(void *p)
@@ -170,6 +251,7 @@ HP_EXPORT void *calloc(size_t n, size_t elem)
 {
 	struct unwind_start st;
 	size_t size, total;
+	unsigned flags = 0, shift;
 
 	UNWIND_START(st);
 	if (__builtin_mul_overflow(n, elem, &size)) {
@@ -178,9 +260,12 @@ HP_EXPORT void *calloc(size_t n, size_t elem)
 	}
 	if (unlikely(!boot_ensure()))
 		return arena_alloc(size, 16);	/* static memory: already zero */
-	if (!add_room(size, hp_reserve, &total))
+	if (!sample_take(size, &flags))
+		return hp_real.calloc(n, elem);
+	shift = block_shift(size);
+	if (!add_room(size, (size_t)16 << shift, &total))
 		return NULL;
-	return tag(hp_real.calloc(1, total), hp_reserve, size, &st);
+	return tag(hp_real.calloc(1, total), shift, size, HP2_ENTRY_CALLOC, flags, &st);
 }
 
 HP_EXPORT void *realloc(void *p, size_t size)
@@ -188,7 +273,7 @@ HP_EXPORT void *realloc(void *p, size_t size)
 	struct unwind_start st;
 
 	UNWIND_START(st);
-	return do_realloc(p, size, &st);
+	return do_realloc(p, size, HP2_ENTRY_REALLOC, &st);
 }
 
 HP_EXPORT void *reallocarray(void *p, size_t n, size_t elem)
@@ -201,7 +286,7 @@ HP_EXPORT void *reallocarray(void *p, size_t n, size_t elem)
 		errno = ENOMEM;
 		return NULL;
 	}
-	return do_realloc(p, size, &st);
+	return do_realloc(p, size, HP2_ENTRY_REALLOCARRAY, &st);
 }
 
 static bool power_of_two(size_t x)
@@ -218,7 +303,7 @@ HP_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	UNWIND_START(st);
 	if (!power_of_two(align) || align % sizeof(void *))
 		return EINVAL;
-	p = do_memalign(align, size, &st);
+	p = do_memalign(align, size, HP2_ENTRY_POSIX_MEMALIGN, &st);
 	if (!p) {
 		errno = saved;	/* POSIX: the result is the error, errno untouched */
 		return ENOMEM;
@@ -236,7 +321,7 @@ HP_EXPORT void *aligned_alloc(size_t align, size_t size)
 		errno = EINVAL;
 		return NULL;
 	}
-	return do_memalign(align, size, &st);
+	return do_memalign(align, size, HP2_ENTRY_ALIGNED_ALLOC, &st);
 }
 
 HP_EXPORT void *memalign(size_t align, size_t size)
@@ -247,7 +332,7 @@ HP_EXPORT void *memalign(size_t align, size_t size)
 	/* glibc rounds an alignment that is not a power of two up to one */
 	while (!power_of_two(align) && align < ((size_t)1 << (sizeof(size_t) * 8 - 1)))
 		align = align ? (align | (align >> 1)) + 1 : 1;
-	return do_memalign(align, size, &st);
+	return do_memalign(align, size, HP2_ENTRY_MEMALIGN, &st);
 }
 
 HP_EXPORT void *valloc(size_t size)
@@ -255,7 +340,7 @@ HP_EXPORT void *valloc(size_t size)
 	struct unwind_start st;
 
 	UNWIND_START(st);
-	return do_memalign((size_t)sysconf(_SC_PAGESIZE), size, &st);
+	return do_memalign((size_t)sysconf(_SC_PAGESIZE), size, HP2_ENTRY_VALLOC, &st);
 }
 
 HP_EXPORT void *pvalloc(size_t size)
@@ -267,7 +352,7 @@ HP_EXPORT void *pvalloc(size_t size)
 	if (!add_room(size, page - 1, &rounded))
 		return NULL;
 	rounded &= ~(page - 1);
-	return do_memalign(page, rounded ? rounded : page, &st);
+	return do_memalign(page, rounded ? rounded : page, HP2_ENTRY_PVALLOC, &st);
 }
 
 HP_EXPORT size_t malloc_usable_size(void *p)

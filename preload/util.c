@@ -33,9 +33,9 @@ void hp_warn(const char *a, const char *b, const char *c)
 }
 
 /* Decimal digits of v at p, NUL-terminated; returns the end. */
-static char *utoa(char *p, unsigned v)
+static char *utoa(char *p, uint64_t v)
 {
-	char tmp[16];
+	char tmp[24];
 	int n = 0;
 
 	do
@@ -59,21 +59,24 @@ static void snprint_pair(char *buf, size_t size, const char *name, const char *v
 	buf[n + v] = 0;
 }
 
-bool hp_env_uint(const char *name, unsigned lo, unsigned hi, unsigned def, unsigned *out)
+bool hp_env_u64(const char *name, uint64_t lo, uint64_t hi, uint64_t def, uint64_t *out)
 {
 	const char *s = getenv(name);
-	unsigned long v = 0;
+	uint64_t v = 0;
+	bool over = false;
 	const char *p;
 
 	*out = def;
 	if (!s || !*s)
 		return true;
-	for (p = s; *p >= '0' && *p <= '9' && v <= hi; p++)
-		v = v * 10 + (unsigned long)(*p - '0');
-	if (*p || v < lo || v > hi) {
-		char what[96], why[64], *w = why;
+	for (p = s; *p >= '0' && *p <= '9'; p++) {
+		over |= __builtin_mul_overflow(v, 10, &v);
+		over |= __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v);
+	}
+	if (*p || over || v < lo || v > hi) {
+		char what[96], why[96], *w = why;
 
-		/* One line: HEAPPROF_FRAMES=abc is not a number in 1..64; using 16 */
+		/* One line: HEAPPROF_FRAMES=abc is not a number in 1..1024; using 128 */
 		snprint_pair(what, sizeof(what), name, s);
 		w = stpcpy(w, " is not a number in ");
 		w = utoa(w, lo);
@@ -84,6 +87,6 @@ bool hp_env_uint(const char *name, unsigned lo, unsigned hi, unsigned def, unsig
 		hp_warn(what, why, NULL);
 		return false;
 	}
-	*out = (unsigned)v;
+	*out = v;
 	return true;
 }

@@ -17,18 +17,18 @@ for mode in cfi fp libgcc libunwind; do
 	"
 done
 
-test_case 'HEAPPROF_FRAMES=1 and =64 work' '
+test_case 'HEAPPROF_FRAMES=1 and =1024 work' '
 	HEAPPROF_FRAMES=1 STRESS_HEADERS=1 run $PROGS/stress 2 20000 >/dev/null 2>err1 &&
-	HEAPPROF_FRAMES=64 STRESS_HEADERS=1 run $PROGS/stress 2 20000 >/dev/null 2>err64 &&
+	HEAPPROF_FRAMES=1024 STRESS_HEADERS=1 run $PROGS/stress 2 20000 >/dev/null 2>err64 &&
 	! test -s err1 && ! test -s err64
 '
 
 test_case 'a bad HEAPPROF_FRAMES gives one warning and the default' '
-	for v in 0 65 abc -3; do
+	for v in 0 1025 abc -3 99999999999999999999999; do
 		HEAPPROF_FRAMES=$v run sh -c "echo out" >out 2>err &&
 		test "$(cat out)" = out &&
 		test "$(wc -l <err)" = 1 &&
-		grep -q "^heapprof: HEAPPROF_FRAMES=$v is not a number in 1..64; using 16\$" err ||
+		grep -q "^heapprof: HEAPPROF_FRAMES=$v is not a number in 1..1024; using 128\$" err ||
 		{ echo "value $v:"; cat err; exit 1; }
 	done
 '

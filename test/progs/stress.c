@@ -46,21 +46,19 @@ static uint64_t rnd(uint64_t *s)
 
 static void check_header(const struct slot *sl)
 {
-	const struct hp_hdr *h = (const struct hp_hdr *)sl->p - 1;
-	const uintptr_t *pcs = (const uintptr_t *)h - h->nframes;
-	uint64_t x;
+	const uint64_t *w = (const uint64_t *)sl->p - 2;	/* info, tag */
+	uint64_t tag = w[1], size = (uint32_t)w[0];
+	unsigned flags = (unsigned)(tag >> HP2_FLAGS_SHIFT) & HP2_FLAGS_MASK;
 
-	if (h->magic != HP_MAGIC || h->size != sl->size || h->version != HP_FORMAT_VERSION ||
-	    h->wsize != sizeof(uintptr_t) || h->nframes > HP_MAX_FRAMES) {
-		fail("bad header", h->size, sl->size);
+	if (flags & HP2_F_BIG)
+		size = w[-1];
+	if ((tag >> 48) != HP2_MAGIC16 || size != sl->size || (flags & ~HP2_F_KNOWN)) {
+		fail("bad header", size, sl->size);
 		return;
 	}
-	x = hp_check_head((uintptr_t)sl->p, h);
-	for (unsigned i = 0; i < h->nframes; i++)
-		x = hp_mix(x, pcs[i]);
-	if (hp_check_final(x) != h->check)
-		fail("header check value", sl->size, h->nframes);
-	if (h->nframes == 0)
+	if (hp2_block_check((uintptr_t)sl->p, w[0], tag, size) != (tag & HP2_CHECK_MASK))
+		fail("header check value", sl->size, 0);
+	if ((w[0] >> 32) == 0)
 		fail("no stack", sl->size, 0);
 }
 

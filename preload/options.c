@@ -1,0 +1,46 @@
+/*
+ * The one table of heapprof.so's environment (see options.h). Runs before the real
+ * allocator is known: getenv and write(2) only.
+ */
+#include <stddef.h>
+#include <stdlib.h>
+
+#include "heapprof_format.h"
+#include "options.h"
+#include "util.h"
+
+struct hp_options hp_opt;
+
+struct option_def {
+	const char *name;
+	size_t field;		/* offset in struct hp_options */
+	bool is_string;
+	uint64_t lo, hi, def;	/* numbers only */
+};
+
+#define NUM(name, f, lo, hi, def) { name, offsetof(struct hp_options, f), false, lo, hi, def }
+#define STR(name, f) { name, offsetof(struct hp_options, f), true, 0, 0, 0 }
+
+static const struct option_def defs[] = {
+	STR("HEAPPROF_UNWIND", unwind),
+	STR("HEAPPROF_ALLOCATOR", allocator),
+	NUM("HEAPPROF_FRAMES", frames, 1, HP2_MAX_FRAMES, HP_DEFAULT_FRAMES),
+	NUM("HEAPPROF_SAMPLE", sample, 0, (uint64_t)1 << 62, 0),
+	NUM("HEAPPROF_SEED", seed, 0, UINT64_MAX, 0),
+};
+
+void options_read(void)
+{
+	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
+		const struct option_def *d = &defs[i];
+		void *field = (char *)&hp_opt + d->field;
+
+		if (d->is_string) {
+			const char *s = getenv(d->name);
+
+			*(const char **)field = s && *s ? s : NULL;
+		} else {
+			hp_env_u64(d->name, d->lo, d->hi, d->def, (uint64_t *)field);
+		}
+	}
+}

@@ -1,0 +1,28 @@
+/*
+ * heapprof.so's options: every HEAPPROF_* variable is read once, through one table
+ * (options.c), when the library boots. The README's table lists the same names.
+ */
+#ifndef HP_OPTIONS_H
+#define HP_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "boot.h"
+
+struct hp_options {
+	const char *unwind;	/* HEAPPROF_UNWIND: NULL = the default unwinder */
+	const char *allocator;	/* HEAPPROF_ALLOCATOR: NULL = the next malloc */
+	uint64_t frames;	/* HEAPPROF_FRAMES: stack depth limit */
+	uint64_t sample;	/* HEAPPROF_SAMPLE: mean bytes between samples, 0 = all */
+	uint64_t seed;		/* HEAPPROF_SEED: sampling seed, 0 = from the clock */
+};
+
+extern struct hp_options hp_opt HP_HIDDEN;
+
+#define HP_DEFAULT_FRAMES 128
+
+/* Read the environment into hp_opt; a bad value gives one warning and the default. */
+HP_HIDDEN void options_read(void);
+
+#endif

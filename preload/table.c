@@ -1,0 +1,288 @@
+/*
+ * The stack table (see table.h). Records are bump-allocated from chunks mapped with
+ * mmap (never freed, never malloc'd); chains of records hang from fixed arrays of
+ * heads indexed by hash. A new record is written whole, its magic last, and then
+ * published by one compare-and-swap of its chain's head: a reader either sees it
+ * complete or not at all. Two threads inserting the same stack at once: the loser
+ * finds the winner's record in the chain, kills its own (magic 0) and uses that one.
+ */
+#define _GNU_SOURCE
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "heapprof_format.h"
+#include "table.h"
+
+#define CHUNK_SIZE ((size_t)1 << 20)
+#define HEAD_BITS 16
+#define CACHE_SIZE 256		/* per-thread direct-mapped cache of sites */
+
+/* A region: records of one kind, bump-allocated in multiples of its alignment. */
+struct chunk {
+	size_t size;		/* bytes of data[] */
+	size_t used;		/* taken atomically; may run past size */
+	_Alignas(64) unsigned char data[];
+};
+
+struct region {
+	struct chunk *cur;
+	size_t align;
+};
+
+static struct region stack_region = { NULL, 8 };
+static struct region site_region = { NULL, 64 };
+
+static void *region_alloc(struct region *r, size_t n)
+{
+	n = (n + r->align - 1) & ~(r->align - 1);
+	for (;;) {
+		struct chunk *c = __atomic_load_n(&r->cur, __ATOMIC_ACQUIRE), *fresh;
+		size_t size = CHUNK_SIZE;
+		void *m;
+
+		if (c) {
+			size_t off = __atomic_fetch_add(&c->used, n, __ATOMIC_RELAXED);
+
+			if (off <= c->size && n <= c->size - off)
+				return c->data + off;
+		}
+		if (n > size - sizeof(struct chunk))
+			size = (n + sizeof(struct chunk) + 4095) & ~(size_t)4095;
+		m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (m == MAP_FAILED)
+			return NULL;
+		fresh = m;
+		fresh->size = size - sizeof(struct chunk);
+		fresh->used = n;
+		if (__atomic_compare_exchange_n(&r->cur, &c, fresh, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return fresh->data;
+		munmap(m, size);	/* another thread installed a chunk first */
+	}
+}
+
+/* ---- records ------------------------------------------------------------------ */
+
+struct site_rec {
+	uint64_t magic;		/* HP2_SITE_MAGIC */
+	uint64_t check;
+	uint64_t w2;		/* id | stack id << 32 */
+	uint64_t w3;		/* tid | entry << 32 | flags << 48 */
+	uint64_t link;		/* next in the chain, private */
+	uint64_t reserved[3];
+};
+
+struct proc_rec {
+	uint64_t magic, check, w[6];
+};
+
+_Static_assert(sizeof(struct site_rec) == HP2_SITE_SIZE, "site record");
+_Static_assert(sizeof(struct proc_rec) == HP2_PROC_SIZE, "process record");
+_Static_assert(sizeof(struct hp_stack_rec) == HP2_STACK_WORDS * 8, "stack record");
+
+static struct hp_stack_rec *stack_heads[1u << HEAD_BITS];
+static struct site_rec *site_heads[1u << HEAD_BITS];
+static uint32_t next_stack_id = 1, next_site_id = 1;
+static struct proc_rec *proc;
+static uint64_t start_ns;
+
+static uint64_t rec_check(const void *rec, const uint64_t *w, unsigned nw,
+			  const uintptr_t *pcs, unsigned npcs)
+{
+	uint64_t x = hp_mix(HP2_SEED, (uint64_t)(uintptr_t)rec);
+
+	for (unsigned i = 0; i < nw; i++)
+		x = hp_mix(x, w[i]);
+	for (unsigned i = 0; i < npcs; i++)
+		x = hp_mix(x, (uint64_t)pcs[i]);
+	return hp_check_final(x);
+}
+
+static uint64_t stack_hash(const uintptr_t *pcs, unsigned n, bool truncated)
+{
+	uint64_t h = HP_CHECK_SEED ^ n ^ (uint64_t)truncated << 32;
+
+	for (unsigned i = 0; i < n; i++)
+		h = hp_mix(h, (uint64_t)pcs[i]);
+	return hp_check_final(h);
+}
+
+static unsigned stack_nframes(const struct hp_stack_rec *r)
+{
+	return (unsigned)(r->w2 >> 32) & 0xFFFF;
+}
+
+static bool stack_equal(const struct hp_stack_rec *r, const uintptr_t *pcs, unsigned n,
+			bool truncated)
+{
+	return stack_nframes(r) == n &&
+	       ((r->w2 >> 48 & 0xFF) == (truncated ? HP2_STACK_TRUNCATED : 0)) &&
+	       !memcmp(r->pcs, pcs, n * sizeof(*pcs));
+}
+
+/* Records of the chain from head down to (not including) stop that equal the stack. */
+static struct hp_stack_rec *stack_find(const struct hp_stack_rec *head,
+				       const struct hp_stack_rec *stop, const uintptr_t *pcs,
+				       unsigned n, bool truncated)
+{
+	for (const struct hp_stack_rec *r = head; r != stop;
+	     r = (const struct hp_stack_rec *)(uintptr_t)r->link)
+		if (stack_equal(r, pcs, n, truncated))
+			return (struct hp_stack_rec *)r;
+	return NULL;
+}
+
+static struct hp_stack_rec *stack_intern(const uintptr_t *pcs, unsigned n, bool truncated,
+					 uint64_t hash)
+{
+	struct hp_stack_rec **slot = &stack_heads[hash >> (64 - HEAD_BITS)];
+	struct hp_stack_rec *head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *r, *found;
+
+	if ((found = stack_find(head, NULL, pcs, n, truncated)))
+		return found;
+	r = region_alloc(&stack_region, sizeof(*r) + n * sizeof(*pcs));
+	if (!r)
+		return NULL;
+	r->w2 = __atomic_fetch_add(&next_stack_id, 1, __ATOMIC_RELAXED) | (uint64_t)n << 32 |
+		(uint64_t)(truncated ? HP2_STACK_TRUNCATED : 0) << 48 |
+		(uint64_t)sizeof(uintptr_t) << 56;
+	memcpy(r->pcs, pcs, n * sizeof(*pcs));
+	r->check = rec_check(r, &r->w2, 1, pcs, n);
+	r->magic = HP2_STACK_MAGIC;
+	for (;;) {
+		struct hp_stack_rec *seen = head;
+
+		r->link = (uint64_t)(uintptr_t)head;
+		if (__atomic_compare_exchange_n(slot, &head, r, false,
+						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+			return r;
+		/* Others got in first: only the records above the old head are new. */
+		if ((found = stack_find(head, seen, pcs, n, truncated))) {
+			*(volatile uint64_t *)&r->magic = 0;
+			return found;
+		}
+	}
+}
+
+static bool site_equal(const struct site_rec *s, uint32_t stack, uint32_t tid, unsigned entry)
+{
+	return (uint32_t)(s->w2 >> 32) == stack && s->w3 == ((uint64_t)tid | (uint64_t)entry << 32);
+}
+
+static struct site_rec *site_find(const struct site_rec *head, const struct site_rec *stop,
+				  uint32_t stack, uint32_t tid, unsigned entry)
+{
+	for (const struct site_rec *s = head; s != stop;
+	     s = (const struct site_rec *)(uintptr_t)s->link)
+		if (site_equal(s, stack, tid, entry))
+			return (struct site_rec *)s;
+	return NULL;
+}
+
+static uint32_t site_intern(uint32_t stack, uint32_t tid, unsigned entry)
+{
+	uint64_t key = hp_mix(hp_mix(HP2_SEED, stack), (uint64_t)tid | (uint64_t)entry << 32);
+	struct site_rec **slot = &site_heads[key >> (64 - HEAD_BITS)];
+	struct site_rec *head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *s, *found;
+
+	if ((found = site_find(head, NULL, stack, tid, entry)))
+		return (uint32_t)found->w2;
+	s = region_alloc(&site_region, sizeof(*s));
+	if (!s)
+		return 0;
+	s->w2 = __atomic_fetch_add(&next_site_id, 1, __ATOMIC_RELAXED) | (uint64_t)stack << 32;
+	s->w3 = (uint64_t)tid | (uint64_t)entry << 32;
+	s->check = rec_check(s, &s->w2, 2, NULL, 0);
+	s->magic = HP2_SITE_MAGIC;
+	for (;;) {
+		struct site_rec *seen = head;
+
+		s->link = (uint64_t)(uintptr_t)head;
+		if (__atomic_compare_exchange_n(slot, &head, s, false,
+						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+			return (uint32_t)s->w2;
+		if ((found = site_find(head, seen, stack, tid, entry))) {
+			*(volatile uint64_t *)&s->magic = 0;
+			return (uint32_t)found->w2;
+		}
+	}
+}
+
+/* ---- the thread's cache ----------------------------------------------------------- */
+
+struct cache_slot {
+	uint64_t hash;
+	const struct hp_stack_rec *stack;
+	uint32_t site;
+	uint32_t entry;
+};
+
+static HP_TLS struct cache_slot cache[CACHE_SIZE];
+
+uint32_t table_site(const uintptr_t *pcs, unsigned n, bool truncated, uint32_t tid,
+		    unsigned entry)
+{
+	uint64_t h = stack_hash(pcs, n, truncated);
+	struct cache_slot *c = &cache[(h ^ entry * 0x9E3779B9u) % CACHE_SIZE];
+	struct hp_stack_rec *r;
+	uint32_t site;
+
+	if (c->hash == h && c->entry == entry && c->stack && stack_equal(c->stack, pcs, n, truncated))
+		return c->site;
+	r = stack_intern(pcs, n, truncated, h);
+	if (!r)
+		return 0;
+	site = site_intern((uint32_t)r->w2, tid, entry);
+	if (site)
+		*c = (struct cache_slot){ h, r, site, entry };
+	return site;
+}
+
+/* ---- the process record ----------------------------------------------------------- */
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	if (clock_gettime(id, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void proc_seal(void)
+{
+	proc->w[0] = HP2_FORMAT_VERSION | (uint64_t)sizeof(uintptr_t) << 16 |
+		     (uint64_t)(uint32_t)getpid() << 32;
+	proc->check = rec_check(proc, proc->w, 6, NULL, 0);
+	proc->magic = HP2_PROC_MAGIC;
+}
+
+void table_init(uint64_t sample_period, unsigned max_frames)
+{
+	start_ns = boot_now_ns();
+	proc = region_alloc(&site_region, sizeof(*proc));
+	if (!proc)
+		return;
+	proc->w[1] = sample_period;
+	proc->w[2] = start_ns;
+	proc->w[3] = clock_ns(CLOCK_REALTIME);
+	proc->w[4] = max_frames;
+	proc_seal();
+}
+
+void table_after_fork(void)
+{
+	/* The child's sites are new (another tid): forget the parent thread's. */
+	memset(cache, 0, sizeof(cache));
+	if (proc)
+		proc_seal();
+}
+
+uint64_t table_ms(void)
+{
+	uint64_t now = boot_now_ns();
+
+	return now > start_ns ? (now - start_ns) / 1000000u : 0;
+}
