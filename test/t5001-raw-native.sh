@@ -18,15 +18,22 @@ mapping()
 		"/proc/$1/maps"
 }
 
-# dump_heap PID FILE: copy the [heap] mapping into FILE; prints its start address
-dump_heap()
+# dump_mem PID PREFIX: copy [heap] to PREFIX.heap and every anonymous writable mapping
+# (heapprof.so's stack table is in some of them) to PREFIX.N; prints the --raw options
+dump_mem()
 {
-	set -- "$1" "$2" $(mapping "$1" 6 "[heap]")
-	[ -n "${3:-}" ] || { echo "no [heap] in /proc/$1/maps" >&2; return 1; }
-	dd if="/proc/$1/mem" of="$2" bs=4096 skip=$((0x$3 / 4096)) count=$(((0x$4 - 0x$3) / 4096)) \
-		2>dd.err || { cat dd.err >&2; return 1; }
-	[ "$(wc -c <"$2")" -eq $((0x$4 - 0x$3)) ] || { echo "short read of [heap]" >&2; return 1; }
-	echo "0x$3"
+	awk '$1 ~ /-/ && ($6 == "[heap]" || ($2 == "rw-p" && NF == 5)) { split($1, a, "-"); print a[1], a[2], $6 }' \
+		"/proc/$1/maps" >maps.$2 &&
+	grep -q "\[heap\]" maps.$2 || { echo "no [heap] in /proc/$1/maps" >&2; return 1; }
+	n=0
+	while read -r start end name; do
+		if [ "$name" = "[heap]" ]; then f=$2.heap; else f=$2.$n; n=$((n + 1)); fi
+		[ $((0x$end - 0x$start)) -le $((256 << 20)) ] || continue
+		dd if="/proc/$1/mem" of="$f" bs=4096 skip=$((0x$start / 4096)) \
+			count=$(((0x$end - 0x$start) / 4096)) 2>dd.err || { cat dd.err >&2; return 1; }
+		[ "$(wc -c <"$f")" -eq $((0x$end - 0x$start)) ] || { echo "short read of $f" >&2; return 1; }
+		printf -- "--raw=%s@0x%s " "$f" "$start"
+	done <maps.$2
 }
 
 # load_base PID FILE: where FILE's first mapping starts
@@ -45,30 +52,30 @@ end_program()
 
 test_case 'non-PIE: [heap] from /proc/PID/mem, --raw and --module, exact bytes' '
 	run_preloaded $PROGS/sites-nopie $SITES &&
-	heap=$(dump_heap $PROG_PID nopie.heap) &&
+	raw=$(dump_mem $PROG_PID nopie) &&
 	lib=$(load_base $PROG_PID $PROGS/libsite.so) &&
 	end_program &&
-	heapprof-analyze -f collapsed --raw nopie.heap@$heap --module $PROGS/libsite.so@$lib \
+	heapprof-analyze -f collapsed $raw --module $PROGS/libsite.so@$lib \
 		$PROGS/sites-nopie >nopie.txt &&
 	check_heap nopie.txt &&
-	echo "--raw=nopie.heap@$heap --module=$PROGS/libsite.so@$lib" >nopie.args
+	echo "$raw--module=$PROGS/libsite.so@$lib" >nopie.args
 '
 
 test_case 'PIE: --load-base from /proc/PID/maps, exact bytes' '
 	run_preloaded $PROGS/sites $SITES &&
-	heap=$(dump_heap $PROG_PID pie.heap) &&
+	raw=$(dump_mem $PROG_PID pie) &&
 	base=$(load_base $PROG_PID $PROGS/sites) &&
 	lib=$(load_base $PROG_PID $PROGS/libsite.so) &&
 	end_program &&
-	heapprof-analyze -f collapsed --raw=pie.heap@$heap --load-base=$base \
+	heapprof-analyze -f collapsed $raw --load-base=$base \
 		--module=$PROGS/libsite.so@$lib $PROGS/sites >pie.txt &&
 	check_heap pie.txt &&
-	echo "--raw=pie.heap@$heap --load-base=$base --module=$PROGS/libsite.so@$lib" >pie.args
+	echo "$raw--load-base=$base --module=$PROGS/libsite.so@$lib" >pie.args
 '
 
 test_case 'raw text report: file:line, inline frames, module names, symbol source' '
 	heapprof-analyze --top=0 $(cat pie.args) $PROGS/sites >pie.text &&
-	grep -q "^  memory:     pie.heap@0x[0-9a-f]* (64-bit little-endian)\$" pie.text &&
+	grep -q "^  memory:     .*pie.heap@0x[0-9a-f]*.* (64-bit little-endian)\$" pie.text &&
 	grep -q "^  symbols:    PROGRAM and --module\$" pie.text &&
 	grep -q "site_small  .*sites.c:[0-9]" pie.text &&
 	grep -q "inl_alloc (inlined)  .*sites.c:[0-9]" pie.text &&
@@ -81,7 +88,7 @@ test_case 'stacks reach main: frames through libc are addresses, not guesses' '
 '
 
 test_case 'a PIE without --load-base: a warning, the same bytes, no names' '
-	heapprof-analyze -f collapsed --raw=pie.heap@$(sed "s/.*heap@\([^ ]*\) .*/\1/" pie.args) \
+	heapprof-analyze -f collapsed $(sed "s/ --load-base=.*//" pie.args) \
 		$PROGS/sites >bare.txt 2>bare.err &&
 	grep -q "position-independent: without --load-base" bare.err &&
 	! grep -q site_ bare.txt &&
@@ -99,7 +106,7 @@ test_case 'without --module, lib_alloc stays an address under a named site_lib' 
 
 test_case 'the program dumps its own heap (sites-dump, as the qemu guests do)' '
 	SITES_EXIT=1 SITES_DUMP=self LD_PRELOAD=$PRELOAD $PROGS/sites-dump $SITES >/dev/null &&
-	grep -q "^--raw=self.heap@0x[0-9a-f]* --load-base=0x[0-9a-f]* .*--module=.*/libsite.so@0x" \
+	grep -q -e "--raw=self.heap@0x[0-9a-f]* .*--load-base=0x[0-9a-f]* .*--module=.*/libsite.so@0x" \
 		self.args &&
 	heapprof-analyze -f collapsed $(cat self.args) $PROGS/sites-dump >self.txt &&
 	check_heap self.txt

@@ -1,7 +1,8 @@
 /*
  * Linked into sites-dump (sites.c plus this file): at exit, when SITES_DUMP=PREFIX is
- * set, the program writes its own heap (the mapping that holds the break) to PREFIX.heap
- * and the heapprof-analyze options that describe it to PREFIX.args: --raw, --load-base
+ * set, the program writes its own heap (the mapping that holds the break) to PREFIX.heap,
+ * every anonymous writable mapping (heapprof's stack table among them) to PREFIX.N,
+ * and the heapprof-analyze options that describe them to PREFIX.args: --raw, --load-base
  * and a --module per shared object. This is how a target with neither a core nor a
  * debugger, here a qemu-user guest, hands over a raw image. It allocates nothing.
  */
@@ -31,28 +32,44 @@ __attribute__((format(printf, 1, 2))) static void add_arg(const char *fmt, ...)
 		args_len += (size_t)n;
 }
 
-/* The mapping in /proc/self/maps that holds addr (qemu-user lists the guest's). */
-static int find_mapping(uintptr_t addr, uintptr_t *start, uintptr_t *end)
+static void read_maps(void)
 {
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	size_t len = 0;
 	ssize_t n;
 
-	if (fd < 0)
-		return -1;
-	while (len < sizeof(maps) - 1 && (n = read(fd, maps + len, sizeof(maps) - 1 - len)) > 0)
-		len += (size_t)n;
-	close(fd);
+	if (fd >= 0) {
+		while (len < sizeof(maps) - 1 &&
+		       (n = read(fd, maps + len, sizeof(maps) - 1 - len)) > 0)
+			len += (size_t)n;
+		close(fd);
+	}
 	maps[len] = '\0';
-	for (char *line = maps, *nl; line; line = nl ? nl + 1 : NULL) {
-		unsigned long a, b;
+}
 
-		nl = strchr(line, '\n');
-		if (sscanf(line, "%lx-%lx", &a, &b) == 2 && a <= addr && addr < b) {
-			*start = a;
-			*end = b;
-			return 0;
-		}
+/*
+ * The next mapping of /proc/self/maps (qemu-user lists the guest's) from *cursor:
+ * its bounds, whether it is writable and private, and whether it is anonymous.
+ */
+static int next_mapping(char **cursor, uintptr_t *start, uintptr_t *end, int *anon_rw)
+{
+	while (*cursor && **cursor) {
+		char *line = *cursor, *nl = strchr(line, '\n'), perms[8], path[8] = "";
+		unsigned long a, b;
+		int got;
+
+		*cursor = nl ? nl + 1 : NULL;
+		if (nl)
+			*nl = '\0';
+		got = sscanf(line, "%lx-%lx %7s %*s %*s %*s %7s", &a, &b, perms, path);
+		if (nl)
+			*nl = '\n';
+		if (got < 3)
+			continue;
+		*start = a;
+		*end = b;
+		*anon_rw = !strcmp(perms, "rw-p") && got == 3;
+		return 0;
 	}
 	return -1;
 }
@@ -96,19 +113,34 @@ __attribute__((destructor)) static void dump_heap(void)
 {
 	const char *prefix = getenv("SITES_DUMP");
 	uintptr_t brk = (uintptr_t)sbrk(0), start, end;
-	int seen_exe = 0;
+	int seen_exe = 0, anon_rw, n = 0, heap = 0;
+	char *cursor, suffix[16];
 
 	if (!prefix)
 		return;
-	if (find_mapping(brk - 1, &start, &end) < 0) {
+	read_maps();
+	for (cursor = maps; next_mapping(&cursor, &start, &end, &anon_rw) == 0;) {
+		if (start <= brk - 1 && brk - 1 < end) {
+			heap = 1;
+			snprintf(suffix, sizeof(suffix), ".heap");
+		} else if (anon_rw && end - start <= ((uintptr_t)256 << 20)) {
+			snprintf(suffix, sizeof(suffix), ".%d", n++);
+		} else {
+			continue;
+		}
+		add_arg("--raw=%s%s@0x%lx ", prefix, suffix, (unsigned long)start);
+		if (write_file(prefix, suffix, (const void *)start, end - start) < 0) {
+			fputs("sites-dump: cannot write the dump\n", stderr);
+			_exit(3);
+		}
+	}
+	if (!heap) {
 		fputs("sites-dump: no mapping holds the break\n", stderr);
 		_exit(3);
 	}
-	add_arg("--raw=%s.heap@0x%lx", prefix, (unsigned long)start);
 	dl_iterate_phdr(add_module, &seen_exe);
 	add_arg("\n");
-	if (write_file(prefix, ".heap", (const void *)start, end - start) < 0 ||
-	    write_file(prefix, ".args", args, args_len) < 0) {
+	if (write_file(prefix, ".args", args, args_len) < 0) {
 		fputs("sites-dump: cannot write the dump\n", stderr);
 		_exit(3);
 	}
