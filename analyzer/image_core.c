@@ -147,6 +147,30 @@ static const unsigned char *map_file(struct image *img, int fd, size_t *len)
 	return map;
 }
 
+/*
+ * CORE '-': standard input, if it is a redirected regular file. A pipe would need the
+ * core copied to a temporary file first; that is not done yet, so it is refused.
+ */
+static int open_stdin(char *err, size_t errlen)
+{
+	struct stat st;
+	int fd;
+
+	if (fstat(STDIN_FILENO, &st) < 0) {
+		snprintf(err, errlen, "cannot read '-' (standard input): %s", strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "'-' (standard input) is not a regular file (%s)",
+			 image_file_kind(st.st_mode));
+		return -1;
+	}
+	fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		snprintf(err, errlen, "cannot read '-' (standard input): %s", strerror(errno));
+	return fd;
+}
+
 int image_open_core(struct image *img, const char *path, char *err, size_t errlen)
 {
 	const unsigned char *raw;
@@ -157,11 +181,9 @@ int image_open_core(struct image *img, const char *path, char *err, size_t errle
 	img->fd = -1;
 	img->path = path;
 	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+	fd = strcmp(path, "-") ? image_open_regular(path, err, errlen) : open_stdin(err, errlen);
+	if (fd < 0)
 		return -1;
-	}
 	if (is_gzip(fd)) {
 		int plain = inflate_to_temp(path, fd, err, errlen);
 
