@@ -41,6 +41,7 @@ int image_open_regular(const char *path, char *err, size_t errlen)
 				 image_file_kind(st.st_mode));
 		else
 			snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
+		errno = e;
 		return -1;
 	}
 	if (fstat(fd, &st) < 0) {

@@ -79,7 +79,7 @@ int image_program_info(const char *path, unsigned *wsize, bool *big_endian, uint
  * O_NONBLOCK, so that a FIFO or a device named by the user or by a core cannot make
  * open() wait forever, then checked with fstat (no window between check and use) and
  * set back to blocking. Returns the fd (close-on-exec), or -1 with a one-line reason in
- * err: "cannot open 'X': <errno>" or "'X' is not a regular file (a FIFO)".
+ * err: "cannot open 'X': <errno>" (errno kept) or "'X' is not a regular file (a FIFO)".
  */
 int image_open_regular(const char *path, char *err, size_t errlen);
 

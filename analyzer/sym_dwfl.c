@@ -124,6 +124,21 @@ static bool elf_has_dwarf(Elf *elf)
 	return false;
 }
 
+/*
+ * Whether libdwfl may open path: a FIFO or a device named by a core (or left where a
+ * library used to be) would block open() or read forever. A missing file is fine:
+ * opening it just fails. Says which kind of file it is in *kind otherwise.
+ */
+static bool sym_openable(const char *path, const char **kind)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+		return true;
+	*kind = image_file_kind(st.st_mode);
+	return false;
+}
+
 /* Read PROGRAM's header and build-id; a PROGRAM we cannot use is a warning, not an error. */
 static void program_inspect(struct sym *s)
 {
@@ -133,10 +148,12 @@ static void program_inspect(struct sym *s)
 	ssize_t idlen;
 	Elf *elf;
 	char err[PATH_MAX + 64];
-	int fd = image_open_regular(s->program, err, sizeof(err));
+	const char *kind;
+	int fd = image_open_regular(s->program, err, sizeof(err)), e = errno;
 
 	if (fd < 0) {
-		sym_warn(s, "cannot read PROGRAM: %s (its frames show as addresses)", err);
+		sym_warn(s, "cannot read PROGRAM '%s': %s (its frames show as addresses)", s->program,
+			 sym_openable(s->program, &kind) ? strerror(e) : kind);
 		return;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -194,21 +211,6 @@ char *sym_target_path(const struct sym *s, const char *name)
 		return NULL;
 	sprintf(p, "%s%.*s", s->sysroot ? s->sysroot : "", (int)n, name);
 	return p;
-}
-
-/*
- * Whether libdwfl may open path: a FIFO or a device named by a core (or left where a
- * library used to be) would block open() or read forever. A missing file is fine:
- * opening it just fails. Says which kind of file it is in *kind otherwise.
- */
-static bool sym_openable(const char *path, const char **kind)
-{
-	struct stat st;
-
-	if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
-		return true;
-	*kind = image_file_kind(st.st_mode);
-	return false;
 }
 
 /*
