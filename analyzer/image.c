@@ -1,13 +1,69 @@
 /* What every image shares, core or raw: the sorted segment list and reads from it. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <libelf.h>
 
 #include "image.h"
 #include "util.h"
+
+const char *image_file_kind(unsigned mode)
+{
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	return S_ISREG(mode) ? "a regular file" : "an unknown kind of file";
+}
+
+int image_open_regular(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), flags;
+
+	if (fd < 0) {
+		int e = errno;
+
+		/* a socket cannot be opened at all; say what it is rather than ENXIO */
+		if (e == ENXIO && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+			snprintf(err, errlen, "'%s' is not a regular file (%s)", path,
+				 image_file_kind(st.st_mode));
+		else
+			snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
+		errno = e;
+		return -1;
+	}
+	if (fstat(fd, &st) < 0) {
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "'%s' is not a regular file (%s)", path,
+			 image_file_kind(st.st_mode));
+		close(fd);
+		return -1;
+	}
+	/* regular files never block; clear the flag so that no later reader sees EAGAIN */
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
 
 static int seg_cmp(const void *a, const void *b)
 {

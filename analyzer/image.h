@@ -74,6 +74,18 @@ const struct seg *image_find(const struct image *img, uint64_t addr);
 int image_program_info(const char *path, unsigned *wsize, bool *big_endian, uint16_t *machine,
 		       bool *pie, char *err, size_t errlen);
 
+/*
+ * Open an input file for reading only if it is a regular file. It is opened with
+ * O_NONBLOCK, so that a FIFO or a device named by the user or by a core cannot make
+ * open() wait forever, then checked with fstat (no window between check and use) and
+ * set back to blocking. Returns the fd (close-on-exec), or -1 with a one-line reason in
+ * err: "cannot open 'X': <errno>" (errno kept) or "'X' is not a regular file (a FIFO)".
+ */
+int image_open_regular(const char *path, char *err, size_t errlen);
+
+/* "a FIFO", "a directory", ... for a st_mode that is not a regular file. */
+const char *image_file_kind(unsigned mode);
+
 /* Copy len bytes at target address addr into buf; false if any byte is absent. */
 bool image_read(const struct image *img, uint64_t addr, void *buf, size_t len);
 

@@ -30,17 +30,12 @@ int image_add_raw(struct image *img, const char *file, uint64_t addr, char *err,
 {
 	struct stat st;
 	void *map;
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	int fd = image_open_regular(file, err, errlen);
 
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		snprintf(err, errlen, "cannot open '%s': %s", file, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0)
 		return -1;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
-		snprintf(err, errlen, "'%s' is %s", file,
-			 S_ISREG(st.st_mode) ? "empty" : "not a regular file");
+	if (fstat(fd, &st) < 0 || st.st_size == 0) {
+		snprintf(err, errlen, "'%s' is empty", file);
 		close(fd);
 		return -1;
 	}
@@ -70,13 +65,11 @@ int image_program_info(const char *path, unsigned *wsize, bool *big_endian, uint
 {
 	GElf_Ehdr eh;
 	Elf *elf;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = -1;
+	int fd = image_open_regular(path, err, errlen), rc = -1;
 
 	elf_version(EV_CURRENT);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+	if (fd < 0)
 		return -1;
-	}
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh)) {
 		snprintf(err, errlen, "'%s' is not an ELF file", path);

@@ -231,6 +231,8 @@ static void open_memory(const struct opts *o, struct image *img, char **source)
 	bool be, pie;
 	uint16_t machine;
 
+	/* inflating a gzip core may warn; a run that fails still says one line */
+	warn_hold();
 	if (image_program_info(o->program, &wsize, &be, &machine, &pie, err, sizeof(err)) < 0)
 		die(EXIT_NO_REPORT, "%s", err);
 	if (o->nraw) {

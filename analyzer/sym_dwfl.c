@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "image.h"
@@ -123,6 +124,21 @@ static bool elf_has_dwarf(Elf *elf)
 	return false;
 }
 
+/*
+ * Whether libdwfl may open path: a FIFO or a device named by a core (or left where a
+ * library used to be) would block open() or read forever. A missing file is fine:
+ * opening it just fails. Says which kind of file it is in *kind otherwise.
+ */
+static bool sym_openable(const char *path, const char **kind)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0 || S_ISREG(st.st_mode))
+		return true;
+	*kind = image_file_kind(st.st_mode);
+	return false;
+}
+
 /* Read PROGRAM's header and build-id; a PROGRAM we cannot use is a warning, not an error. */
 static void program_inspect(struct sym *s)
 {
@@ -131,11 +147,13 @@ static void program_inspect(struct sym *s)
 	const void *id;
 	ssize_t idlen;
 	Elf *elf;
-	int fd = open(s->program, O_RDONLY | O_CLOEXEC);
+	char err[PATH_MAX + 64];
+	const char *kind;
+	int fd = image_open_regular(s->program, err, sizeof(err)), e = errno;
 
 	if (fd < 0) {
 		sym_warn(s, "cannot read PROGRAM '%s': %s (its frames show as addresses)", s->program,
-			 strerror(errno));
+			 sym_openable(s->program, &kind) ? strerror(e) : kind);
 		return;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -216,9 +234,9 @@ static int sym_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, 
 	s = m->s;
 	if (m->is_program && s->prog.ok && !s->prog_mismatch) {
 		/* libdwfl did not take this module for the executable; we know better */
-		char *name = strdup(s->program);
+		char *name = strdup(s->program), err[64];
 
-		fd = name ? open(s->program, O_RDONLY | O_CLOEXEC) : -1;
+		fd = name ? image_open_regular(s->program, err, sizeof(err)) : -1;
 		if (fd >= 0) {
 			free(*file_name);
 			*file_name = name;
@@ -228,8 +246,17 @@ static int sym_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, 
 	}
 	path = sym_target_path(s, modname);
 	if (path) {
+		const char *kind;
+
 		free(*file_name);
-		*file_name = path;
+		*file_name = NULL;
+		if (sym_openable(path, &kind)) {
+			*file_name = path;
+		} else {
+			sym_warn(s, "not opening '%s' for module '%s': not a regular file (%s)",
+				 path, modname, kind);
+			free(path);
+		}
 	}
 	return -1;
 }
@@ -260,7 +287,9 @@ static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *mod
 	n = dwfl_module_build_id(mod, &bits, &vaddr);
 	if (n <= 0 || (size_t)n != s->prog.build_id_len || memcmp(bits, s->prog.build_id, (size_t)n))
 		return fd;
-	fd = open(s->program, O_RDONLY | O_CLOEXEC);
+	char err[64];
+
+	fd = image_open_regular(s->program, err, sizeof(err));
 	if (fd >= 0) {
 		free(*debuginfo_file_name);
 		*debuginfo_file_name = strdup(s->program);
@@ -316,7 +345,45 @@ static void attach_mods(struct sym *s)
 struct core_info {
 	bool has_file_note;	/* NT_FILE: the kernel's (or gdb's) list of mapped files */
 	uint64_t at_entry;	/* from NT_AUXV; 0 if none */
+	char *unsafe_name;	/* a file the core names that is a FIFO or device; malloc'd */
+	const char *unsafe_kind; /* what it is: "a FIFO", ... */
 };
+
+/* Note a name libdwfl would open() that is not a regular file; false once one is found. */
+static bool note_unsafe(struct core_info *ci, const char *name)
+{
+	const char *kind;
+
+	if (ci->unsafe_name || sym_openable(name, &kind))
+		return !ci->unsafe_name;
+	ci->unsafe_name = strdup(name);
+	ci->unsafe_kind = kind;
+	return false;
+}
+
+/*
+ * NT_FILE: count and page size, count (start, end, offset) words, then count names.
+ * libdwfl opens each name as it stands while listing modules; check them first.
+ */
+static void core_file_names(const struct image *img, const char *desc, size_t size,
+			    struct core_info *ci)
+{
+	struct rd r = { (const unsigned char *)desc, size, img->big_endian };
+	uint64_t count, page;
+	const char *p, *end = desc + size;
+
+	if (!rd_word(&r, img->wsize, &count) || !rd_word(&r, img->wsize, &page) ||
+	    count > (size / img->wsize) / 3)
+		return;
+	p = desc + (2 + 3 * count) * img->wsize;
+	for (uint64_t i = 0; i < count && p < end; i++) {
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+
+		if (!nul || !note_unsafe(ci, p))
+			return;
+		p = nul + 1;
+	}
+}
 
 static void core_auxv(Elf *core, GElf_Off off, size_t size, struct core_info *ci)
 {
@@ -335,9 +402,13 @@ static void core_auxv(Elf *core, GElf_Off off, size_t size, struct core_info *ci
 	}
 }
 
-/* Whether the core has NT_FILE, and its AT_ENTRY, from every PT_NOTE segment. */
-static void core_notes(Elf *core, struct core_info *ci)
+/*
+ * Whether the core has NT_FILE and names a FIFO or device in it, and its AT_ENTRY,
+ * from every PT_NOTE segment.
+ */
+static void core_notes(const struct image *img, struct core_info *ci)
 {
+	Elf *core = img->elf;
 	size_t phnum;
 
 	if (elf_getphdrnum(core, &phnum) != 0)
@@ -358,8 +429,11 @@ static void core_notes(Elf *core, struct core_info *ci)
 			if (nh.n_namesz != sizeof("CORE") ||
 			    memcmp((const char *)d->d_buf + name_off, "CORE", sizeof("CORE")))
 				continue;
-			if (nh.n_type == NT_FILE)
+			if (nh.n_type == NT_FILE) {
 				ci->has_file_note = true;
+				core_file_names(img, (const char *)d->d_buf + desc_off,
+						nh.n_descsz, ci);
+			}
 			else if (nh.n_type == NT_AUXV)
 				core_auxv(core, ph.p_offset + desc_off, nh.n_descsz, ci);
 		}
@@ -549,6 +623,65 @@ static char *link_map_file(struct sym *s, const struct image *img, const char *n
 	return r;
 }
 
+typedef bool (*link_map_fn)(struct sym *s, const struct image *img, uint64_t l_addr,
+			    uint64_t l_ld, const char *name, void *arg);
+
+/*
+ * Call fn for each library with a path name in the dynamic linker's list in the core's
+ * memory (found through s->main_mod's DT_DEBUG), until fn returns false.
+ */
+static void link_map_each(struct sym *s, const struct image *img, link_map_fn fn, void *arg)
+{
+	uint64_t w = img->wsize, r_debug, lm = 0, f[4];
+	char name[PATH_MAX];
+
+	if (!s->main_mod || !(r_debug = r_debug_addr(img, s->main_mod)) ||
+	    !mem_word(img, r_debug + w, &lm))
+		return;
+	/* struct link_map starts l_addr (the bias), l_name, l_ld, l_next: one word each */
+	for (unsigned n = 0; lm && n < SYM_MAX_LIBS; n++, lm = f[3]) {
+		if (!mem_word(img, lm, &f[0]) || !mem_word(img, lm + w, &f[1]) ||
+		    !mem_word(img, lm + 2 * w, &f[2]) || !mem_word(img, lm + 3 * w, &f[3]))
+			break;
+		if (!f[2] || (!mem_string(img, f[1], name, sizeof(name)) &&
+			      !exe_string(s->main_mod, f[1], name, sizeof(name))) || name[0] != '/')
+			continue;	/* the executable or the vDSO */
+		if (!fn(s, img, f[0], f[2], name, arg))
+			return;
+	}
+}
+
+/* Report PROGRAM alone where AT_ENTRY says it was loaded, unless it is not the core's. */
+static void report_program_at_entry(struct sym *s, uint64_t at_entry)
+{
+	if (s->main_mod || !s->prog.ok || s->prog_mismatch)
+		return;
+	dwfl_report_begin_add(s->dwfl);
+	report_program(s, s->prog.e_type == ET_DYN && at_entry ? at_entry - s->prog.e_entry : 0);
+	dwfl_report_end(s->dwfl, NULL, NULL);
+}
+
+static bool add_library(struct sym *s, const struct image *img, uint64_t l_addr, uint64_t l_ld,
+			const char *name, void *arg)
+{
+	unsigned *added = arg;
+	char *file;
+
+	if (dwfl_addrmodule(s->dwfl, l_ld))
+		return true;	/* known already */
+	file = link_map_file(s, img, name);
+	if (!file)
+		return true;
+	dwfl_report_begin_add(s->dwfl);
+	if (dwfl_report_elf(s->dwfl, name, file, -1, l_addr, true))
+		(*added)++;
+	else
+		sym_warn(s, "cannot use '%s': %s", file, dwfl_errmsg(-1));
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	free(file);
+	return true;
+}
+
 /*
  * For cores without NT_FILE: report what libdwfl's own walk of the dynamic linker's
  * list left out. It opens each name on this host as it stands (no sysroot), and on MIPS
@@ -557,41 +690,38 @@ static char *link_map_file(struct sym *s, const struct image *img, const char *n
  */
 static unsigned link_map_complete(struct sym *s, const struct image *img, uint64_t at_entry)
 {
-	uint64_t w = img->wsize, r_debug, lm = 0, f[4];
-	char name[PATH_MAX];
 	unsigned added = 0;
 
-	if (!s->main_mod && s->prog.ok && !s->prog_mismatch) {
-		dwfl_report_begin_add(s->dwfl);
-		report_program(s, s->prog.e_type == ET_DYN && at_entry ? at_entry - s->prog.e_entry : 0);
-		dwfl_report_end(s->dwfl, NULL, NULL);
-	}
-	if (!s->main_mod || !(r_debug = r_debug_addr(img, s->main_mod)) ||
-	    !mem_word(img, r_debug + w, &lm))
-		return 0;
-	/* struct link_map starts l_addr (the bias), l_name, l_ld, l_next: one word each */
-	for (unsigned n = 0; lm && n < SYM_MAX_LIBS; n++, lm = f[3]) {
-		char *file;
-
-		if (!mem_word(img, lm, &f[0]) || !mem_word(img, lm + w, &f[1]) ||
-		    !mem_word(img, lm + 2 * w, &f[2]) || !mem_word(img, lm + 3 * w, &f[3]))
-			break;
-		if (!f[2] || (!mem_string(img, f[1], name, sizeof(name)) &&
-			      !exe_string(s->main_mod, f[1], name, sizeof(name))) || name[0] != '/' ||
-		    dwfl_addrmodule(s->dwfl, f[2]))
-			continue;	/* the executable, the vDSO, or known already */
-		file = link_map_file(s, img, name);
-		if (!file)
-			continue;
-		dwfl_report_begin_add(s->dwfl);
-		if (dwfl_report_elf(s->dwfl, name, file, -1, f[0], true))
-			added++;
-		else
-			sym_warn(s, "cannot use '%s': %s", file, dwfl_errmsg(-1));
-		dwfl_report_end(s->dwfl, NULL, NULL);
-		free(file);
-	}
+	report_program_at_entry(s, at_entry);
+	link_map_each(s, img, add_library, &added);
 	return added;
+}
+
+static bool find_unsafe(struct sym *s, const struct image *img, uint64_t l_addr, uint64_t l_ld,
+			const char *name, void *arg)
+{
+	(void)s;
+	(void)img;
+	(void)l_addr;
+	(void)l_ld;
+	return note_unsafe(arg, name);
+}
+
+/*
+ * libdwfl's dwfl_core_file_report opens every name in NT_FILE and in the link_map as it
+ * stands, with a plain open(): a FIFO there would block it forever. NT_FILE's names were
+ * checked with the notes; check the link_map's through PROGRAM's DT_DEBUG (libdwfl goes
+ * through AT_PHDR; with the right PROGRAM both lead to the same list).
+ */
+static void check_link_map_names(struct sym *s, const struct image *img, struct core_info *ci)
+{
+	if (ci->unsafe_name || !s->prog.ok || (s->prog.e_type == ET_DYN && !ci->at_entry) ||
+	    !new_dwfl(s))
+		return;
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	report_program_at_entry(s, ci->at_entry);
+	link_map_each(s, img, find_unsafe, ci);
+	s->main_mod = NULL;
 }
 
 static void open_core(struct sym *s, const struct image *img)
@@ -600,20 +730,34 @@ static void open_core(struct sym *s, const struct image *img)
 	const char *what = img->path ? img->path : "the core";
 	int n;
 
-	core_notes(img->elf, &ci);
-	n = core_report(s, img->elf, s->prog.ok ? s->program : NULL, ci.at_entry);
+	core_notes(img, &ci);
+	check_link_map_names(s, img, &ci);
+	if (ci.unsafe_name) {
+		sym_warn(s, "'%s', named in '%s', is not a regular file (%s): not opening it, "
+			 "nor the other files the core names; listing modules from its link_map",
+			 ci.unsafe_name, what, ci.unsafe_kind);
+		n = new_dwfl(s) ? 0 : -1;
+		if (n == 0)
+			dwfl_report_end(s->dwfl, NULL, NULL);
+	} else {
+		n = core_report(s, img->elf, s->prog.ok ? s->program : NULL, ci.at_entry);
+	}
 	if (n > 0 && s->main_mod && s->prog.ok && program_mismatch(s, s->main_mod, ci.at_entry)) {
 		/* dwfl_build_id_find_elf would open PROGRAM for the executable: list again
 		 * without it so the build-id or NT_FILE path finds the right file */
 		s->prog_mismatch = true;
 		n = core_report(s, img->elf, NULL, ci.at_entry);
 	}
-	if (n >= 0 && !ci.has_file_note && link_map_complete(s, img, ci.at_entry) && n == 0)
+	if (n >= 0 && (!ci.has_file_note || ci.unsafe_name) &&
+	    link_map_complete(s, img, ci.at_entry) && n == 0)
 		n = 1;
-	if (n > 0) {
-		s->source = ci.has_file_note ? "core file notes" : "link_map in core memory";
+	if (n > 0 || (ci.unsafe_name && s->main_mod)) {
+		s->source = ci.has_file_note && !ci.unsafe_name ? "core file notes"
+								: "link_map in core memory";
+		free(ci.unsafe_name);
 		return;
 	}
+	free(ci.unsafe_name);
 	sym_warn(s, "cannot list modules in '%s': %s (symbolizing PROGRAM only)", what,
 		 n < 0 ? dwfl_errmsg(-1) : "no ELF headers or link_map found");
 	if (!new_dwfl(s))
@@ -663,7 +807,7 @@ static void open_raw(struct sym *s, const struct sym_opts *o)
 	check_raw_program(s, o);
 	any = report_program(s, o->have_load_base ? o->load_base : 0);
 	for (size_t i = 0; o->modules && i < o->nmodules; i++) {
-		const char *path = o->modules[i].path;
+		const char *path = o->modules[i].path, *kind;
 		char *alt = NULL;
 
 		if (!path)
@@ -672,7 +816,10 @@ static void open_raw(struct sym *s, const struct sym_opts *o)
 		if (s->sysroot && access(path, R_OK) != 0 && (alt = sym_target_path(s, path)) &&
 		    access(alt, R_OK) == 0)
 			path = alt;
-		if (dwfl_report_elf(s->dwfl, o->modules[i].path, path, -1, o->modules[i].base, true))
+		if (!sym_openable(path, &kind))
+			sym_warn(s, "cannot use --module '%s': not a regular file (%s)", path, kind);
+		else if (dwfl_report_elf(s->dwfl, o->modules[i].path, path, -1, o->modules[i].base,
+					 true))
 			any = true;
 		else
 			sym_warn(s, "cannot use --module '%s': %s", o->modules[i].path,
