@@ -4,6 +4,7 @@
  * lock, no stdio, no I/O: the heap itself is the profile.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
@@ -297,19 +298,65 @@ static bool power_of_two(size_t x)
 HP_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 {
 	struct unwind_start st;
-	int saved = errno;
 	void *p;
 
 	UNWIND_START(st);
 	if (!power_of_two(align) || align % sizeof(void *))
 		return EINVAL;
 	p = do_memalign(align, size, HP2_ENTRY_POSIX_MEMALIGN, &st);
-	if (!p) {
-		errno = saved;	/* POSIX: the result is the error, errno untouched */
-		return ENOMEM;
-	}
+	if (!p)
+		return ENOMEM;	/* errno as the allocator left it: glibc's is ENOMEM too */
 	*out = p;
 	return 0;
+}
+
+/* memalign's alignment: glibc rounds one that is not a power of two up to one, and
+ * passes those above the top power of two on, to be refused (EINVAL). */
+static size_t memalign_align(size_t align)
+{
+	while (!power_of_two(align) && align < ((size_t)1 << (sizeof(size_t) * 8 - 1)))
+		align = align ? (align | (align >> 1)) + 1 : 1;
+	return align;
+}
+
+/*
+ * aligned_alloc with an alignment that is not a power of two (0 included) is the
+ * implementation's choice, and libcs differ: glibc up to 2.37 takes it as memalign
+ * does, glibc 2.38 on refuses it with EINVAL. Ask the aligned_alloc the program
+ * would have had without us (the next one in the chain), with a 1-byte block freed
+ * at once: NULL means refused, and we return NULL with its errno. Only odd
+ * alignments pay for this.
+ */
+static bool next_takes_align(size_t align)
+{
+	static void *(*next_aligned_alloc)(size_t, size_t);
+	static void (*next_free)(void *);
+	static int looked_up;	/* 0 not yet, 1 found, -1 none: memalign's rules */
+	void *p;
+
+	if (!__atomic_load_n(&looked_up, __ATOMIC_ACQUIRE)) {
+		/* both from the same object: the block goes back where it came from */
+		int saved = errno;	/* a taken alignment leaves errno alone */
+		void *aa = dlsym(RTLD_NEXT, "aligned_alloc"), *fr = dlsym(RTLD_NEXT, "free");
+		Dl_info ia, ifr;
+		bool same = aa && fr && dladdr(aa, &ia) && dladdr(fr, &ifr) &&
+			    ia.dli_fbase == ifr.dli_fbase;
+
+		errno = saved;
+
+		/* threads racing here store the same values */
+		__atomic_store_n(&next_aligned_alloc, (void *(*)(size_t, size_t))aa,
+				 __ATOMIC_RELAXED);
+		__atomic_store_n(&next_free, (void (*)(void *))fr, __ATOMIC_RELAXED);
+		__atomic_store_n(&looked_up, same ? 1 : -1, __ATOMIC_RELEASE);
+	}
+	if (__atomic_load_n(&looked_up, __ATOMIC_ACQUIRE) < 0)
+		return true;
+	p = __atomic_load_n(&next_aligned_alloc, __ATOMIC_RELAXED)(align, 1);
+	if (!p)
+		return false;
+	__atomic_load_n(&next_free, __ATOMIC_RELAXED)(p);
+	return true;
 }
 
 HP_EXPORT void *aligned_alloc(size_t align, size_t size)
@@ -318,8 +365,10 @@ HP_EXPORT void *aligned_alloc(size_t align, size_t size)
 
 	UNWIND_START(st);
 	if (!power_of_two(align)) {
-		errno = EINVAL;
-		return NULL;
+		/* before the allocator is known, the arena takes the memalign way */
+		if (boot_ensure() && !next_takes_align(align))
+			return NULL;
+		align = memalign_align(align);
 	}
 	return do_memalign(align, size, HP2_ENTRY_ALIGNED_ALLOC, &st);
 }
@@ -329,10 +378,7 @@ HP_EXPORT void *memalign(size_t align, size_t size)
 	struct unwind_start st;
 
 	UNWIND_START(st);
-	/* glibc rounds an alignment that is not a power of two up to one */
-	while (!power_of_two(align) && align < ((size_t)1 << (sizeof(size_t) * 8 - 1)))
-		align = align ? (align | (align >> 1)) + 1 : 1;
-	return do_memalign(align, size, HP2_ENTRY_MEMALIGN, &st);
+	return do_memalign(memalign_align(align), size, HP2_ENTRY_MEMALIGN, &st);
 }
 
 HP_EXPORT void *valloc(size_t size)
