@@ -209,24 +209,27 @@ static int gz_read_tables(struct gz_core *z)
  */
 static int gz_write(struct gz_core *z, const unsigned char *b, size_t n)
 {
-	bool more = false;
-
 	if (z->total == 0 && (gz_read_ehdr(z, b, n) < 0 || gz_check_space(z) < 0))
 		return -1;
-	if (n > z->promise - z->total) {
-		n = (size_t)(z->promise - z->total);
-		more = true;
+	/* the headers read from this chunk may promise more of the same chunk */
+	while (n) {
+		size_t k = n > z->promise - z->total ? (size_t)(z->promise - z->total) : n;
+
+		if (k == 0)
+			return 1;	/* more than the headers promise */
+		if (write_all(z->out, b, k) < 0) {
+			snprintf(z->err, z->errlen, "cannot inflate '%s' into %s: %s (it needs %llu "
+				 "bytes; set TMPDIR to a roomier directory)", z->path, z->dir,
+				 strerror(errno), (unsigned long long)z->promise);
+			return -1;
+		}
+		z->total += k;
+		b += k;
+		n -= k;
+		if (gz_read_tables(z) < 0)
+			return -1;
 	}
-	if (write_all(z->out, b, n) < 0) {
-		snprintf(z->err, z->errlen, "cannot inflate '%s' into %s: %s (it needs %llu bytes; "
-			 "set TMPDIR to a roomier directory)", z->path, z->dir, strerror(errno),
-			 (unsigned long long)z->promise);
-		return -1;
-	}
-	z->total += n;
-	if (gz_read_tables(z) < 0)
-		return -1;
-	return more && z->total == z->promise;
+	return 0;
 }
 
 /*

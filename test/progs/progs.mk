@@ -5,7 +5,7 @@ P := $(B)/progs
 # -fno-ipa-icf: identical site functions must stay apart, or one name would stand for all
 PROG_CFLAGS := -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread
 TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(P)/stress \
-	$(P)/cxx $(P)/forker $(P)/realloc_check $(P)/libc_semantics $(P)/libstrict_aligned.so $(P)/mangle $(P)/demo \
+	$(P)/stacktab $(P)/cxx $(P)/forker $(P)/realloc_check $(P)/libc_semantics $(P)/libstrict_aligned.so $(P)/mangle $(P)/demo \
 	$(P)/unwind_check-nofp $(P)/unwind_check-fp
 
 check-build: $(TEST_PROGS)
@@ -32,7 +32,7 @@ $(P)/sites-stripped: $(P)/sites
 		objcopy --strip-all $< $@
 
 # Programs built from one C file with nothing special.
-PLAIN_PROGS := $(addprefix $(P)/,stress forker realloc_check libc_semantics mangle demo mkdump)
+PLAIN_PROGS := $(addprefix $(P)/,stress forker realloc_check libc_semantics mangle demo mkdump stacktab)
 $(PLAIN_PROGS): $(P)/%: test/progs/%.c include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
