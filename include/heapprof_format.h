@@ -119,11 +119,28 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w3 writer's private link (not checked; ignore)
  *   then nframes target words, pc[0] innermost
  *
- * Site record (64 bytes): one per (thread, stack, entry point)
+ * Site record (128 bytes): one per (thread, stack, entry point)
  *   w0 HP2_SITE_MAGIC   w1 check
  *   w2 id (0..31) | stack id (32..63)
  *   w3 tid (0..31) | entry (32..47, HP2_ENTRY_*) | flags (48..63)
- *   w4 writer's private link (not checked)   w5..w7 reserved (0; counters later)
+ *   w4 writer's private link (not checked)
+ *   counters, written by thread tid alone, not checked (they change):
+ *   w5 allocation calls by this thread at this stack and entry point
+ *   w6 bytes those calls asked for
+ *   w7 frees by this thread of blocks allocated at this stack and entry point
+ *   w8 bytes of those blocks
+ *   w9 ns of wall-clock time since the thread's previous allocation call, summed
+ *      (HEAPPROF_TIME=1; process flag HP2_P_TIME)
+ *   w10..w15 reserved (0)
+ *   With sampling (process w3 > 0) they are estimates: each sampled call adds its
+ *   weight w = 1 / (1 - exp(-size / P)), calls and frees in units of 1/HP2_COUNT_ONE
+ *   (round(w * HP2_COUNT_ONE)), bytes in bytes (round(size * w)).
+ *
+ * Thread record (64 bytes): one per thread that allocated
+ *   w0 HP2_THREAD_MAGIC   w1 check (of w2)
+ *   w2 tid (0..31)
+ *   w3, w4 the thread's name, NUL-padded (prctl PR_GET_NAME), not checked
+ *   w5..w7 reserved (0)
  *
  * Process record (64 bytes): one per process
  *   w0 HP2_PROC_MAGIC   w1 check
@@ -131,10 +148,11 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w3 sample period in bytes, 0 = every block has a header
  *   w4 start: ns of CLOCK_MONOTONIC that block times count from
  *   w5 start: ns since the Unix epoch (CLOCK_REALTIME), for reports
- *   w6 frame limit (0..31)   w7 reserved (0)
+ *   w6 frame limit (0..31) | flags (32..63: HP2_P_*)   w7 reserved (0)
  *
  * A record's check: x = mix(SEED2, address of w0), x = mix(x, w) for each checked
- * word from w2 on (stack: w2, then every pc; site: w2, w3; process: w2..w7),
+ * word from w2 on (stack: w2, then every pc; site: w2, w3; thread: w2;
+ * process: w2..w7),
  * check = final(x). A block's check: x = mix(SEED2, user), mix(x, info),
  * mix(x, tag with the check bits 0), mix(x, size word) when BIG; check =
  * final(x) & HP2_CHECK_MASK.
@@ -145,6 +163,7 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_STACK_MAGIC 0xA3E153544B563243ULL
 #define HP2_SITE_MAGIC 0xA3E1534954455632ULL
 #define HP2_PROC_MAGIC 0xA3E150524F435632ULL
+#define HP2_THREAD_MAGIC 0xA3E154485244563BULL
 #define HP2_SEED 0xBB67AE8584CAA73BULL
 
 #define HP2_CHECK_BITS 27
@@ -162,7 +181,10 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_SIZE_BIG 0xFFFFFFFFu
 
 #define HP2_STACK_WORDS 4			/* record words before the pcs */
-#define HP2_SITE_SIZE 64
+#define HP2_SITE_SIZE 128
+#define HP2_THREAD_SIZE 64
+#define HP2_COUNT_ONE 1024u			/* a sampled counter's unit: 1/1024 */
+#define HP2_P_TIME 0x1u				/* process flag: w9 of sites holds time */
 #define HP2_PROC_SIZE 64
 #define HP2_STACK_TRUNCATED 0x1u		/* stack flag: cut at the frame limit */
 #define HP2_MAX_FRAMES 1024			/* nframes never exceeds this */

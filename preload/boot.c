@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "boot.h"
+#include "heapprof_format.h"
 #include "options.h"
 #include "table.h"
 #include "unwind.h"
@@ -142,7 +143,7 @@ static void resolve(void)
 	options_read();
 	lib = hp_opt.allocator;
 	hp_frames = (unsigned)hp_opt.frames;
-	table_init(hp_opt.sample, hp_frames);
+	table_init(hp_opt.sample, hp_frames, hp_opt.time ? HP2_P_TIME : 0);
 	if (lib) {
 		void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
 

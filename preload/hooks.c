@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <math.h>
+#include <time.h>
 
 #include "block.h"
 #include "boot.h"
@@ -77,6 +78,60 @@ void hooks_after_fork(void)
 	sample_rng = 0;	/* the child draws its own points */
 }
 
+/* ---- counting ---------------------------------------------------------------------- */
+
+/* A sampled block stands for 1/p blocks: p = 1 - exp(-size / period). */
+static double sample_p(uint64_t size)
+{
+	return -expm1(-(double)size / (double)hp_opt.sample);
+}
+
+/* Add a block of size bytes to a pair of counters (calls and bytes, or frees and
+ * bytes freed): 1 and size exactly, or weighted estimates when it was sampled. */
+static void count(uint64_t *n, uint64_t *bytes, uint64_t size, unsigned flags)
+{
+	if (likely(!(flags & HP2_F_SAMPLED))) {
+		*n += 1;
+		*bytes += size;
+	} else {
+		double p = sample_p(size);
+
+		*n += (uint64_t)(HP2_COUNT_ONE / p + 0.5);
+		*bytes += (uint64_t)((double)size / p + 0.5);
+	}
+}
+
+static HP_TLS uint64_t last_call_ns;
+
+/* HEAPPROF_TIME: the time since this thread's previous allocation call lands here. */
+static void count_time(struct hp_site_rec *s)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+		return;
+	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	if (last_call_ns && now > last_call_ns)
+		s->time_ns += now - last_call_ns;
+	last_call_ns = now;
+}
+
+/* The block at user (tag t) goes back: count it for the site that made it. */
+static void count_free(void *user, uint64_t t)
+{
+	uint32_t id = (uint32_t)(((uint64_t *)user)[-2] >> 32);
+	struct hp_site_rec *s;
+
+	if (!id || in_hook || !hp_stacks)
+		return;
+	in_hook = true;
+	s = table_free_site(id, boot_tid());
+	if (s)
+		count(&s->frees, &s->freed, block_size(user, t), block_flags(t));
+	in_hook = false;
+}
+
 /* ---- tagging ---------------------------------------------------------------------- */
 
 /* Tag real (NULL passes through) with the caller's stack; returns the user pointer. */
@@ -90,12 +145,18 @@ static void *tag(void *real, unsigned shift, uint64_t size, unsigned entry, unsi
 	if (likely(hp_stacks && !in_hook)) {
 		/* one frame more than kept: a walk that fills it was cut */
 		uintptr_t pcs[hp_frames + 1];
+		struct hp_site_rec *s;
 		unsigned n;
 
 		in_hook = true;
 		n = unwind_capture(pcs, hp_frames + 1, st);
-		site = table_site(pcs, n > hp_frames ? hp_frames : n, n > hp_frames, boot_tid(),
-				  entry);
+		s = table_site(pcs, n > hp_frames ? hp_frames : n, n > hp_frames, boot_tid(), entry);
+		if (s) {
+			site = table_site_id(s);
+			count(&s->calls, &s->bytes, size, flags);
+			if (unlikely(hp_opt.time))
+				count_time(s);
+		}
 		in_hook = false;
 	}
 	time = hp2_time_encode(table_ms());
@@ -147,11 +208,15 @@ static void *do_memalign(size_t align, size_t size, unsigned entry,
 
 static void do_free(void *p)
 {
+	uint64_t t;
+
 	if (!p || arena_owns(p))
 		return;
-	if (block_tag(p)) {
-		void *real = (char *)p - block_offset(block_tag(p));
+	t = block_tag(p);
+	if (t) {
+		void *real = (char *)p - block_offset(t);
 
+		count_free(p, t);
 		block_erase(p);
 		hp_real.free(real);
 	} else if (boot_ensure()) {
@@ -224,7 +289,9 @@ static void *do_realloc(void *p, size_t size, unsigned entry, const struct unwin
 	if (!add_room(size, 16, &total))
 		return NULL;
 	/* Kill the tag first: the allocator's copy of the block, and the old block it
-	 * frees, must not hold a header that still validates. */
+	 * frees, must not hold a header that still validates. The old block counts as
+	 * freed, the new one as allocated (if the realloc fails, as freed all the same). */
+	count_free(p, t);
 	block_erase(p);
 	r = hp_real.realloc((char *)p - 16, total);
 	if (!r) {

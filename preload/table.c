@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,25 +66,23 @@ static void *region_alloc(struct region *r, size_t n)
 
 /* ---- records ------------------------------------------------------------------ */
 
-struct site_rec {
-	uint64_t magic;		/* HP2_SITE_MAGIC */
-	uint64_t check;
-	uint64_t w2;		/* id | stack id << 32 */
-	uint64_t w3;		/* tid | entry << 32 | flags << 48 */
-	uint64_t link;		/* next in the chain, private */
-	uint64_t reserved[3];
-};
-
 struct proc_rec {
 	uint64_t magic, check, w[6];
 };
 
-_Static_assert(sizeof(struct site_rec) == HP2_SITE_SIZE, "site record");
+struct thread_rec {
+	uint64_t magic, check, tid;
+	char name[16];
+	uint64_t reserved[3];
+};
+
+_Static_assert(sizeof(struct hp_site_rec) == HP2_SITE_SIZE, "site record");
+_Static_assert(sizeof(struct thread_rec) == HP2_THREAD_SIZE, "thread record");
 _Static_assert(sizeof(struct proc_rec) == HP2_PROC_SIZE, "process record");
 _Static_assert(sizeof(struct hp_stack_rec) == HP2_STACK_WORDS * 8, "stack record");
 
 static struct hp_stack_rec *stack_heads[1u << HEAD_BITS];
-static struct site_rec *site_heads[1u << HEAD_BITS];
+static struct hp_site_rec *site_heads[1u << HEAD_BITS];
 static uint32_t next_stack_id = 1, next_site_id = 1;
 static struct proc_rec *proc;
 static uint64_t start_ns;
@@ -166,78 +165,187 @@ static struct hp_stack_rec *stack_intern(const uintptr_t *pcs, unsigned n, bool 
 	}
 }
 
-static bool site_equal(const struct site_rec *s, uint32_t stack, uint32_t tid, unsigned entry)
+static bool site_equal(const struct hp_site_rec *s, uint32_t stack, uint32_t tid, unsigned entry)
 {
 	return (uint32_t)(s->w2 >> 32) == stack && s->w3 == ((uint64_t)tid | (uint64_t)entry << 32);
 }
 
-static struct site_rec *site_find(const struct site_rec *head, const struct site_rec *stop,
+static struct hp_site_rec *site_find(const struct hp_site_rec *head, const struct hp_site_rec *stop,
 				  uint32_t stack, uint32_t tid, unsigned entry)
 {
-	for (const struct site_rec *s = head; s != stop;
-	     s = (const struct site_rec *)(uintptr_t)s->link)
+	for (const struct hp_site_rec *s = head; s != stop;
+	     s = (const struct hp_site_rec *)(uintptr_t)s->link)
 		if (site_equal(s, stack, tid, entry))
-			return (struct site_rec *)s;
+			return (struct hp_site_rec *)s;
 	return NULL;
 }
 
-static uint32_t site_intern(uint32_t stack, uint32_t tid, unsigned entry)
+/* ---- site ids to records, for free() ------------------------------------------------ */
+
+#define DIR_BITS 12
+static struct hp_site_rec **site_dir[1u << DIR_BITS];	/* pages of 4096 pointers */
+
+static void dir_set(uint32_t id, struct hp_site_rec *s)
+{
+	struct hp_site_rec ***slot = &site_dir[(id >> DIR_BITS) & ((1u << DIR_BITS) - 1)];
+	struct hp_site_rec **page = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (id >> (2 * DIR_BITS))
+		return;		/* past 16 million sites: their frees go uncounted */
+	if (!page) {
+		struct hp_site_rec **fresh = mmap(NULL, sizeof(*page) << DIR_BITS,
+						  PROT_READ | PROT_WRITE,
+						  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (fresh == MAP_FAILED)
+			return;
+		if (__atomic_compare_exchange_n(slot, &page, fresh, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			page = fresh;
+		else
+			munmap(fresh, sizeof(*page) << DIR_BITS);
+	}
+	__atomic_store_n(&page[id & ((1u << DIR_BITS) - 1)], s, __ATOMIC_RELEASE);
+}
+
+static struct hp_site_rec *dir_get(uint32_t id)
+{
+	struct hp_site_rec **page;
+
+	if (id >> (2 * DIR_BITS))
+		return NULL;
+	page = __atomic_load_n(&site_dir[id >> DIR_BITS], __ATOMIC_ACQUIRE);
+	return page ? __atomic_load_n(&page[id & ((1u << DIR_BITS) - 1)], __ATOMIC_ACQUIRE) : NULL;
+}
+
+/* ---- threads ------------------------------------------------------------------------ */
+
+static HP_TLS struct thread_rec *self_rec;
+
+static void thread_name(struct thread_rec *t)
+{
+	char name[17] = "";
+
+	if (prctl(PR_GET_NAME, name) == 0)
+		memcpy(t->name, name, sizeof(t->name));
+}
+
+/* At each new site of a thread: who it is, under which name (a name set by another
+ * thread, or by prctl, is seen here; pthread_setname_np on itself at once). */
+static void thread_seen(uint32_t tid)
+{
+	struct thread_rec *t = self_rec;
+
+	if (t && (uint32_t)t->tid == tid) {
+		thread_name(t);
+		return;
+	}
+	t = region_alloc(&site_region, sizeof(*t));
+	if (!t)
+		return;
+	t->tid = tid;
+	thread_name(t);
+	t->check = rec_check(t, &t->tid, 1, NULL, 0);
+	t->magic = HP2_THREAD_MAGIC;
+	self_rec = t;
+}
+
+void table_thread_named(void)
+{
+	if (self_rec)
+		thread_name(self_rec);
+}
+
+/* ---- sites -------------------------------------------------------------------------- */
+
+static struct hp_site_rec *site_intern(uint32_t stack, uint32_t tid, unsigned entry)
 {
 	uint64_t key = hp_mix(hp_mix(HP2_SEED, stack), (uint64_t)tid | (uint64_t)entry << 32);
-	struct site_rec **slot = &site_heads[key >> (64 - HEAD_BITS)];
-	struct site_rec *head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *s, *found;
+	struct hp_site_rec **slot = &site_heads[key >> (64 - HEAD_BITS)];
+	struct hp_site_rec *head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *s, *found;
 
 	if ((found = site_find(head, NULL, stack, tid, entry)))
-		return (uint32_t)found->w2;
+		return found;
+	thread_seen(tid);
 	s = region_alloc(&site_region, sizeof(*s));
 	if (!s)
-		return 0;
+		return NULL;
 	s->w2 = __atomic_fetch_add(&next_site_id, 1, __ATOMIC_RELAXED) | (uint64_t)stack << 32;
 	s->w3 = (uint64_t)tid | (uint64_t)entry << 32;
 	s->check = rec_check(s, &s->w2, 2, NULL, 0);
 	s->magic = HP2_SITE_MAGIC;
 	for (;;) {
-		struct site_rec *seen = head;
+		struct hp_site_rec *seen = head;
 
 		s->link = (uint64_t)(uintptr_t)head;
 		if (__atomic_compare_exchange_n(slot, &head, s, false,
-						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
-			return (uint32_t)s->w2;
+						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
+			dir_set((uint32_t)s->w2, s);
+			return s;
+		}
 		if ((found = site_find(head, seen, stack, tid, entry))) {
 			*(volatile uint64_t *)&s->magic = 0;
-			return (uint32_t)found->w2;
+			return found;
 		}
 	}
 }
 
-/* ---- the thread's cache ----------------------------------------------------------- */
+/* ---- the thread's caches ----------------------------------------------------------- */
 
 struct cache_slot {
 	uint64_t hash;
 	const struct hp_stack_rec *stack;
-	uint32_t site;
+	struct hp_site_rec *site;
 	uint32_t entry;
 };
 
+/* Sites by stack for allocations, and by the allocating site for frees. */
 static HP_TLS struct cache_slot cache[CACHE_SIZE];
+static HP_TLS struct free_slot {
+	uint32_t id;
+	struct hp_site_rec *site;
+} free_cache[CACHE_SIZE];
 
-uint32_t table_site(const uintptr_t *pcs, unsigned n, bool truncated, uint32_t tid,
-		    unsigned entry)
+struct hp_site_rec *table_site(const uintptr_t *pcs, unsigned n, bool truncated, uint32_t tid,
+			       unsigned entry)
 {
 	uint64_t h = stack_hash(pcs, n, truncated);
 	struct cache_slot *c = &cache[(h ^ entry * 0x9E3779B9u) % CACHE_SIZE];
 	struct hp_stack_rec *r;
-	uint32_t site;
+	struct hp_site_rec *site;
 
 	if (c->hash == h && c->entry == entry && c->stack && stack_equal(c->stack, pcs, n, truncated))
 		return c->site;
 	r = stack_intern(pcs, n, truncated, h);
 	if (!r)
-		return 0;
+		return NULL;
 	site = site_intern((uint32_t)r->w2, tid, entry);
 	if (site)
 		*c = (struct cache_slot){ h, r, site, entry };
 	return site;
+}
+
+struct hp_site_rec *table_free_site(uint32_t id, uint32_t tid)
+{
+	struct free_slot *f = &free_cache[((id * 0x9E3779B9u) >> 24) % CACHE_SIZE];
+	const struct hp_site_rec *from;
+	struct hp_site_rec *mine;
+
+	if (f->id == id && f->site)
+		return f->site;
+	from = dir_get(id);
+	if (!from)
+		return NULL;
+	if ((uint32_t)from->w3 == tid) {
+		mine = (struct hp_site_rec *)from;	/* freed by the thread that made it */
+	} else {
+		mine = site_intern((uint32_t)(from->w2 >> 32), tid,
+				   (unsigned)(from->w3 >> 32) & 0xFFFF);
+		if (!mine)
+			return NULL;
+	}
+	*f = (struct free_slot){ id, mine };
+	return mine;
 }
 
 /* ---- the process record ----------------------------------------------------------- */
@@ -259,7 +367,7 @@ static void proc_seal(void)
 	proc->magic = HP2_PROC_MAGIC;
 }
 
-void table_init(uint64_t sample_period, unsigned max_frames)
+void table_init(uint64_t sample_period, unsigned max_frames, unsigned flags)
 {
 	start_ns = boot_now_ns();
 	proc = region_alloc(&site_region, sizeof(*proc));
@@ -268,7 +376,7 @@ void table_init(uint64_t sample_period, unsigned max_frames)
 	proc->w[1] = sample_period;
 	proc->w[2] = start_ns;
 	proc->w[3] = clock_ns(CLOCK_REALTIME);
-	proc->w[4] = max_frames;
+	proc->w[4] = max_frames | (uint64_t)flags << 32;
 	proc_seal();
 }
 
@@ -276,6 +384,8 @@ void table_after_fork(void)
 {
 	/* The child's sites are new (another tid): forget the parent thread's. */
 	memset(cache, 0, sizeof(cache));
+	memset(free_cache, 0, sizeof(free_cache));
+	self_rec = NULL;
 	if (proc)
 		proc_seal();
 }

@@ -23,20 +23,46 @@ struct hp_stack_rec {
 	uintptr_t pcs[];
 };
 
+/* The v2 site record: identity, then the counters only thread tid writes. */
+struct hp_site_rec {
+	uint64_t magic;		/* HP2_SITE_MAGIC */
+	uint64_t check;
+	uint64_t w2;		/* id | stack id << 32 */
+	uint64_t w3;		/* tid | entry << 32 | flags << 48 */
+	uint64_t link;		/* next in the chain, private */
+	uint64_t calls, bytes;	/* allocations made here by thread tid */
+	uint64_t frees, freed;	/* blocks from here freed by thread tid */
+	uint64_t time_ns;	/* HEAPPROF_TIME */
+	uint64_t reserved[6];
+};
+
 /* Record the process (start time, options); called once when the allocator is known. */
-HP_HIDDEN void table_init(uint64_t sample_period, unsigned max_frames);
+HP_HIDDEN void table_init(uint64_t sample_period, unsigned max_frames, unsigned flags);
 
 /* In a forked child: the process record names the child. */
 HP_HIDDEN void table_after_fork(void);
 
 /*
- * The site id for this stack (pcs[0..n-1], innermost first; truncated if the walk
+ * The site for this stack (pcs[0..n-1], innermost first; truncated if the walk
  * went on past n), the calling thread tid and entry (HP2_ENTRY_*): found in the
  * thread's cache or the table, inserted if new. 0 (no stack) if memory for a new
  * record cannot be had: the block is then still tagged, only without its stack.
  */
-HP_HIDDEN uint32_t table_site(const uintptr_t *pcs, unsigned n, bool truncated, uint32_t tid,
-			      unsigned entry);
+HP_HIDDEN struct hp_site_rec *table_site(const uintptr_t *pcs, unsigned n, bool truncated,
+					 uint32_t tid, unsigned entry);
+
+/* The calling thread's site for the stack and entry of site id (to count a free), or
+ * NULL if that site is unknown or memory cannot be had. */
+HP_HIDDEN struct hp_site_rec *table_free_site(uint32_t id, uint32_t tid);
+
+/* The site's id, as block headers name it. */
+static inline uint32_t table_site_id(const struct hp_site_rec *s)
+{
+	return (uint32_t)s->w2;
+}
+
+/* The calling thread's name changed (or may have): refresh its thread record. */
+HP_HIDDEN void table_thread_named(void);
 
 /* ms since the process record's start, for block headers. */
 HP_HIDDEN uint64_t table_ms(void);
