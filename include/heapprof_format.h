@@ -142,6 +142,17 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w3, w4 the thread's name, NUL-padded (prctl PR_GET_NAME), not checked
  *   w5..w7 reserved (0)
  *
+ * Event ring (HEAPPROF_EVENTS=N): one per thread, the last N allocator calls
+ *   w0 HP2_RING_MAGIC   w1 check (of w2)
+ *   w2 tid (0..31) | N (32..63)
+ *   w3 events written so far (the next goes to slot w3 % N), not checked
+ *   then N slots of 6 words, written in place, not checked:
+ *     s0 entry (0..7, HP2_ENTRY_*) | site id of the block (32..63; 0 none)
+ *     s1, s2 the arguments (pointer or size; the second 0 if none)
+ *     s3 the result (pointer, or posix_memalign's return value; 0 for free)
+ *     s4 ns of CLOCK_MONOTONIC   s5 sequence number in the thread, from 1
+ *   A slot is valid when s5 is its sequence number; the writer stores s5 last.
+ *
  * Process record (64 bytes): one per process
  *   w0 HP2_PROC_MAGIC   w1 check
  *   w2 version 2 (0..15) | wsize (16..23) | flags (24..31) | pid (32..63)
@@ -164,6 +175,9 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_SITE_MAGIC 0xA3E1534954455632ULL
 #define HP2_PROC_MAGIC 0xA3E150524F435632ULL
 #define HP2_THREAD_MAGIC 0xA3E154485244563BULL
+#define HP2_RING_MAGIC 0xA3E152494E475632ULL
+#define HP2_RING_WORDS 4			/* ring words before the slots */
+#define HP2_SLOT_WORDS 6
 #define HP2_SEED 0xBB67AE8584CAA73BULL
 
 #define HP2_CHECK_BITS 27
@@ -201,6 +215,7 @@ enum hp2_entry {
 	HP2_ENTRY_MEMALIGN,
 	HP2_ENTRY_VALLOC,
 	HP2_ENTRY_PVALLOC,
+	HP2_ENTRY_FREE,				/* events only */
 	HP2_ENTRY_COUNT
 };
 

@@ -17,6 +17,7 @@
 
 #include "boot.h"
 #include "heapprof_format.h"
+#include "events.h"
 #include "options.h"
 #include "table.h"
 #include "unwind.h"
@@ -77,6 +78,7 @@ static void forget_tid(void)
 	tid_cache = 0;	/* the child of fork() is another thread */
 	table_after_fork();
 	hooks_after_fork();
+	events_after_fork();
 }
 
 uint64_t boot_now_ns(void)

@@ -16,6 +16,7 @@
 
 #include "block.h"
 #include "boot.h"
+#include "events.h"
 #include "options.h"
 #include "table.h"
 #include "unwind.h"
@@ -302,26 +303,11 @@ static void *do_realloc(void *p, size_t size, unsigned entry, const struct unwin
 	return tag(r, 0, size, entry, block_flags(t) & HP2_F_SAMPLED, st);
 }
 
-HP_EXPORT void *malloc(size_t size)
+static void *do_calloc(size_t n, size_t elem, const struct unwind_start *st)
 {
-	struct unwind_start st;
-
-	UNWIND_START(st);
-	return do_malloc(size, HP2_ENTRY_MALLOC, &st);
-}
-
-HP_EXPORT void free(void *p)
-{
-	do_free(p);
-}
-
-HP_EXPORT void *calloc(size_t n, size_t elem)
-{
-	struct unwind_start st;
 	size_t size, total;
 	unsigned flags = 0, shift;
 
-	UNWIND_START(st);
 	if (__builtin_mul_overflow(n, elem, &size)) {
 		errno = ENOMEM;
 		return NULL;
@@ -333,28 +319,18 @@ HP_EXPORT void *calloc(size_t n, size_t elem)
 	shift = block_shift(size);
 	if (!add_room(size, (size_t)16 << shift, &total))
 		return NULL;
-	return tag(hp_real.calloc(1, total), shift, size, HP2_ENTRY_CALLOC, flags, &st);
+	return tag(hp_real.calloc(1, total), shift, size, HP2_ENTRY_CALLOC, flags, st);
 }
 
-HP_EXPORT void *realloc(void *p, size_t size)
+static void *do_reallocarray(void *p, size_t n, size_t elem, const struct unwind_start *st)
 {
-	struct unwind_start st;
-
-	UNWIND_START(st);
-	return do_realloc(p, size, HP2_ENTRY_REALLOC, &st);
-}
-
-HP_EXPORT void *reallocarray(void *p, size_t n, size_t elem)
-{
-	struct unwind_start st;
 	size_t size;
 
-	UNWIND_START(st);
 	if (__builtin_mul_overflow(n, elem, &size)) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	return do_realloc(p, size, HP2_ENTRY_REALLOCARRAY, &st);
+	return do_realloc(p, size, HP2_ENTRY_REALLOCARRAY, st);
 }
 
 static bool power_of_two(size_t x)
@@ -362,15 +338,14 @@ static bool power_of_two(size_t x)
 	return x && !(x & (x - 1));
 }
 
-HP_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+static int do_posix_memalign(void **out, size_t align, size_t size,
+			     const struct unwind_start *st)
 {
-	struct unwind_start st;
 	void *p;
 
-	UNWIND_START(st);
 	if (!power_of_two(align) || align % sizeof(void *))
 		return EINVAL;
-	p = do_memalign(align, size, HP2_ENTRY_POSIX_MEMALIGN, &st);
+	p = do_memalign(align, size, HP2_ENTRY_POSIX_MEMALIGN, st);
 	if (!p)
 		return ENOMEM;	/* errno as the allocator left it: glibc's is ENOMEM too */
 	*out = p;
@@ -426,46 +401,136 @@ static bool next_takes_align(size_t align)
 	return true;
 }
 
-HP_EXPORT void *aligned_alloc(size_t align, size_t size)
+static void *do_aligned_alloc(size_t align, size_t size, const struct unwind_start *st)
 {
-	struct unwind_start st;
-
-	UNWIND_START(st);
 	if (!power_of_two(align)) {
 		/* before the allocator is known, the arena takes the memalign way */
 		if (boot_ensure() && !next_takes_align(align))
 			return NULL;
 		align = memalign_align(align);
 	}
-	return do_memalign(align, size, HP2_ENTRY_ALIGNED_ALLOC, &st);
+	return do_memalign(align, size, HP2_ENTRY_ALIGNED_ALLOC, st);
+}
+
+static void *do_pvalloc(size_t size, const struct unwind_start *st)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), rounded;
+
+	if (!add_room(size, page - 1, &rounded))
+		return NULL;
+	rounded &= ~(page - 1);
+	return do_memalign(page, rounded ? rounded : page, HP2_ENTRY_PVALLOC, st);
+}
+
+/*
+ * The exported entry points: each captures where its caller stands (UNWIND_START
+ * must be expanded here, in the function the program called) and, with
+ * HEAPPROF_EVENTS, records the call in the thread's ring.
+ */
+HP_EXPORT void *malloc(size_t size)
+{
+	struct unwind_start st;
+	void *r;
+
+	UNWIND_START(st);
+	r = do_malloc(size, HP2_ENTRY_MALLOC, &st);
+	EVENT(HP2_ENTRY_MALLOC, size, 0, (uintptr_t)r, r);
+	return r;
+}
+
+HP_EXPORT void free(void *p)
+{
+	EVENT(HP2_ENTRY_FREE, (uintptr_t)p, 0, 0, p);
+	do_free(p);
+}
+
+HP_EXPORT void *calloc(size_t n, size_t elem)
+{
+	struct unwind_start st;
+	void *r;
+
+	UNWIND_START(st);
+	r = do_calloc(n, elem, &st);
+	EVENT(HP2_ENTRY_CALLOC, n, elem, (uintptr_t)r, r);
+	return r;
+}
+
+HP_EXPORT void *realloc(void *p, size_t size)
+{
+	struct unwind_start st;
+	void *r;
+
+	UNWIND_START(st);
+	r = do_realloc(p, size, HP2_ENTRY_REALLOC, &st);
+	EVENT(HP2_ENTRY_REALLOC, (uintptr_t)p, size, (uintptr_t)r, r);
+	return r;
+}
+
+HP_EXPORT void *reallocarray(void *p, size_t n, size_t elem)
+{
+	struct unwind_start st;
+	void *r;
+
+	UNWIND_START(st);
+	r = do_reallocarray(p, n, elem, &st);
+	EVENT(HP2_ENTRY_REALLOCARRAY, (uintptr_t)p, n * elem, (uintptr_t)r, r);
+	return r;
+}
+
+HP_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+{
+	struct unwind_start st;
+	int rc;
+
+	UNWIND_START(st);
+	rc = do_posix_memalign(out, align, size, &st);
+	EVENT(HP2_ENTRY_POSIX_MEMALIGN, align, size, rc ? (uint64_t)rc : (uintptr_t)*out,
+	      rc ? NULL : *out);
+	return rc;
+}
+
+HP_EXPORT void *aligned_alloc(size_t align, size_t size)
+{
+	struct unwind_start st;
+	void *r;
+
+	UNWIND_START(st);
+	r = do_aligned_alloc(align, size, &st);
+	EVENT(HP2_ENTRY_ALIGNED_ALLOC, align, size, (uintptr_t)r, r);
+	return r;
 }
 
 HP_EXPORT void *memalign(size_t align, size_t size)
 {
 	struct unwind_start st;
+	void *r;
 
 	UNWIND_START(st);
-	return do_memalign(memalign_align(align), size, HP2_ENTRY_MEMALIGN, &st);
+	r = do_memalign(memalign_align(align), size, HP2_ENTRY_MEMALIGN, &st);
+	EVENT(HP2_ENTRY_MEMALIGN, align, size, (uintptr_t)r, r);
+	return r;
 }
 
 HP_EXPORT void *valloc(size_t size)
 {
 	struct unwind_start st;
+	void *r;
 
 	UNWIND_START(st);
-	return do_memalign((size_t)sysconf(_SC_PAGESIZE), size, HP2_ENTRY_VALLOC, &st);
+	r = do_memalign((size_t)sysconf(_SC_PAGESIZE), size, HP2_ENTRY_VALLOC, &st);
+	EVENT(HP2_ENTRY_VALLOC, size, 0, (uintptr_t)r, r);
+	return r;
 }
 
 HP_EXPORT void *pvalloc(size_t size)
 {
 	struct unwind_start st;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), rounded;
+	void *r;
 
 	UNWIND_START(st);
-	if (!add_room(size, page - 1, &rounded))
-		return NULL;
-	rounded &= ~(page - 1);
-	return do_memalign(page, rounded ? rounded : page, HP2_ENTRY_PVALLOC, &st);
+	r = do_pvalloc(size, &st);
+	EVENT(HP2_ENTRY_PVALLOC, size, 0, (uintptr_t)r, r);
+	return r;
 }
 
 HP_EXPORT size_t malloc_usable_size(void *p)

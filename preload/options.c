@@ -28,6 +28,7 @@ static const struct option_def defs[] = {
 	NUM("HEAPPROF_SAMPLE", sample, 0, (uint64_t)1 << 62, 0),
 	NUM("HEAPPROF_SEED", seed, 0, UINT64_MAX, 0),
 	NUM("HEAPPROF_TIME", time, 0, 1, 0),
+	NUM("HEAPPROF_EVENTS", events, 0, 1u << 24, 0),
 };
 
 void options_read(void)

@@ -17,6 +17,7 @@ struct hp_options {
 	uint64_t sample;	/* HEAPPROF_SAMPLE: mean bytes between samples, 0 = all */
 	uint64_t seed;		/* HEAPPROF_SEED: sampling seed, 0 = from the clock */
 	uint64_t time;		/* HEAPPROF_TIME: 1 = sum the time between allocation calls */
+	uint64_t events;	/* HEAPPROF_EVENTS: calls kept per thread, 0 = none */
 };
 
 extern struct hp_options hp_opt HP_HIDDEN;

@@ -1,0 +1,69 @@
+/* The per-thread rings of HEAPPROF_EVENTS (see events.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "block.h"
+#include "events.h"
+#include "heapprof_format.h"
+
+struct ring {
+	uint64_t magic, check, w2, written;
+	uint64_t slots[][HP2_SLOT_WORDS];
+};
+
+static HP_TLS struct ring *ring;
+static HP_TLS int ring_failed;
+
+static struct ring *ring_get(void)
+{
+	size_t n = (size_t)hp_opt.events, len;
+	int saved = errno;
+	struct ring *r;
+	uint64_t x;
+
+	if (ring_failed)
+		return NULL;
+	len = (sizeof(struct ring) + n * sizeof(r->slots[0]) + 4095) & ~(size_t)4095;
+	r = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	errno = saved;
+	if (r == MAP_FAILED) {
+		ring_failed = 1;
+		return NULL;
+	}
+	r->w2 = boot_tid() | (uint64_t)n << 32;
+	x = hp_mix(HP2_SEED, (uint64_t)(uintptr_t)r);
+	r->check = hp_check_final(hp_mix(x, r->w2));
+	r->magic = HP2_RING_MAGIC;
+	return ring = r;
+}
+
+void events_add(unsigned entry, uint64_t a, uint64_t b, uint64_t result, const void *block)
+{
+	struct ring *r = ring ? ring : ring_get();
+	uint64_t *s, seq, site = 0;
+	struct timespec ts;
+
+	if (!r)
+		return;
+	if (block && block_tag(block))
+		site = ((const uint64_t *)block)[-2] >> 32;
+	seq = r->written + 1;
+	s = r->slots[(seq - 1) % hp_opt.events];
+	s[5] = 0;		/* invalid while it is rewritten */
+	s[0] = entry | site << 32;
+	s[1] = a;
+	s[2] = b;
+	s[3] = result;
+	s[4] = clock_gettime(CLOCK_MONOTONIC, &ts) == 0 ?
+		       (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec : 0;
+	__atomic_store_n(&s[5], seq, __ATOMIC_RELEASE);
+	r->written = seq;
+}
+
+void events_after_fork(void)
+{
+	ring = NULL;
+	ring_failed = 0;
+}

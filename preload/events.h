@@ -1,0 +1,28 @@
+/*
+ * HEAPPROF_EVENTS=N: each thread keeps a ring of its last N allocator calls in a
+ * mapping of its own (format in include/heapprof_format.h), so that a core shows what
+ * the crashing thread allocated and freed last. Off by default.
+ */
+#ifndef HP_EVENTS_H
+#define HP_EVENTS_H
+
+#include <stdint.h>
+
+#include "boot.h"
+#include "options.h"
+
+/* Record one call; block, if not NULL, is a block whose header names the site. */
+HP_HIDDEN void events_add(unsigned entry, uint64_t a, uint64_t b, uint64_t result,
+			  const void *block);
+
+/* In a forked child: its thread gets a ring of its own. */
+HP_HIDDEN void events_after_fork(void);
+
+#define EVENT(entry, a, b, result, block)                                                  \
+	do {                                                                               \
+		if (unlikely(hp_opt.events))                                               \
+			events_add(entry, (uint64_t)(a), (uint64_t)(b), (uint64_t)(result), \
+				   block);                                                 \
+	} while (0)
+
+#endif
