@@ -122,7 +122,7 @@ static inline uint64_t hp_check_final(uint64_t x)
  * Site record (128 bytes): one per (thread, stack, entry point)
  *   w0 HP2_SITE_MAGIC   w1 check
  *   w2 id (0..31) | stack id (32..63)
- *   w3 tid (0..31) | entry (32..47, HP2_ENTRY_*) | flags (48..63)
+ *   w3 tid (0..31) | entry (32..47, HP2_ENTRY_*) | region id (48..63, 0 = none)
  *   w4 writer's private link (not checked)
  *   counters, written by thread tid alone, not checked (they change):
  *   w5 allocation calls by this thread at this stack and entry point
@@ -140,7 +140,12 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w0 HP2_THREAD_MAGIC   w1 check (of w2)
  *   w2 tid (0..31)
  *   w3, w4 the thread's name, NUL-padded (prctl PR_GET_NAME), not checked
- *   w5..w7 reserved (0)
+ *   w5 bytes it allocated minus bytes it freed (signed), w6 private link, w7 0
+ *
+ * Region record (64 bytes): a name given to heapprof_region_begin()
+ *   w0 HP2_REGION_MAGIC   w1 check (of w2..w6)
+ *   w2 region id (1..65535)   w3..w6 the name, NUL-padded, cut at 31 bytes
+ *   w7 private link (not checked)
  *
  * Event ring (HEAPPROF_EVENTS=N): one per thread, the last N allocator calls
  *   w0 HP2_RING_MAGIC   w1 check (of w2)
@@ -175,6 +180,7 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_SITE_MAGIC 0xA3E1534954455632ULL
 #define HP2_PROC_MAGIC 0xA3E150524F435632ULL
 #define HP2_THREAD_MAGIC 0xA3E154485244563BULL
+#define HP2_REGION_MAGIC 0xA3E15245474E5632ULL
 #define HP2_RING_MAGIC 0xA3E152494E475632ULL
 #define HP2_RING_WORDS 4			/* ring words before the slots */
 #define HP2_SLOT_WORDS 6
@@ -197,6 +203,7 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_STACK_WORDS 4			/* record words before the pcs */
 #define HP2_SITE_SIZE 128
 #define HP2_THREAD_SIZE 64
+#define HP2_REGION_SIZE 64
 #define HP2_COUNT_ONE 1024u			/* a sampled counter's unit: 1/1024 */
 #define HP2_P_TIME 0x1u				/* process flag: w9 of sites holds time */
 #define HP2_PROC_SIZE 64

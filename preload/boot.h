@@ -42,6 +42,10 @@ HP_HIDDEN void *arena_alloc(size_t size, size_t align);
 HP_HIDDEN bool arena_owns(const void *p);
 HP_HIDDEN size_t arena_size(const void *p);
 
+/* heapprof_enable() and heapprof_thread_enable() (hooks.c). */
+HP_HIDDEN void hooks_enable(bool on);
+HP_HIDDEN void hooks_thread_enable(bool on);
+
 /* In a forked child (hooks.c): sampling draws its own points. */
 HP_HIDDEN void hooks_after_fork(void);
 

@@ -32,6 +32,22 @@ static HP_TLS bool in_hook;
 
 /* ---- sampling (HEAPPROF_SAMPLE) --------------------------------------------------- */
 
+/* Off for the process (heapprof_enable, HEAPPROF_START=off) or this thread
+ * (heapprof_thread_enable): blocks then pass through untagged and uncounted. */
+static bool process_on = true;
+static HP_TLS bool thread_off;
+#define tagging_on (__atomic_load_n(&process_on, __ATOMIC_RELAXED) && !thread_off)
+
+void hooks_enable(bool on)
+{
+	__atomic_store_n(&process_on, on, __ATOMIC_RELAXED);
+}
+
+void hooks_thread_enable(bool on)
+{
+	thread_off = !on;
+}
+
 /* Bytes left until this thread's next sample point, and its random state. */
 static HP_TLS uint64_t sample_left, sample_rng;
 
@@ -57,6 +73,8 @@ static uint64_t sample_interval(void)
  */
 static bool sample_take(uint64_t size, unsigned *flags)
 {
+	if (unlikely(!tagging_on))
+		return false;	/* heapprof_enable(0) or heapprof_thread_enable(0) */
 	if (likely(!hp_opt.sample))
 		return true;
 	if (unlikely(!sample_rng)) {
@@ -85,6 +103,14 @@ void hooks_after_fork(void)
 static double sample_p(uint64_t size)
 {
 	return -expm1(-(double)size / (double)hp_opt.sample);
+}
+
+/* The bytes a block stands for: its size, or its estimate when sampled. */
+static int64_t live_weight(uint64_t size, unsigned flags)
+{
+	if (likely(!(flags & HP2_F_SAMPLED)))
+		return (int64_t)size;
+	return (int64_t)((double)size / sample_p(size) + 0.5);
 }
 
 /* Add a block of size bytes to a pair of counters (calls and bytes, or frees and
@@ -130,6 +156,7 @@ static void count_free(void *user, uint64_t t)
 	s = table_free_site(id, boot_tid());
 	if (s)
 		count(&s->frees, &s->freed, block_size(user, t), block_flags(t));
+	table_live_add(-live_weight(block_size(user, t), block_flags(t)));
 	in_hook = false;
 }
 
@@ -158,6 +185,7 @@ static void *tag(void *real, unsigned shift, uint64_t size, unsigned entry, unsi
 			if (unlikely(hp_opt.time))
 				count_time(s);
 		}
+		table_live_add(live_weight(size, flags));
 		in_hook = false;
 	}
 	time = hp2_time_encode(table_ms());

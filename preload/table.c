@@ -73,11 +73,20 @@ struct proc_rec {
 struct thread_rec {
 	uint64_t magic, check, tid;
 	char name[16];
-	uint64_t reserved[3];
+	int64_t live;		/* bytes this thread allocated minus those it freed */
+	uint64_t link;		/* the list of all threads' records, private */
+	uint64_t reserved;
+};
+
+struct region_rec {
+	uint64_t magic, check, w2;	/* w2: id */
+	char name[32];
+	uint64_t link;			/* private */
 };
 
 _Static_assert(sizeof(struct hp_site_rec) == HP2_SITE_SIZE, "site record");
 _Static_assert(sizeof(struct thread_rec) == HP2_THREAD_SIZE, "thread record");
+_Static_assert(sizeof(struct region_rec) == HP2_REGION_SIZE, "region record");
 _Static_assert(sizeof(struct proc_rec) == HP2_PROC_SIZE, "process record");
 _Static_assert(sizeof(struct hp_stack_rec) == HP2_STACK_WORDS * 8, "stack record");
 
@@ -221,6 +230,7 @@ static struct hp_site_rec *dir_get(uint32_t id)
 /* ---- threads ------------------------------------------------------------------------ */
 
 static HP_TLS struct thread_rec *self_rec;
+static struct thread_rec *all_threads;
 
 static void thread_name(struct thread_rec *t)
 {
@@ -247,7 +257,90 @@ static void thread_seen(uint32_t tid)
 	thread_name(t);
 	t->check = rec_check(t, &t->tid, 1, NULL, 0);
 	t->magic = HP2_THREAD_MAGIC;
+	t->link = (uint64_t)(uintptr_t)__atomic_load_n(&all_threads, __ATOMIC_ACQUIRE);
+	while (!__atomic_compare_exchange_n(&all_threads, (struct thread_rec **)&t->link, t, true,
+					    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+		;
 	self_rec = t;
+}
+
+void table_live_add(int64_t bytes)
+{
+	if (self_rec)
+		self_rec->live += bytes;	/* this thread's alone: no atomic needed */
+}
+
+int64_t table_live_bytes(void)
+{
+	int64_t sum = 0;
+
+	for (const struct thread_rec *t = __atomic_load_n(&all_threads, __ATOMIC_ACQUIRE); t;
+	     t = (const struct thread_rec *)(uintptr_t)t->link)
+		sum += __atomic_load_n(&t->live, __ATOMIC_RELAXED);
+	return sum;
+}
+
+/* ---- regions ------------------------------------------------------------------------ */
+
+#define REGION_DEPTH 32
+static struct region_rec *all_regions;
+static uint32_t next_region_id = 1;
+static HP_TLS uint16_t region_stack[REGION_DEPTH];
+static HP_TLS unsigned region_depth;	/* may pass REGION_DEPTH: the rest keep the top */
+
+static uint16_t region_id(const char *name)
+{
+	char key[sizeof(((struct region_rec *)0)->name)] = "";
+	struct region_rec *head = __atomic_load_n(&all_regions, __ATOMIC_ACQUIRE), *r;
+	uint32_t id;
+
+	strncpy(key, name ? name : "", sizeof(key) - 1);
+	for (;;) {
+		for (r = head; r; r = (struct region_rec *)(uintptr_t)r->link)
+			if (!memcmp(r->name, key, sizeof(key)))
+				return (uint16_t)r->w2;
+		id = __atomic_load_n(&next_region_id, __ATOMIC_RELAXED);
+		if (id > 0xFFFF)
+			return 0;	/* too many names: blocks carry no region */
+		r = region_alloc(&site_region, sizeof(*r));
+		if (!r)
+			return 0;
+		id = __atomic_fetch_add(&next_region_id, 1, __ATOMIC_RELAXED);
+		if (id > 0xFFFF)
+			return 0;
+		r->w2 = id;
+		memcpy(r->name, key, sizeof(key));
+		r->check = rec_check(r, &r->w2, 5, NULL, 0);
+		r->link = (uint64_t)(uintptr_t)head;
+		if (__atomic_compare_exchange_n(&all_regions, &head, r, false, __ATOMIC_RELEASE,
+						__ATOMIC_ACQUIRE)) {
+			r->magic = HP2_REGION_MAGIC;
+			return (uint16_t)id;
+		}
+		/* another name went in first: look again (this record stays unused) */
+	}
+}
+
+void table_region_begin(const char *name)
+{
+	uint16_t id = region_id(name);
+
+	if (region_depth < REGION_DEPTH)
+		region_stack[region_depth] = id;
+	region_depth++;
+}
+
+void table_region_end(void)
+{
+	if (region_depth)
+		region_depth--;
+}
+
+static unsigned region_now(void)
+{
+	if (!region_depth)
+		return 0;
+	return region_stack[(region_depth < REGION_DEPTH ? region_depth : REGION_DEPTH) - 1];
 }
 
 void table_thread_named(void)
@@ -310,10 +403,12 @@ struct hp_site_rec *table_site(const uintptr_t *pcs, unsigned n, bool truncated,
 			       unsigned entry)
 {
 	uint64_t h = stack_hash(pcs, n, truncated);
-	struct cache_slot *c = &cache[(h ^ entry * 0x9E3779B9u) % CACHE_SIZE];
+	struct cache_slot *c;
 	struct hp_stack_rec *r;
 	struct hp_site_rec *site;
 
+	entry |= region_now() << 16;	/* a site is also per region */
+	c = &cache[(h ^ entry * 0x9E3779B9u) % CACHE_SIZE];
 	if (c->hash == h && c->entry == entry && c->stack && stack_equal(c->stack, pcs, n, truncated))
 		return c->site;
 	r = stack_intern(pcs, n, truncated, h);
@@ -339,8 +434,8 @@ struct hp_site_rec *table_free_site(uint32_t id, uint32_t tid)
 	if ((uint32_t)from->w3 == tid) {
 		mine = (struct hp_site_rec *)from;	/* freed by the thread that made it */
 	} else {
-		mine = site_intern((uint32_t)(from->w2 >> 32), tid,
-				   (unsigned)(from->w3 >> 32) & 0xFFFF);
+		/* the same stack, entry point and region, this thread */
+		mine = site_intern((uint32_t)(from->w2 >> 32), tid, (unsigned)(from->w3 >> 32));
 		if (!mine)
 			return NULL;
 	}
@@ -385,7 +480,7 @@ void table_after_fork(void)
 	/* The child's sites are new (another tid): forget the parent thread's. */
 	memset(cache, 0, sizeof(cache));
 	memset(free_cache, 0, sizeof(free_cache));
-	self_rec = NULL;
+	self_rec = NULL;	/* the child's own record comes with its first new site */
 	if (proc)
 		proc_seal();
 }

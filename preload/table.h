@@ -61,6 +61,15 @@ static inline uint32_t table_site_id(const struct hp_site_rec *s)
 	return (uint32_t)s->w2;
 }
 
+/* Live bytes: this thread's share changes by bytes; the sum over all threads (read
+ * without stopping them, so only as exact as a moment allows). */
+HP_HIDDEN void table_live_add(int64_t bytes);
+HP_HIDDEN int64_t table_live_bytes(void);
+
+/* Regions of code (per thread, nested): sites made inside carry the innermost one. */
+HP_HIDDEN void table_region_begin(const char *name);
+HP_HIDDEN void table_region_end(void);
+
 /* The calling thread's name changed (or may have): refresh its thread record. */
 HP_HIDDEN void table_thread_named(void);
 
