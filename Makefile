@@ -64,7 +64,7 @@ endif
 endif
 
 ANALYZER_CFLAGS := $(DW_CFLAGS) -pthread $(SAN_ALL)
-ANALYZER_LIBS := $(DW_LIBS) -lstdc++ -pthread
+ANALYZER_LIBS := $(DW_LIBS) -lstdc++ -lm -pthread
 
 $(B)/analyzer/%.o: analyzer/%.c
 	@mkdir -p $(@D)

@@ -166,8 +166,8 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 	case 'q': util_quiet = true; break;
 	case 'h': usage(stdout); exit(0);
 	case 'V':
-		printf("heapprof-analyze %s (block format version %d)\n", HP_VERSION,
-		       HP_FORMAT_VERSION);
+		printf("heapprof-analyze %s (reads block format versions %d and %d)\n", HP_VERSION,
+		       HP_FORMAT_VERSION, HP2_FORMAT_VERSION);
 		exit(0);
 	default: bad_usage("%s", "unknown option");
 	}
@@ -278,21 +278,24 @@ static void warn_missing(const struct image *img, const char *source)
 static void no_blocks(const struct opts *o, const struct image *img,
 		      const struct scan_result *s, const char *source)
 {
-	uint64_t rejected = 0;
-	enum scan_reject most = REJ_CHECK;
+	uint64_t rejected = s->join.damaged;
+	enum decode_reject most = REJ_CHECK;
 
 	for (int i = 0; i < REJ_NREASONS; i++) {
 		rejected += s->rejected[i];
 		if (s->rejected[i] > s->rejected[most])
-			most = (enum scan_reject)i;
+			most = (enum decode_reject)i;
 	}
 	if (s->other_version && s->rejected[REJ_VERSION] == rejected)
 		die(EXIT_NO_REPORT, "'%s' holds heapprof blocks of format version %u; this "
-		    "analyzer reads version %d", source, s->other_version, HP_FORMAT_VERSION);
+		    "analyzer reads versions %d and %d", source, s->other_version,
+		    HP_FORMAT_VERSION, HP2_FORMAT_VERSION);
 	if (rejected)
 		die(EXIT_NO_REPORT, "no valid heapprof block in '%s' (%llu candidates rejected, "
 		    "most for: %s)", source, (unsigned long long)rejected,
-		    scan_reason(most));
+		    decode_reason(most));
+	if (s->join.have_proc)
+		die(EXIT_NO_REPORT, "heapprof.so was loaded in '%s' but no block was live", source);
 	if (img->truncated_segs)
 		die(EXIT_NO_REPORT, "no heapprof blocks in '%s', which is truncated (%u segments "
 		    "cut short)", source, img->truncated_segs);
@@ -302,10 +305,30 @@ static void no_blocks(const struct opts *o, const struct image *img,
 
 static void warn_rejected(const struct scan_result *s)
 {
+	const struct join_info *j = &s->join;
+
 	for (int i = 0; i < REJ_NREASONS; i++)
 		if (s->rejected[i])
 			warn("skipped %llu candidates: %s", (unsigned long long)s->rejected[i],
-			     scan_reason((enum scan_reject)i));
+			     decode_reason((enum decode_reject)i));
+	/* v2 tags that fail their check are mostly words that share 16 bits with the
+	 * magic; only those naming a site that exists are worth a word */
+	if (j->damaged)
+		warn("skipped %llu damaged headers: bad check value on a block of a known site",
+		     (unsigned long long)j->damaged);
+	if (j->unknown_blocks)
+		warn("%llu blocks (%llu bytes) have no readable stack record: shown as "
+		     "[unknown stack]", (unsigned long long)j->unknown_blocks,
+		     (unsigned long long)j->unknown_bytes);
+	if (j->conflicts)
+		warn("%llu stack or site ids are claimed by records that differ; their blocks are "
+		     "under [unknown stack]", (unsigned long long)j->conflicts);
+	if (j->unweighted)
+		warn("%llu blocks are marked sampled but no process record gives the sample "
+		     "period: counted one for one", (unsigned long long)j->sampled_blocks);
+	if (j->procs_differ)
+		warn("%u process records differ; using the one at 0x%llx", j->nprocs,
+		     (unsigned long long)j->proc.addr);
 }
 
 static void write_report(const struct opts *o, const struct report *r)

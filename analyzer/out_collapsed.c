@@ -1,6 +1,7 @@
 /*
  * Collapsed stacks, the input of flamegraph.pl and speedscope: one line per stack,
- * frames outermost first joined by ';', a space, the live bytes.
+ * frames outermost first joined by ';', a space, the live bytes. A stack the writer cut
+ * starts with a "[truncated]" frame; blocks without a readable stack are "[unknown stack]".
  */
 #include <stdio.h>
 
@@ -22,8 +23,13 @@ static int write_collapsed(const struct report *r, FILE *f)
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];
 
-		if (!s->nframes)
+		/* a cut stack's outermost frame is not the root: say so rather than invent one */
+		if (s->flags & STACK_UNKNOWN)
+			fputs("[unknown stack]", f);
+		else if (!s->nframes)
 			fputs("[no stack]", f);
+		else if (s->flags & STACK_TRUNCATED)
+			fputs("[truncated];", f);
 		for (unsigned j = s->nframes; j-- > 0;) {
 			if (put_name(report_frame_name(&s->frames[j], buf, sizeof(buf)), f) < 0)
 				return -1;

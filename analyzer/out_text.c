@@ -40,10 +40,16 @@ static void summary(const struct report *r, FILE *f)
 	fprintf(f, "  program:    %s\n", r->program);
 	fprintf(f, "  memory:     %s (%u-bit %s-endian)\n", r->source, r->wsize * 8,
 		r->big_endian ? "big" : "little");
-	fprintf(f, "  live:       %s in %s blocks (%s bytes), %zu distinct stacks%s\n",
-		human(r->live_bytes, a, sizeof(a)), report_thousands(r->live_blocks, b),
-		report_thousands(r->live_bytes, c), r->all_stacks,
-		r->saturated ? " (totals saturated)" : "");
+	fprintf(f, "  live:       %s%s in %s blocks (%s bytes), %zu distinct stacks%s\n",
+		r->sample_period ? "about " : "", human(r->live_bytes, a, sizeof(a)),
+		report_thousands(r->live_blocks, b), report_thousands(r->live_bytes, c),
+		r->all_stacks, r->saturated ? " (totals saturated)" : "");
+	if (r->sample_period)
+		fprintf(f, "  sampled:    one per %s bytes on average; figures are estimates\n",
+			report_thousands(r->sample_period, a));
+	if (r->unknown_blocks)
+		fprintf(f, "  unknown:    %s blocks (%s bytes) have no readable stack record\n",
+			report_thousands(r->unknown_blocks, a), report_thousands(r->unknown_bytes, b));
 	fprintf(f, "  scanned:    %s in %zu segments", human(r->img->bytes, a, sizeof(a)),
 		r->img->nsegs);
 	if (r->img->missing_bytes)
@@ -53,11 +59,14 @@ static void summary(const struct report *r, FILE *f)
 	fputc('\n', f);
 	for (int i = 0; i < REJ_NREASONS; i++)
 		rejected += s->rejected[i];
-	fprintf(f, "  rejected:   %llu headers\n", (unsigned long long)rejected);
+	fprintf(f, "  rejected:   %llu headers\n", (unsigned long long)(rejected + r->damaged));
 	for (int i = 0; i < REJ_NREASONS; i++)
 		if (s->rejected[i])
 			fprintf(f, "              %llu %s\n", (unsigned long long)s->rejected[i],
-				scan_reason((enum scan_reject)i));
+				decode_reason((enum decode_reject)i));
+	if (r->damaged)
+		fprintf(f, "              %llu damaged block headers (bad check value)\n",
+			(unsigned long long)r->damaged);
 	fprintf(f, "  symbols:    %s\n", r->modules);
 }
 
@@ -102,10 +111,14 @@ static int write_text(const struct report *r, FILE *f)
 		fprintf(f, "\n#%zu  %.1f%%  %s bytes in %s blocks", i + 1, pct,
 			report_thousands(s->bytes, a), report_thousands(s->blocks, b));
 		sizes(s, f);
-		if (!s->nframes)
+		if (s->flags & STACK_UNKNOWN)
+			fputs("    [unknown stack: no readable stack record]\n", f);
+		else if (!s->nframes)
 			fputs("    [no stack: allocated before heapprof was ready]\n", f);
 		for (unsigned j = 0; j < s->nframes; j++)
 			frame(r, &s->frames[j], f);
+		if (s->flags & STACK_TRUNCATED)
+			fprintf(f, "    (stack cut at %u frames)\n", s->recorded_frames);
 	}
 	if (r->nstacks < r->all_stacks)
 		fprintf(f, "\n%zu more stacks hold %s bytes in %s blocks (--top=0 --min-percent=0 shows all)\n",

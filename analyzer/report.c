@@ -16,10 +16,14 @@ static int stack_cmp(const void *a, const void *b)
 {
 	const struct stack *x = *(const struct stack *const *)a, *y = *(const struct stack *const *)b;
 
-	if (x->bytes != y->bytes)
-		return x->bytes > y->bytes ? -1 : 1;
-	if (x->blocks != y->blocks)
-		return x->blocks > y->blocks ? -1 : 1;
+	uint64_t xb = stack_bytes(x), yb = stack_bytes(y), xn = stack_blocks(x), yn = stack_blocks(y);
+
+	if (xb != yb)
+		return xb > yb ? -1 : 1;
+	if (xn != yn)
+		return xn > yn ? -1 : 1;
+	if (x->flags != y->flags)
+		return x->flags < y->flags ? -1 : 1;
 	for (unsigned i = 0; i < x->nframes && i < y->nframes; i++)
 		if (x->pcs[i] != y->pcs[i])
 			return x->pcs[i] < y->pcs[i] ? -1 : 1;
@@ -66,27 +70,40 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 	struct report_stack *v;
 
 	qsort(all, n, sizeof(*all), stack_cmp);
-	r->live_bytes = scan->bytes;
-	r->live_blocks = scan->blocks;
+	r->live_bytes = r->live_blocks = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (__builtin_add_overflow(r->live_bytes, stack_bytes(all[i]), &r->live_bytes))
+			r->live_bytes = UINT64_MAX;
+		if (__builtin_add_overflow(r->live_blocks, stack_blocks(all[i]), &r->live_blocks))
+			r->live_blocks = UINT64_MAX;
+	}
+	if (scan->join.sampled_blocks && scan->join.have_proc)
+		r->sample_period = scan->join.proc.sample_period;
+	r->unknown_blocks = scan->join.unknown_blocks;
+	r->unknown_bytes = scan->join.unknown_bytes;
+	r->damaged = scan->join.damaged;
 	r->all_stacks = n;
 	r->scan = scan;
 	r->img = img;
 	r->wsize = img->wsize;
 	r->big_endian = img->big_endian;
 	r->modules = sym_source(sym);
-	r->saturated = scan->stacks.saturated || scan->bytes == UINT64_MAX;
+	r->saturated = scan->stacks.saturated || r->live_bytes == UINT64_MAX;
 	v = xcalloc(n ? n : 1, sizeof(*v));
 	for (size_t i = 0; i < n; i++) {
 		const struct stack *s = all[i];
-		double pct = scan->bytes ? 100.0 * (double)s->bytes / (double)scan->bytes : 0;
+		uint64_t bytes = stack_bytes(s), blocks = stack_blocks(s);
+		double pct = r->live_bytes ? 100.0 * (double)bytes / (double)r->live_bytes : 0;
 
 		if ((o->top && keep >= o->top) || pct < o->min_percent) {
-			r->rest_bytes += s->bytes;
-			r->rest_blocks += s->blocks;
+			r->rest_bytes += bytes;
+			r->rest_blocks += blocks;
 			continue;
 		}
-		v[keep].bytes = s->bytes;
-		v[keep].blocks = s->blocks;
+		v[keep].bytes = bytes;
+		v[keep].blocks = blocks;
+		v[keep].flags = s->flags;
+		v[keep].recorded_frames = s->nframes;
 		if (o->sizes)
 			v[keep].sizes = stacks_sizes(s, &v[keep].nsizes);
 		v[keep].frames = symbolize(s, sym, &v[keep].nframes);

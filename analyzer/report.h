@@ -27,7 +27,9 @@ struct report_frame {
 };
 
 struct report_stack {
-	uint64_t bytes, blocks;
+	uint64_t bytes, blocks;		/* estimates when the report is sampled */
+	unsigned flags;			/* STACK_TRUNCATED, STACK_UNKNOWN (stacks.h) */
+	unsigned recorded_frames;	/* pcs the stack record held */
 	const struct size_count *sizes; /* by count descending, then size */
 	size_t nsizes;
 	const struct report_frame *frames; /* [0] innermost */
@@ -39,7 +41,10 @@ struct report {
 	const char *source;		/* the core, or the raw images, as named */
 	unsigned wsize;
 	bool big_endian;
-	uint64_t live_bytes, live_blocks;
+	uint64_t live_bytes, live_blocks; /* the stacks' sums: estimates when sampled */
+	uint64_t sample_period;		/* bytes; 0 unless some block was sampled */
+	uint64_t unknown_blocks, unknown_bytes; /* under [unknown stack], as found */
+	uint64_t damaged;		/* v2 headers with a bad check naming a real site */
 	size_t all_stacks;		/* distinct stacks found */
 	const struct report_stack *stacks; /* the ones shown, bytes descending */
 	size_t nstacks;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "decode.h"
 #include "heapprof_format.h"
 #include "image.h"
 #include "rd.h"
@@ -16,132 +17,80 @@
 
 #define CHUNK ((uint64_t)32 << 20)	/* unit of work handed to a thread */
 #define WINDOW ((uint64_t)4 << 20)	/* bytes read at once: fits the caches */
-#define BACK ((uint64_t)HP_HDR_SIZE + HP_MAX_FRAMES * 8) /* a header's reach below its magic */
+/* a header's reach below its magic: v1's pcs (v2 reads 16 bytes); records read forward,
+ * past a window's end through image_read */
+#define BACK ((uint64_t)HP_HDR_SIZE + HP_MAX_FRAMES * 8)
 
-const char *scan_reason(enum scan_reject r)
+/* Decode the candidate at addr (its word in the target's bytes at raw) and pass it on. */
+static void check_at(const struct image *img, const struct seg *s, uint64_t addr,
+		     const unsigned char *raw, struct scan_result *out)
 {
-	static const char *const why[REJ_NREASONS] = {
-		[REJ_TRUNCATED] = "header cut off at an edge of the memory image",
-		[REJ_VERSION] = "unknown format version",
-		[REJ_LAYOUT] = "impossible frame count, word size or offset",
-		[REJ_FLAGS] = "unknown incompatible flags",
-		[REJ_CHECK] = "bad check value (stale, copied or overwritten header)",
-	};
-	return r < REJ_NREASONS ? why[r] : "?";
-}
+	struct decode_src src = { img, s };
+	struct decode_buf buf;
+	struct decoded d;
+	enum decode_reject why;
+	uint64_t w;
 
-/* len bytes at addr: straight from the segment when they lie in it, else any. */
-static bool fetch(const struct image *img, const struct seg *s, uint64_t addr, void *buf,
-		  size_t len)
-{
-	if (s && addr >= s->vaddr && addr - s->vaddr <= s->size &&
-	    len <= s->size - (addr - s->vaddr)) {
-		memcpy(buf, s->data + (addr - s->vaddr), len);
-		return true;
-	}
-	return image_read(img, addr, buf, len);
-}
-
-static bool decode_hdr(const unsigned char *raw, bool big_endian, struct hp_hdr *h)
-{
-	struct rd r = { raw, HP_HDR_SIZE, big_endian };
-
-	return rd_u64(&r, &h->check) && rd_u64(&r, &h->size) && rd_u64(&r, &h->birth) &&
-	       rd_u32(&r, &h->offset) && rd_u32(&r, &h->tid) && rd_u16(&r, &h->version) &&
-	       rd_u8(&r, &h->nframes) && rd_u8(&r, &h->wsize) && rd_u32(&r, &h->flags) &&
-	       rd_u64(&r, &h->magic);
-}
-
-#define VALID REJ_NREASONS
-
-/* Validate the header whose magic is at magic_addr; VALID fills pcs, size, nframes. */
-static enum scan_reject validate(const struct image *img, const struct seg *s,
-				 uint64_t magic_addr, struct hp_hdr *hp, uint64_t *pcs)
-{
-	unsigned char raw[HP_HDR_SIZE + HP_MAX_FRAMES * 8];
-	uint64_t user = magic_addr + 8, hdr_addr, pcs_addr, x;
-	struct hp_hdr h;
-	struct rd r;
-
-	if (magic_addr < HP_HDR_SIZE - 8 ||
-	    !fetch(img, s, hdr_addr = magic_addr - (HP_HDR_SIZE - 8), raw, HP_HDR_SIZE))
-		return REJ_TRUNCATED;
-	decode_hdr(raw, img->big_endian, &h);
-	*hp = h;
-	if (h.version != HP_FORMAT_VERSION)
-		return REJ_VERSION;
-	/* the block must start at or above 0 and its user pointer end below the top of the
-	 * address space (a magic in the last 8 bytes would put it at 2^64 or 2^32) */
-	if (h.wsize != img->wsize || h.nframes > HP_MAX_FRAMES ||
-	    h.offset < HP_HDR_SIZE + (uint32_t)h.nframes * h.wsize || h.offset % 8 ||
-	    user < magic_addr || user < h.offset || (img->wsize == 4 && user > UINT32_MAX))
-		return REJ_LAYOUT;
-	if (h.flags & HP_FLAGS_INCOMPAT_MASK & ~HP_FLAGS_KNOWN)
-		return REJ_FLAGS;
-	pcs_addr = hdr_addr - (uint64_t)h.nframes * h.wsize;
-	if (pcs_addr > hdr_addr || !fetch(img, s, pcs_addr, raw, (size_t)h.nframes * h.wsize))
-		return REJ_TRUNCATED;
-	r = (struct rd){ raw, (size_t)h.nframes * h.wsize, img->big_endian };
-	x = hp_check_head(user, &h);
-	for (unsigned i = 0; i < h.nframes; i++) {
-		rd_word(&r, h.wsize, &pcs[i]);
-		x = hp_mix(x, pcs[i]);
-	}
-	return hp_check_final(x) == h.check ? VALID : REJ_CHECK;
-}
-
-static void check_at(const struct image *img, const struct seg *s, uint64_t magic_addr,
-		     struct scan_result *out)
-{
-	uint64_t pcs[HP_MAX_FRAMES];
-	struct hp_hdr h;
-	enum scan_reject why = validate(img, s, magic_addr, &h, pcs);
-
+	memcpy(&w, raw, 8);
+	if (img->big_endian != host_big_endian())
+		w = __builtin_bswap64(w);
+	why = decode_at(&src, addr, w, &buf, &d);
 	out->candidates++;
-	if (why != VALID) {
-		out->rejected[why]++;
+	if (why != DECODE_OK) {
+		if (d.tag_only && why == REJ_CHECK)
+			collect_bad_tag(&out->found, d.tag_site);
+		else if (d.tag_only)
+			out->tags_cut++;
+		else
+			out->rejected[why]++;
 		if (why == REJ_VERSION)
-			out->other_version = h.version;
+			out->other_version = d.other_version;
 		return;
 	}
-	out->blocks++;
-	if (__builtin_add_overflow(out->bytes, h.size, &out->bytes))
-		out->bytes = UINT64_MAX;
-	stacks_add(&out->stacks, pcs, h.nframes, h.size);
+	if (d.kind == DEC_BLOCK) {
+		out->blocks++;
+		out->v2_blocks += d.block.version == 2;
+		if (__builtin_add_overflow(out->bytes, d.block.size, &out->bytes))
+			out->bytes = UINT64_MAX;
+	} else {
+		out->records++;
+	}
+	collect_add(&out->found, &d);
 }
 
 typedef uint64_t u64x2 __attribute__((vector_size(16), aligned(1), may_alias));
 
-/* Offset of the first 8-byte word equal to m in p[i..n), stepping by 8, or n. */
-static size_t find_tail(const unsigned char *p, size_t i, size_t n, uint64_t m)
+/* Offset of the first 8-byte word w with (w & k) == m in p[i..n), stepping by 8, or n. */
+static size_t find_tail(const unsigned char *p, size_t i, size_t n, uint64_t k, uint64_t m)
 {
 	for (; i + 8 <= n; i += 8) {
 		uint64_t w;
 
 		memcpy(&w, p + i, 8);
-		if (w == m)
+		if ((w & k) == m)
 			return i;
 	}
 	return n;
 }
 
 /*
- * Offset of the first 8-byte word equal to m in p[0..n), stepping by 8, or n. Four
- * 16-byte compares per round keep the loop near memory speed on plain SSE2.
+ * Offset of the first 8-byte word w with (w & k) == m in p[0..n), stepping by 8, or n.
+ * Four 16-byte compares per round keep the loop near memory speed on plain SSE2.
  */
-static size_t find_magic_sse2(const unsigned char *p, size_t n, uint64_t m)
+static size_t find_magic_sse2(const unsigned char *p, size_t n, uint64_t k, uint64_t m)
 {
-	const u64x2 mv = { m, m };
+	const u64x2 kv = { k, k }, mv = { m, m };
 	size_t i = 0;
 
 	for (; i + 64 <= n; i += 64) {
 		const u64x2 *v = (const u64x2 *)(p + i);
-		u64x2 hit = (v[0] == mv) | (v[1] == mv) | (v[2] == mv) | (v[3] == mv);
+		u64x2 hit = ((v[0] & kv) == mv) | ((v[1] & kv) == mv) | ((v[2] & kv) == mv) |
+			    ((v[3] & kv) == mv);
 
 		if (hit[0] | hit[1])
 			break;
 	}
-	return find_tail(p, i, n, m);
+	return find_tail(p, i, n, k, m);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -149,23 +98,25 @@ typedef uint64_t u64x4 __attribute__((vector_size(32), aligned(1), may_alias));
 
 /* The same with 32-byte compares, where the CPU has AVX2 (chosen at run time). */
 __attribute__((target("avx2"))) static size_t find_magic_avx2(const unsigned char *p, size_t n,
-							      uint64_t m)
+							      uint64_t k, uint64_t m)
 {
-	const u64x4 mv = { m, m, m, m };
+	const u64x4 kv = { k, k, k, k }, mv = { m, m, m, m };
 	size_t i = 0;
 
 	for (; i + 128 <= n; i += 128) {
 		const u64x4 *v = (const u64x4 *)(p + i);
-		u64x4 hit = (v[0] == mv) | (v[1] == mv) | (v[2] == mv) | (v[3] == mv);
+		u64x4 hit = ((v[0] & kv) == mv) | ((v[1] & kv) == mv) | ((v[2] & kv) == mv) |
+			    ((v[3] & kv) == mv);
 
 		if (hit[0] | hit[1] | hit[2] | hit[3])
 			break;
 	}
-	return find_tail(p, i, n, m);
+	return find_tail(p, i, n, k, m);
 }
 #endif
 
-static size_t (*find_magic)(const unsigned char *p, size_t n, uint64_t m) = find_magic_sse2;
+static size_t (*find_magic)(const unsigned char *p, size_t n, uint64_t k,
+			    uint64_t m) = find_magic_sse2;
 
 static void pick_find_magic(void)
 {
@@ -186,7 +137,7 @@ struct job {
 	const struct image *img;
 	struct chunk *chunks;
 	size_t nchunks, next;	/* next: taken atomically */
-	uint64_t magic;		/* HP_MAGIC as the target's bytes read on this host */
+	uint64_t mask, magic;	/* HP2_MAGIC16's bits as the target's bytes read on this host */
 };
 
 /* Scan [start, start + len) of a segment whose bytes are all in seg->data. */
@@ -196,8 +147,8 @@ static void scan_range(const struct job *job, const struct seg *seg, uint64_t st
 	const unsigned char *base = seg->data + (start - seg->vaddr);
 	size_t n = (size_t)len, i = 0;
 
-	while ((i = find_magic(base + i, n - i, job->magic) + i) < n) {
-		check_at(job->img, seg, start + i, out);
+	while ((i = find_magic(base + i, n - i, job->mask, job->magic) + i) < n) {
+		check_at(job->img, seg, start + i, base + i, out);
 		i += 8;
 	}
 }
@@ -291,20 +242,23 @@ static size_t make_chunks(const struct image *img, struct chunk **out)
 static void result_init(struct scan_result *r)
 {
 	memset(r, 0, sizeof(*r));
-	stacks_init(&r->stacks);
+	collect_init(&r->found);
 }
 
 static void result_merge(struct scan_result *into, struct scan_result *from)
 {
 	into->candidates += from->candidates;
 	into->blocks += from->blocks;
+	into->v2_blocks += from->v2_blocks;
+	into->records += from->records;
+	into->tags_cut += from->tags_cut;
 	if (__builtin_add_overflow(into->bytes, from->bytes, &into->bytes))
 		into->bytes = UINT64_MAX;
 	for (int i = 0; i < REJ_NREASONS; i++)
 		into->rejected[i] += from->rejected[i];
 	if (from->other_version)
 		into->other_version = from->other_version;
-	stacks_merge(&into->stacks, &from->stacks);
+	collect_merge(&into->found, &from->found);
 }
 
 void scan_image(const struct image *img, unsigned nthreads, struct scan_result *out)
@@ -313,11 +267,7 @@ void scan_image(const struct image *img, unsigned nthreads, struct scan_result *
 	struct scan_result *parts;
 	pthread_t *tids;
 	void *(*args)[2];
-	uint64_t m = HP_MAGIC;
-
-	if (img->big_endian != host_big_endian())
-		m = __builtin_bswap64(m);
-	job.magic = m;
+	decode_magic16(img->big_endian, &job.mask, &job.magic);
 	pick_find_magic();
 	job.nchunks = make_chunks(img, &job.chunks);
 	if (nthreads < 1)
@@ -341,8 +291,12 @@ void scan_image(const struct image *img, unsigned nthreads, struct scan_result *
 		if (t > 0 && tids[t])
 			pthread_join(tids[t], NULL);
 		result_merge(out, &parts[t]);
-		stacks_free(&parts[t].stacks);
+		collect_free(&parts[t].found);
 	}
+	collect_join(&out->found, &out->join);
+	/* the stacks become the result's own; found keeps the records */
+	out->stacks = out->found.stacks;
+	stacks_init(&out->found.stacks);
 	free(args);
 	free(tids);
 	free(parts);
@@ -352,4 +306,5 @@ void scan_image(const struct image *img, unsigned nthreads, struct scan_result *
 void scan_result_free(struct scan_result *r)
 {
 	stacks_free(&r->stacks);
+	collect_free(&r->found);
 }

@@ -1,39 +1,37 @@
 /*
- * The hot loop: find every heapprof header in an image, validate it, and add the live
- * block to the per-stack totals. Candidates that do not validate are counted by reason.
+ * The hot loop: find every word that may be a heapprof header or record (one masked
+ * compare), have decode.c decode it, and hand the values to collect.c; then join. The
+ * scan knows search, windows and threads; candidates that do not decode are counted.
  */
 #ifndef HP_SCAN_H
 #define HP_SCAN_H
 
 #include <stdint.h>
 
+#include "collect.h"
+#include "decode.h"
 #include "stacks.h"
 
 struct image;
 
-enum scan_reject {
-	REJ_TRUNCATED,	/* header or pcs not wholly in the image */
-	REJ_VERSION,	/* a format version this analyzer does not know */
-	REJ_LAYOUT,	/* wsize, nframes or offset impossible */
-	REJ_FLAGS,	/* an incompatible flag this analyzer does not know */
-	REJ_CHECK,	/* check value wrong: stale, copied or overwritten header */
-	REJ_NREASONS
-};
-
 struct scan_result {
-	struct stacks stacks;
-	uint64_t candidates;	/* 8-aligned words equal to the magic */
-	uint64_t blocks;	/* valid headers */
-	uint64_t bytes;		/* their sizes, saturated at UINT64_MAX */
-	uint64_t rejected[REJ_NREASONS];
+	struct stacks stacks;	/* v1 and v2 blocks per stack, after the join */
+	struct collect found;	/* the v2 records, sorted (stacks moved out) */
+	struct join_info join;
+	uint64_t candidates;	/* 8-aligned words whose top 16 bits are HP2_MAGIC16 */
+	uint64_t blocks;	/* valid block headers, v1 and v2, as found */
+	uint64_t v2_blocks;
+	uint64_t bytes;		/* their sizes as found, saturated at UINT64_MAX */
+	uint64_t records;	/* valid v2 records */
+	uint64_t rejected[REJ_NREASONS]; /* v1 headers, records and v2 headers whose
+				 * check passed; v2 tags failing it are join.damaged
+				 * or join.noise */
+	uint64_t tags_cut;	/* v2 tags whose header is cut off: noise too */
 	unsigned other_version;	/* last unknown version seen, for the message */
 };
 
 /* Scan every segment of img with nthreads threads (>= 1) into *out (initialized here). */
 void scan_image(const struct image *img, unsigned nthreads, struct scan_result *out);
-
-/* Reason text for a reject counter: "bad check value", ... */
-const char *scan_reason(enum scan_reject r);
 
 void scan_result_free(struct scan_result *r);
 

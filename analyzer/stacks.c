@@ -1,4 +1,5 @@
 /* Live bytes per distinct stack (see stacks.h): open addressing, linear probing. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,9 +14,9 @@ void stacks_init(struct stacks *t)
 	t->slots = xcalloc(t->cap, sizeof(*t->slots));
 }
 
-static uint64_t hash_pcs(const uint64_t *pcs, unsigned n)
+static uint64_t hash_pcs(const uint64_t *pcs, unsigned n, unsigned flags)
 {
-	uint64_t h = HP_CHECK_SEED ^ n;
+	uint64_t h = HP_CHECK_SEED ^ n ^ (uint64_t)flags << 32;
 
 	for (unsigned i = 0; i < n; i++)
 		h = hp_mix(h, pcs[i]);
@@ -24,11 +25,13 @@ static uint64_t hash_pcs(const uint64_t *pcs, unsigned n)
 
 static void sizes_append(struct stack *s, const uint64_t *sizes, uint64_t n)
 {
-	if (s->blocks + n > s->sizes_cap) {
-		s->sizes_cap = s->blocks + n > 2 * s->sizes_cap ? s->blocks + n : 2 * s->sizes_cap;
+	if (s->nsizes + n > s->sizes_cap) {
+		s->sizes_cap = s->nsizes + n > 2 * s->sizes_cap ? s->nsizes + n : 2 * s->sizes_cap;
 		s->sizes = xrealloc(s->sizes, s->sizes_cap * sizeof(*s->sizes));
 	}
-	memcpy(s->sizes + s->blocks, sizes, n * sizeof(*sizes));
+	if (n)
+		memcpy(s->sizes + s->nsizes, sizes, n * sizeof(*sizes));
+	s->nsizes += n;
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -49,13 +52,14 @@ static int count_cmp(const void *a, const void *b)
 
 struct size_count *stacks_sizes(const struct stack *s, size_t *n)
 {
-	uint64_t *v = xmalloc((s->blocks ? s->blocks : 1) * sizeof(*v));
-	struct size_count *out = xmalloc((s->blocks ? s->blocks : 1) * sizeof(*out));
+	uint64_t *v = xmalloc((s->nsizes ? s->nsizes : 1) * sizeof(*v));
+	struct size_count *out = xmalloc((s->nsizes ? s->nsizes : 1) * sizeof(*out));
 	size_t k = 0;
 
-	memcpy(v, s->sizes, s->blocks * sizeof(*v));
-	qsort(v, s->blocks, sizeof(*v), u64_cmp);
-	for (size_t i = 0; i < s->blocks; i++) {
+	if (s->nsizes)
+		memcpy(v, s->sizes, s->nsizes * sizeof(*v));
+	qsort(v, s->nsizes, sizeof(*v), u64_cmp);
+	for (size_t i = 0; i < s->nsizes; i++) {
 		if (k && out[k - 1].size == v[i])
 			out[k - 1].count++;
 		else
@@ -88,31 +92,34 @@ static void table_grow(struct stacks *t)
 }
 
 /* The slot for this stack: the one holding it, or the empty one where it belongs. */
-static struct stack **find(struct stacks *t, uint64_t hash, const uint64_t *pcs, unsigned n)
+static struct stack **find(struct stacks *t, uint64_t hash, const uint64_t *pcs, unsigned n,
+			   unsigned flags)
 {
 	size_t i = (size_t)hash & (t->cap - 1);
 
 	for (;; i = (i + 1) & (t->cap - 1)) {
 		struct stack *s = t->slots[i];
 
-		if (!s || (s->hash == hash && s->nframes == n &&
+		if (!s || (s->hash == hash && s->nframes == n && s->flags == flags &&
 			   !memcmp(s->pcs, pcs, n * sizeof(*pcs))))
 			return &t->slots[i];
 	}
 }
 
-static struct stack **find_or_insert(struct stacks *t, const uint64_t *pcs, unsigned n)
+static struct stack **find_or_insert(struct stacks *t, const uint64_t *pcs, unsigned n,
+				     unsigned flags)
 {
-	uint64_t hash = hash_pcs(pcs, n);
+	uint64_t hash = hash_pcs(pcs, n, flags);
 	struct stack **slot;
 
 	if ((t->n + 1) * 4 > t->cap * 3)
 		table_grow(t);
-	slot = find(t, hash, pcs, n);
+	slot = find(t, hash, pcs, n, flags);
 	if (!*slot) {
 		struct stack *s = xcalloc(1, sizeof(*s) + n * sizeof(*pcs));
 
 		s->hash = hash;
+		s->flags = flags;
 		s->nframes = n;
 		memcpy(s->pcs, pcs, n * sizeof(*pcs));
 		*slot = s;
@@ -121,21 +128,51 @@ static struct stack **find_or_insert(struct stacks *t, const uint64_t *pcs, unsi
 	return slot;
 }
 
-/* Count blocks more blocks of these sizes, holding bytes in all. */
-static void add_blocks(struct stacks *t, struct stack *s, uint64_t bytes, const uint64_t *sizes,
-		       uint64_t blocks)
+static void add_blocks(struct stacks *t, struct stack *s, const struct stack_add *a)
 {
-	if (__builtin_add_overflow(s->bytes, bytes, &s->bytes)) {
+	if (__builtin_add_overflow(s->bytes, a->bytes, &s->bytes)) {
 		s->bytes = UINT64_MAX;
 		t->saturated = true;
 	}
-	sizes_append(s, sizes, blocks);
-	s->blocks += blocks;
+	s->blocks += a->blocks;
+	s->est_bytes += a->est_bytes;
+	s->est_blocks += a->est_blocks;
+	sizes_append(s, a->sizes, a->nsizes);
 }
 
 void stacks_add(struct stacks *t, const uint64_t *pcs, unsigned nframes, uint64_t size)
 {
-	add_blocks(t, *find_or_insert(t, pcs, nframes), size, &size, 1);
+	struct stack_add a = { .bytes = size, .blocks = 1, .sizes = &size, .nsizes = 1 };
+
+	add_blocks(t, *find_or_insert(t, pcs, nframes, 0), &a);
+}
+
+void stacks_add_group(struct stacks *t, const uint64_t *pcs, unsigned nframes, unsigned flags,
+		      const struct stack_add *a)
+{
+	add_blocks(t, *find_or_insert(t, pcs, nframes, flags), a);
+}
+
+/* exact plus an estimate rounded half up, saturating */
+static uint64_t add_estimate(uint64_t exact, double est)
+{
+	double x = floor(est + 0.5);
+	uint64_t r, sum;
+
+	if (!(x > 0))
+		return exact;
+	r = x >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)x;
+	return __builtin_add_overflow(exact, r, &sum) ? UINT64_MAX : sum;
+}
+
+uint64_t stack_bytes(const struct stack *s)
+{
+	return add_estimate(s->bytes, s->est_bytes);
+}
+
+uint64_t stack_blocks(const struct stack *s)
+{
+	return add_estimate(s->blocks, s->est_blocks);
 }
 
 void stacks_merge(struct stacks *into, struct stacks *from)
@@ -149,14 +186,15 @@ void stacks_merge(struct stacks *into, struct stacks *from)
 		from->slots[i] = NULL;
 		if ((into->n + 1) * 4 > into->cap * 3)
 			table_grow(into);
-		slot = find(into, f->hash, f->pcs, f->nframes);
+		slot = find(into, f->hash, f->pcs, f->nframes, f->flags);
 		if (!*slot) {	/* new to into: move it over whole */
 			*slot = f;
 			into->n++;
 			continue;
 		}
 		s = *slot;
-		add_blocks(into, s, f->bytes, f->sizes, f->blocks);
+		add_blocks(into, s, &(struct stack_add){ f->bytes, f->blocks, f->est_bytes,
+							 f->est_blocks, f->sizes, f->nsizes });
 		free(f->sizes);
 		free(f);
 	}

@@ -18,7 +18,7 @@ test_case 'heapprof.so needs no elfutils, zlib or libunwind' '
 test_case '--help and --version go to stdout with status 0' '
 	heapprof-analyze --help >out && grep -q "^usage: heapprof-analyze" out &&
 	grep -q "Exit status" out &&
-	heapprof-analyze --version >out && grep -q "^heapprof-analyze [0-9.]* (block format version 1)\$" out
+	heapprof-analyze --version >out && grep -q "^heapprof-analyze [0-9.]* (reads block format versions 1 and 2)\$" out
 '
 
 test_case 'bad usage: one line on stderr, a hint, exit 64' '

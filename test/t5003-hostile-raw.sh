@@ -64,15 +64,15 @@ test_case 'a header in the last bytes of the image counts; one cut at its start 
 test_case 'impossible fields: 255 frames, offsets, 4-byte pcs, unknown flags and version' '
 	$MKDUMP -n 8192 fields.bin 0x10100:1:$SMALL:nframes=255 0x10300:2:$SMALL:offset=52 \
 		0x10500:3:$SMALL:offset=4294967288 0x10700:4:$SMALL:wsize=4 \
-		0x10900:5:$SMALL:flags=0x10000 0x10b00:6:$BIG:flags=1 0x10d00:7:$SMALL:version=2 &&
+		0x10900:5:$SMALL:flags=0x10000 0x10b00:6:$BIG:flags=1 0x10d00:7:$SMALL:version=3 &&
 	collapsed --raw fields.bin@0x10000 $PROG &&
 	echo "site_big 6" >expect && expect_same expect out &&
 	grep -q "skipped 4 candidates: impossible frame count, word size or offset" err &&
 	grep -q "skipped 1 candidates: unknown incompatible flags" err &&
 	grep -q "skipped 1 candidates: unknown format version" err &&
-	$MKDUMP -n 256 v2.bin 0x10100:7:$SMALL:version=2 &&
-	one_line_exit2 --raw v2.bin@0x10000 $PROG &&
-	grep -q "format version 2; this analyzer reads version 1" err &&
+	$MKDUMP -n 256 v3.bin 0x10100:7:$SMALL:version=3 &&
+	one_line_exit2 --raw v3.bin@0x10000 $PROG &&
+	grep -q "format version 3; this analyzer reads versions 1 and 2" err &&
 	$MKDUMP -n 256 nf.bin 0x10100:7:$SMALL:nframes=255 &&
 	one_line_exit2 --raw nf.bin@0x10000 $PROG &&
 	grep -q "most for: impossible frame count" err

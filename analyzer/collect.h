@@ -1,0 +1,70 @@
+/*
+ * The consumer of decoded values (decode.h): v1 blocks go to per-stack totals at
+ * once, v2 blocks to per-site totals, records to a list. One collect per scanning
+ * thread, merged; then collect_join() turns sites into stacks through the records.
+ */
+#ifndef HP_COLLECT_H
+#define HP_COLLECT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "decode.h"
+#include "stacks.h"
+
+struct u64vec {
+	uint64_t *v;
+	size_t n, cap;
+};
+
+/* The v2 blocks of one site id, as found (before any weighting). */
+struct site_agg {
+	uint32_t id;
+	bool used;
+	uint64_t bytes, blocks;		/* not sampled: exact; bytes saturate */
+	struct u64vec sizes;		/* every block's size */
+	struct u64vec sampled;		/* the sizes of the sampled ones */
+};
+
+struct collect {
+	struct stacks stacks;		/* v1 blocks now; v2 ones after the join */
+	struct site_agg *sites;		/* open-addressed by id */
+	size_t nsites, sites_cap;
+	struct decoded *recs;		/* valid records; stack pcs are owned copies */
+	size_t nrecs, recs_cap;
+	struct u64vec bad_tags;		/* site ids of v2 tags whose check failed */
+	size_t kind_lo[DEC_PROC + 1], kind_hi[DEC_PROC + 1]; /* recs of a kind, once sorted */
+};
+
+/* What the join found; all counts in blocks as found unless said otherwise. */
+struct join_info {
+	uint64_t unknown_blocks, unknown_bytes;	/* under [unknown stack] */
+	uint64_t sampled_blocks;	/* blocks flagged HP2_F_SAMPLED */
+	bool unweighted;		/* ... counted one for one: no process record */
+	bool have_proc;
+	struct hp_proc_rec proc;	/* the lowest-addressed process record */
+	unsigned nprocs;		/* process records found */
+	bool procs_differ;		/* some disagree with proc */
+	uint64_t damaged;		/* v2 tags with a bad check naming a known site */
+	uint64_t noise;			/* the other v2 tags with a bad check */
+	uint64_t stack_recs, site_recs;	/* distinct ids read */
+	uint64_t conflicts;		/* ids claimed by two different records */
+};
+
+void collect_init(struct collect *c);
+/* Take one decoded value (DEC_BLOCK or a record); copies what it keeps. */
+void collect_add(struct collect *c, const struct decoded *d);
+/* A v2 tag that failed its check, naming site (kept to tell damage from noise). */
+void collect_bad_tag(struct collect *c, uint32_t site);
+/* Move everything of from into into; from is left empty but initialized. */
+void collect_merge(struct collect *into, struct collect *from);
+/*
+ * Turn the v2 sites into stacks (in c->stacks) through the records; blocks whose
+ * records are missing, damaged or ambiguous go to the [unknown stack]. Deterministic:
+ * the result does not depend on the order values were added or merged in.
+ */
+void collect_join(struct collect *c, struct join_info *out);
+void collect_free(struct collect *c);
+
+#endif

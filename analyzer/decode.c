@@ -1,0 +1,280 @@
+/*
+ * Decode one candidate (see decode.h): dispatch on the exact magic word, read the
+ * fields through the bounds-checked reader, validate, and return a plain value.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "decode.h"
+#include "image.h"
+#include "rd.h"
+
+const char *decode_reason(enum decode_reject r)
+{
+	static const char *const why[REJ_NREASONS] = {
+		[REJ_TRUNCATED] = "header cut off at an edge of the memory image",
+		[REJ_VERSION] = "unknown format version",
+		[REJ_LAYOUT] = "impossible frame count, word size or offset",
+		[REJ_FLAGS] = "unknown incompatible flags",
+		[REJ_CHECK] = "bad check value (stale, copied or overwritten header)",
+	};
+	return r < REJ_NREASONS ? why[r] : "?";
+}
+
+void decode_magic16(bool big_endian, uint64_t *mask, uint64_t *value)
+{
+	uint64_t m = (uint64_t)0xFFFF << 48, v = hp2_tag_magic_bits();
+
+	if (big_endian != host_big_endian()) {
+		m = __builtin_bswap64(m);
+		v = __builtin_bswap64(v);
+	}
+	*mask = m;
+	*value = v;
+}
+
+double decode_sample_weight(uint64_t size, uint64_t period)
+{
+	double p;
+
+	/* a block of 0 bytes cannot have been picked by a byte-driven sample */
+	if (!period || !size)
+		return 1;
+	p = -expm1(-(double)size / (double)period);
+	return p > 0 ? 1 / p : 1;
+}
+
+/* len bytes at addr: straight from the window when they lie in it, else from the image. */
+static bool fetch(const struct decode_src *src, uint64_t addr, void *buf, size_t len)
+{
+	const struct seg *s = src->seg;
+
+	if (s && addr >= s->vaddr && addr - s->vaddr <= s->size &&
+	    len <= s->size - (addr - s->vaddr)) {
+		memcpy(buf, s->data + (addr - s->vaddr), len);
+		return true;
+	}
+	return image_read(src->img, addr, buf, len);
+}
+
+/* n target words at addr into pcs (zero-extended), mixing each into *x. */
+static bool read_pcs(const struct decode_src *src, uint64_t addr, unsigned n, uint64_t *pcs,
+		     uint64_t *x)
+{
+	unsigned wsize = src->img->wsize;
+	unsigned char raw[64 * 8];
+	struct rd r;
+
+	for (unsigned done = 0; done < n;) {
+		unsigned k = n - done < 64 ? n - done : 64;
+		uint64_t at = addr + (uint64_t)done * wsize;
+
+		if (at < addr || !fetch(src, at, raw, (size_t)k * wsize))
+			return false;
+		r = (struct rd){ raw, (size_t)k * wsize, src->img->big_endian };
+		for (unsigned i = 0; i < k; i++, done++) {
+			rd_word(&r, wsize, &pcs[done]);
+			*x = hp_mix(*x, pcs[done]);
+		}
+	}
+	return true;
+}
+
+/* n 64-bit words at addr; false when any byte is absent or addr + 8n wraps. */
+static bool read_words(const struct decode_src *src, uint64_t addr, uint64_t *w, unsigned n)
+{
+	unsigned char raw[8 * 8];
+	struct rd r = { raw, (size_t)n * 8, src->img->big_endian };
+
+	if (addr + (uint64_t)n * 8 < addr || !fetch(src, addr, raw, (size_t)n * 8))
+		return false;
+	for (unsigned i = 0; i < n; i++)
+		rd_u64(&r, &w[i]);
+	return true;
+}
+
+static enum decode_reject v1_block(const struct decode_src *src, uint64_t magic_addr,
+				   struct decode_buf *buf, struct decoded *out)
+{
+	unsigned char raw[HP_HDR_SIZE];
+	uint64_t user = magic_addr + 8, hdr_addr, pcs_addr, x;
+	unsigned wsize = src->img->wsize;
+	struct hp_hdr h;
+	struct rd r = { raw, HP_HDR_SIZE, src->img->big_endian };
+
+	if (magic_addr < HP_HDR_SIZE - 8 ||
+	    !fetch(src, hdr_addr = magic_addr - (HP_HDR_SIZE - 8), raw, HP_HDR_SIZE))
+		return REJ_TRUNCATED;
+	rd_u64(&r, &h.check), rd_u64(&r, &h.size), rd_u64(&r, &h.birth);
+	rd_u32(&r, &h.offset), rd_u32(&r, &h.tid), rd_u16(&r, &h.version);
+	rd_u8(&r, &h.nframes), rd_u8(&r, &h.wsize), rd_u32(&r, &h.flags);
+	if (h.version != HP_FORMAT_VERSION) {
+		out->other_version = h.version;
+		return REJ_VERSION;
+	}
+	/* the block must start at or above 0 and its user pointer end below the top of the
+	 * address space (a magic in the last 8 bytes would put it at 2^64 or 2^32) */
+	if (h.wsize != wsize || h.nframes > HP_MAX_FRAMES ||
+	    h.offset < HP_HDR_SIZE + (uint32_t)h.nframes * h.wsize || h.offset % 8 ||
+	    user < magic_addr || user < h.offset || (wsize == 4 && user > UINT32_MAX))
+		return REJ_LAYOUT;
+	if (h.flags & HP_FLAGS_INCOMPAT_MASK & ~HP_FLAGS_KNOWN)
+		return REJ_FLAGS;
+	pcs_addr = hdr_addr - (uint64_t)h.nframes * wsize;
+	x = hp_check_head(user, &h);
+	if (pcs_addr > hdr_addr || !read_pcs(src, pcs_addr, h.nframes, buf->pcs, &x))
+		return REJ_TRUNCATED;
+	if (hp_check_final(x) != h.check)
+		return REJ_CHECK;
+	out->kind = DEC_BLOCK;
+	out->block = (struct hp_block){ .user = user, .size = h.size, .version = 1,
+					.flags = h.flags, .tid = h.tid, .birth_ns = h.birth,
+					.nframes = h.nframes, .pcs = buf->pcs };
+	return DECODE_OK;
+}
+
+/*
+ * A v2 block whose tag (value tag) is at tag_addr. The check comes before the layout:
+ * a tag that fails it is most likely any word whose top 16 bits match (noise), and only
+ * a header that passes it can tell us its fields are impossible.
+ */
+static enum decode_reject v2_block(const struct decode_src *src, uint64_t tag_addr,
+				   uint64_t tag, struct decoded *out)
+{
+	uint64_t user = tag_addr + 8, info, big = 0;
+	unsigned flags = (tag >> HP2_FLAGS_SHIFT) & HP2_FLAGS_MASK;
+	unsigned shift = (tag >> HP2_OFFSET_SHIFT) & HP2_OFFSET_MASK;
+	uint64_t size;
+
+	out->tag_only = true;
+	if (tag_addr < 16 || !read_words(src, tag_addr - 8, &info, 1))
+		return REJ_TRUNCATED;
+	out->tag_site = (uint32_t)(info >> 32);
+	if ((flags & HP2_F_BIG) && !read_words(src, tag_addr - 16, &big, 1))
+		return REJ_TRUNCATED;
+	if (hp2_block_check(user, info, tag, big) != (tag & HP2_CHECK_MASK))
+		return REJ_CHECK;
+	out->tag_only = false;
+	if (flags & ~HP2_F_KNOWN)
+		return REJ_FLAGS;
+	size = info & 0xFFFFFFFFu;
+	if (flags & HP2_F_BIG) {
+		if (size != HP2_SIZE_BIG || shift < 1)
+			return REJ_LAYOUT;
+		size = big;
+	}
+	if (shift > HP2_MAX_SHIFT || user < tag_addr || user < (16ULL << shift) ||
+	    (src->img->wsize == 4 && user > UINT32_MAX))
+		return REJ_LAYOUT;
+	out->kind = DEC_BLOCK;
+	out->block = (struct hp_block){ .user = user, .size = size, .version = 2,
+					.flags = flags, .site = (uint32_t)(info >> 32),
+					.age_ms = hp2_time_decode((tag >> HP2_TIME_SHIFT) & HP2_TIME_MASK),
+					.shift = shift };
+	return DECODE_OK;
+}
+
+/* check of a record at addr: mix(SEED2, addr), then the checked words, final */
+static uint64_t rec_check(uint64_t addr, const uint64_t *w, unsigned n)
+{
+	uint64_t x = hp_mix(HP2_SEED, addr);
+
+	for (unsigned i = 0; i < n; i++)
+		x = hp_mix(x, w[i]);
+	return hp_check_final(x);
+}
+
+static enum decode_reject stack_rec(const struct decode_src *src, uint64_t addr,
+				    struct decode_buf *buf, struct decoded *out)
+{
+	uint64_t w[HP2_STACK_WORDS], x;
+	unsigned nframes, wsize;
+
+	if (!read_words(src, addr, w, HP2_STACK_WORDS))
+		return REJ_TRUNCATED;
+	nframes = (w[2] >> 32) & 0xFFFF;
+	wsize = (unsigned)(w[2] >> 56);
+	if (wsize != src->img->wsize || nframes > HP2_MAX_FRAMES)
+		return REJ_LAYOUT;
+	x = hp_mix(hp_mix(HP2_SEED, addr), w[2]);
+	if (!read_pcs(src, addr + HP2_STACK_WORDS * 8, nframes, buf->pcs, &x))
+		return REJ_TRUNCATED;
+	if (hp_check_final(x) != w[1])
+		return REJ_CHECK;
+	out->kind = DEC_STACK;
+	out->stack = (struct hp_stack_rec){ .addr = addr, .id = (uint32_t)w[2],
+					    .nframes = nframes, .flags = (w[2] >> 48) & 0xFF,
+					    .pcs = buf->pcs };
+	return DECODE_OK;
+}
+
+static enum decode_reject site_rec(const struct decode_src *src, uint64_t addr,
+				   struct decoded *out)
+{
+	uint64_t w[4];
+
+	/* w4..w7 are not checked: a record whose unchecked tail is cut off still counts */
+	if (!read_words(src, addr, w, 4))
+		return REJ_TRUNCATED;
+	if (rec_check(addr, w + 2, 2) != w[1])
+		return REJ_CHECK;
+	out->kind = DEC_SITE;
+	out->site = (struct hp_site_rec){ .addr = addr, .id = (uint32_t)w[2],
+					  .stack = (uint32_t)(w[2] >> 32), .tid = (uint32_t)w[3],
+					  .entry = (w[3] >> 32) & 0xFFFF,
+					  .flags = (unsigned)(w[3] >> 48) };
+	return DECODE_OK;
+}
+
+static enum decode_reject proc_rec(const struct decode_src *src, uint64_t addr,
+				   struct decoded *out)
+{
+	uint64_t w[8];
+	unsigned version, wsize;
+
+	if (!read_words(src, addr, w, 8))
+		return REJ_TRUNCATED;
+	if (rec_check(addr, w + 2, 6) != w[1])
+		return REJ_CHECK;
+	version = w[2] & 0xFFFF;
+	wsize = (w[2] >> 16) & 0xFF;
+	if (version != HP2_FORMAT_VERSION) {
+		out->other_version = version;
+		return REJ_VERSION;
+	}
+	if (wsize != src->img->wsize)
+		return REJ_LAYOUT;
+	out->kind = DEC_PROC;
+	out->proc = (struct hp_proc_rec){ .addr = addr, .version = version, .wsize = wsize,
+					  .flags = (w[2] >> 24) & 0xFF,
+					  .pid = (uint32_t)(w[2] >> 32), .sample_period = w[3],
+					  .start_mono_ns = w[4], .start_real_ns = w[5],
+					  .frame_limit = w[6] & 0xFFFFFFFFu };
+	return DECODE_OK;
+}
+
+enum decode_reject decode_at(const struct decode_src *src, uint64_t addr, uint64_t word,
+			     struct decode_buf *buf, struct decoded *out)
+{
+	enum decode_reject why;
+	struct decoded alt;
+
+	memset(out, 0, sizeof(*out));
+	switch (word) {
+	case HP_MAGIC: return v1_block(src, addr, buf, out);
+	case HP2_STACK_MAGIC: why = stack_rec(src, addr, buf, out); break;
+	case HP2_SITE_MAGIC: why = site_rec(src, addr, out); break;
+	case HP2_PROC_MAGIC: why = proc_rec(src, addr, out); break;
+	default: return v2_block(src, addr, word, out);
+	}
+	if (why == DECODE_OK)
+		return why;
+	/* a block tag may equal a record magic by chance (2^-48 of them) */
+	memset(&alt, 0, sizeof(alt));
+	if (v2_block(src, addr, word, &alt) == DECODE_OK) {
+		*out = alt;
+		return DECODE_OK;
+	}
+	out->kind = DEC_NONE;
+	return why;
+}

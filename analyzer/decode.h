@@ -1,0 +1,119 @@
+/*
+ * The block codec: decode the one candidate at an address (a v1 block, a v2 block, a
+ * v2 stack, site or process record) into a plain value, or say why it is not one.
+ * Knows include/heapprof_format.h; knows nothing of scans, totals or reports.
+ */
+#ifndef HP_DECODE_H
+#define HP_DECODE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "heapprof_format.h"
+
+struct image;
+struct seg;
+
+enum decode_reject {
+	REJ_TRUNCATED,	/* header, record or pcs not wholly in the image */
+	REJ_VERSION,	/* a format version this analyzer does not know */
+	REJ_LAYOUT,	/* wsize, nframes, offset or shift impossible */
+	REJ_FLAGS,	/* an incompatible flag this analyzer does not know */
+	REJ_CHECK,	/* check value wrong: stale, copied or overwritten header */
+	REJ_NREASONS
+};
+#define DECODE_OK REJ_NREASONS
+
+enum decode_kind {
+	DEC_NONE,	/* rejected */
+	DEC_BLOCK,	/* a live block, v1 or v2 */
+	DEC_STACK,	/* v2 stack record */
+	DEC_SITE,	/* v2 site record */
+	DEC_PROC,	/* v2 process record */
+};
+
+/* One live block as either version describes it. */
+struct hp_block {
+	uint64_t user;		/* the program's pointer */
+	uint64_t size;		/* bytes the program asked for */
+	unsigned version;	/* 1 or 2 */
+	unsigned flags;		/* v1: hp_hdr.flags; v2: HP2_F_* */
+	uint32_t site;		/* v2: site id, 0 = no stack taken; v1: 0 */
+	uint32_t tid;		/* v1: allocating thread, 0 = unknown; v2: see the site */
+	uint64_t birth_ns;	/* v1: monotonic ns, 0 = unknown */
+	uint64_t age_ms;	/* v2: ms after the process record's start (decoded time) */
+	unsigned shift;		/* v2: real block start is user - (16 << shift) */
+	unsigned nframes;	/* v1: pcs below the header */
+	const uint64_t *pcs;	/* v1: pcs[0] innermost, in the caller's decode_buf */
+};
+
+struct hp_stack_rec {
+	uint64_t addr;		/* of w0 */
+	uint32_t id;
+	unsigned nframes;	/* <= HP2_MAX_FRAMES */
+	unsigned flags;		/* HP2_STACK_* */
+	const uint64_t *pcs;	/* in the caller's decode_buf */
+};
+
+struct hp_site_rec {
+	uint64_t addr;
+	uint32_t id, stack;
+	uint32_t tid;
+	unsigned entry;		/* enum hp2_entry (unknown values kept as read) */
+	unsigned flags;
+};
+
+struct hp_proc_rec {
+	uint64_t addr;
+	unsigned version, wsize, flags;
+	uint32_t pid;
+	uint64_t sample_period;	/* bytes; 0 = every block has a header */
+	uint64_t start_mono_ns, start_real_ns;
+	unsigned frame_limit;
+};
+
+struct decoded {
+	enum decode_kind kind;
+	union {
+		struct hp_block block;
+		struct hp_stack_rec stack;
+		struct hp_site_rec site;
+		struct hp_proc_rec proc;
+	};
+	/* when rejected: the version found (REJ_VERSION), and whether the candidate was
+	 * only a v2 block tag (16-bit magic) whose check failed: noise, unless its site
+	 * id names a real site */
+	unsigned other_version;
+	bool tag_only;
+	uint32_t tag_site;
+};
+
+/* Room for the pcs a decoded value points to. */
+struct decode_buf {
+	uint64_t pcs[HP2_MAX_FRAMES > HP_MAX_FRAMES ? HP2_MAX_FRAMES : HP_MAX_FRAMES];
+};
+
+/* Where decode reads: seg (a window of the image, may be NULL) first, else img. */
+struct decode_src {
+	const struct image *img;
+	const struct seg *seg;
+};
+
+/*
+ * The candidate whose 8-aligned word at addr has the top 16 bits HP2_MAGIC16; word is
+ * that word's value (target byte order already converted). Fills *out (kind DEC_NONE
+ * when rejected) and returns DECODE_OK or the reason. Never reads outside the image.
+ */
+enum decode_reject decode_at(const struct decode_src *src, uint64_t addr, uint64_t word,
+			     struct decode_buf *buf, struct decoded *out);
+
+/* The v2 block weight of a sampled block of size bytes under sample period P bytes. */
+double decode_sample_weight(uint64_t size, uint64_t period);
+
+/* Reason text for a reject counter: "bad check value ...", ... */
+const char *decode_reason(enum decode_reject r);
+
+/* The 64-bit mask and value, as the host loads the target's bytes, of HP2_MAGIC16. */
+void decode_magic16(bool big_endian, uint64_t *mask, uint64_t *value);
+
+#endif
