@@ -40,12 +40,3 @@ check_sites()
 	expect_bytes site_thread 80000 "$1" &&
 	expect_bytes thread_main 80000 "$1"
 }
-
-# check_heap REPORT: the main heap alone (a raw image of it): big blocks are mmap'd
-# and thread blocks live in thread arenas, so those count 0 there
-check_heap()
-{
-	check_common "$1" &&
-	expect_bytes site_big 0 "$1" &&
-	expect_bytes site_thread 0 "$1"
-}

@@ -20,7 +20,7 @@ test_case 'a real core to spoil' '
 '
 
 test_case 'a header the program overwrote is rejected and counted, not reported' '
-	grep -q "skipped 3 candidates: bad check value" good.err &&
+	grep -q "skipped 3 damaged headers: bad check value" good.err &&
 	heapprof-analyze $PROGS/sites good.core 2>/dev/null >good.text &&
 	grep -q "rejected:   3 headers" good.text
 '

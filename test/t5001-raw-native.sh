@@ -1,7 +1,8 @@
 #!/bin/sh
-# Raw mode on this host: the [heap] mapping of a live program read from /proc/PID/mem,
+# Raw mode on this host: [heap] and the anonymous mappings of a live program (where
+# heapprof.so keeps its stack table) read from /proc/PID/mem,
 # analyzed with --raw (plus --load-base for a PIE, --module for libsite.so) and no
-# core: exact live bytes per function for the blocks that live in [heap].
+# core: exact live bytes per function.
 . "$(dirname "$0")/lib.sh"
 
 # Big blocks are mmap'd and thread blocks sit in thread arenas, outside [heap]. Enough
@@ -50,14 +51,14 @@ end_program()
 	PROG_PID=
 }
 
-test_case 'non-PIE: [heap] from /proc/PID/mem, --raw and --module, exact bytes' '
+test_case 'non-PIE: [heap] and anonymous mappings from /proc/PID/mem, --raw and --module, exact bytes' '
 	run_preloaded $PROGS/sites-nopie $SITES &&
 	raw=$(dump_mem $PROG_PID nopie) &&
 	lib=$(load_base $PROG_PID $PROGS/libsite.so) &&
 	end_program &&
 	heapprof-analyze -f collapsed $raw --module $PROGS/libsite.so@$lib \
 		$PROGS/sites-nopie >nopie.txt &&
-	check_heap nopie.txt &&
+	check_sites nopie.txt &&
 	echo "$raw--module=$PROGS/libsite.so@$lib" >nopie.args
 '
 
@@ -69,7 +70,7 @@ test_case 'PIE: --load-base from /proc/PID/maps, exact bytes' '
 	end_program &&
 	heapprof-analyze -f collapsed $raw --load-base=$base \
 		--module=$PROGS/libsite.so@$lib $PROGS/sites >pie.txt &&
-	check_heap pie.txt &&
+	check_sites pie.txt &&
 	echo "$raw--load-base=$base --module=$PROGS/libsite.so@$lib" >pie.args
 '
 
@@ -109,5 +110,5 @@ test_case 'the program dumps its own heap (sites-dump, as the qemu guests do)' '
 	grep -q -e "--raw=self.heap@0x[0-9a-f]* .*--load-base=0x[0-9a-f]* .*--module=.*/libsite.so@0x" \
 		self.args &&
 	heapprof-analyze -f collapsed $(cat self.args) $PROGS/sites-dump >self.txt &&
-	check_heap self.txt
+	check_sites self.txt
 '

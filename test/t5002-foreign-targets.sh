@@ -91,7 +91,7 @@ raw_cases()
 			>/dev/null &&
 		heapprof-analyze -f collapsed $(cat guest.args) --sysroot $SYSROOT \
 			$CROSS/progs/sites-dump >raw.txt &&
-		check_heap raw.txt &&
+		check_sites raw.txt &&
 		grep -q "^[^ ]*__libc_start_main;[^ ]*main;do_arg;site_small 2000\$" raw.txt
 	'
 

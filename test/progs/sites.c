@@ -142,12 +142,13 @@ static void do_arg(const char *arg)
 	if (!eq)
 		exit(2);
 	if (!strncmp(arg, "smash-", 6)) {
-		/* heap corruption: the program overwrites the size in K blocks' headers */
+		/* heap corruption: the program overwrites K blocks' headers (the size, in
+		 * format 2's 16-byte header on a little-endian target) */
 		struct site *s = find_site(arg + 6, (size_t)(eq - arg - 6));
 		unsigned k = (unsigned)atoi(eq + 1);
 
 		for (unsigned i = 0; i < k && i < s->n; i++)
-			memset((char *)s->blocks[i] - 40, 0x55, 8);
+			memset((char *)s->blocks[i] - 16, 0x55, 4);
 		return;
 	}
 	if (!strncmp(arg, "free-", 5)) {
