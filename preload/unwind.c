@@ -1,6 +1,7 @@
 /*
  * Stack capture for heapprof.so: picks one unwinder (struct unwinder, unwinder.h) once
- * by HEAPPROF_UNWIND.
+ * by HEAPPROF_UNWIND, and counts dlclose() calls so that unwinders which cache what
+ * they read from a library can tell when that library may be gone.
  */
 #define _GNU_SOURCE
 #include "unwinder.h"
@@ -9,6 +10,8 @@
 #include <string.h>
 
 #include "util.h"
+
+#define HP_EXPORT __attribute__((visibility("default")))
 
 /* In order of preference for the default; libgcc works everywhere. */
 static const struct unwinder *const unwinders[] = { &unwinder_cfi, &unwinder_fp, &unwinder_libgcc };
@@ -66,4 +69,29 @@ unsigned unwind_capture(uintptr_t *pcs, unsigned max, const struct unwind_start 
 	if (max == 1 || !chosen)
 		return 1;
 	return chosen->capture(pcs, max, st);
+}
+
+/*
+ * Every unload goes through here (the program's and its libraries' calls of dlclose
+ * bind to the first definition in the process, ours), so the generation moves
+ * before a library loaded at the same address can allocate. Bumped after the real
+ * dlclose: a rule cached meanwhile from the old object carries the old generation.
+ * glibc's internal unloads (NSS and iconv modules, __libc_dlclose) bypass it; glibc
+ * unloads those at exit only.
+ */
+HP_EXPORT int dlclose(void *handle)
+{
+	static int (*real)(void *);
+	int (*fn)(void *) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+	int rc;
+
+	if (!fn) {
+		fn = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
+		if (!fn)
+			return -1;	/* no libc below us: nothing was loaded by it */
+		__atomic_store_n(&real, fn, __ATOMIC_RELEASE);
+	}
+	rc = fn(handle);
+	__atomic_add_fetch(&unwind_gen, 1, __ATOMIC_RELEASE);
+	return rc;
 }

@@ -1,7 +1,7 @@
 /*
  * Stack capture for heapprof.so: three unwinders (cfi, fp, libgcc) behind one call,
  * chosen once by HEAPPROF_UNWIND. The hooks capture where their caller stands; the
- * unwinder walks on.
+ * unwinder walks on. heapprof.so also exports dlclose() for them (unwind.c).
  */
 #ifndef HP_UNWIND_H
 #define HP_UNWIND_H

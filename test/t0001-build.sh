@@ -3,9 +3,10 @@
 # analyzer follows the command-line conventions (--help, --version, exit 64).
 . "$(dirname "$0")/lib.sh"
 
-test_case 'heapprof.so exports only the malloc family' '
+# dlclose: the unwinders learn of unloaded libraries through it (preload/unwind.c)
+test_case 'heapprof.so exports only the malloc family and dlclose' '
 	nm -D --defined-only $PRELOAD | awk "{ print \$3 }" | sort >exports &&
-	printf "%s\n" aligned_alloc calloc free malloc malloc_usable_size memalign \
+	printf "%s\n" aligned_alloc calloc dlclose free malloc malloc_usable_size memalign \
 		posix_memalign pvalloc realloc reallocarray valloc | sort >want &&
 	expect_same want exports
 '

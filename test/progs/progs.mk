@@ -6,7 +6,7 @@ P := $(B)/progs
 PROG_CFLAGS := -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread
 TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(P)/stress \
 	$(P)/cxx $(P)/forker $(P)/realloc_check $(P)/mangle $(P)/demo \
-	$(P)/unwind_check-nofp $(P)/unwind_check-fp
+	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so
 
 check-build: $(TEST_PROGS)
 
@@ -44,3 +44,10 @@ $(P)/unwind_check-fp: FP_FLAG := -fno-omit-frame-pointer
 $(P)/unwind_check-nofp $(P)/unwind_check-fp: test/progs/unwind_check.c $(UNWIND_SRCS)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) $(FP_FLAG) -rdynamic -o $@ $^ -ldl -lgcc_s
+
+# Loaded one after the other at the same address by unwind_check (see decoy.S).
+$(P)/libdecoy1.so: DECOY := -DFRAME=8 -DSLOT=-8
+$(P)/libdecoy2.so: DECOY := -DFRAME=72 -DSLOT=8
+$(P)/libdecoy1.so $(P)/libdecoy2.so: test/progs/decoy.S
+	@mkdir -p $(@D)
+	$(Q)$(call say,AS,$@)$(CC) $(DECOY) -shared -fPIC -nostdlib -o $@ $<

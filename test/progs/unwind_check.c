@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "../../preload/unwind.h"
 #include "../../preload/cfi_parse.h"
@@ -771,6 +772,99 @@ NOIPA void check_fallback(void)
 }
 #endif
 
+/* ---- a library unloaded, another loaded at the same address (decoy.S) ---- */
+
+typedef unsigned (*decoy_fn)(uintptr_t *pcs, unsigned max);
+unsigned run_decoy(decoy_fn f, uintptr_t *pcs);
+void check_dlclose(int m);
+
+NOIPA unsigned run_decoy(decoy_fn f, uintptr_t *pcs)
+{
+	unsigned n = f(pcs, HP_UNWIND_MAX);
+
+	sink += n;
+	return n;
+}
+
+/* The library beside this program: build/progs/libdecoyN.so. */
+static void *decoy_open(unsigned which, decoy_fn *f)
+{
+	char path[4096];
+	ssize_t len = readlink("/proc/self/exe", path, sizeof(path) - 32);
+	void *h;
+
+	if (len <= 0)
+		return NULL;
+	path[len] = 0;
+	snprintf(strrchr(path, '/'), 32, "/libdecoy%u.so", which);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		fprintf(stderr, "# %s\n", dlerror());
+	*f = h ? (decoy_fn)dlsym(h, "f") : NULL;
+	return h;
+}
+
+/* pcs[0] in f, no frame in decoy, and main among the frames */
+static bool decoy_stack_ok(const uintptr_t *pcs, unsigned n)
+{
+	const char *file, *fn;
+	bool in_main = false;
+
+	if (n < 2 || !(fn = fn_of(pcs[0], &file)) || strcmp(fn, "f") != 0)
+		return false;
+	for (unsigned i = 1; i < n; i++) {
+		fn = fn_of(pcs[i], &file);
+		if (fn && !strcmp(fn, "decoy"))
+			return false;
+		in_main |= fn && !strcmp(fn, "main");
+	}
+	return in_main;
+}
+
+/* Issue 13: a rule cached for the first library must not walk the second one's code. */
+NOIPA void check_dlclose(int m)
+{
+	static uintptr_t pcs[HP_UNWIND_MAX];
+	decoy_fn f1, f2;
+	void *h1, *h2;
+	unsigned n;
+	bool good;
+
+	if (strcmp(modes[m], "fp") == 0 && !fp_build) {
+		skip("fp: a library loaded where an unloaded one was", "no frame pointers to follow");
+		return;
+	}
+	unwind_init(modes[m]);
+	h1 = decoy_open(1, &f1);
+	if (!h1 || !f1) {
+		ok(false, "%s: libdecoy1.so loads", modes[m]);
+		return;
+	}
+	n = run_decoy(f1, pcs);
+	good = decoy_stack_ok(pcs, n);
+	if (!good)
+		dump(modes[m], pcs, n);
+	dlclose(h1);
+	h2 = decoy_open(2, &f2);
+	if (!h2 || !f2) {
+		ok(false, "%s: libdecoy2.so loads", modes[m]);
+		return;
+	}
+	if (f2 != f1) {
+		skip("a library loaded where an unloaded one was", "the loader put it elsewhere");
+		dlclose(h2);
+		return;
+	}
+	n = run_decoy(f2, pcs);
+	if (!decoy_stack_ok(pcs, n)) {
+		dump(modes[m], pcs, n);
+		good = false;
+	}
+	dlclose(h2);
+	ok(good, "%s: after dlclose, a library at the same address is unwound by its own "
+	   "rules, to main (%u frames)", modes[m], n);
+}
+
 static void check_bad_names(void)
 {
 	unsigned w = n_warn;
@@ -964,6 +1058,8 @@ int main(void)
 #if HP_UNWIND_X86_64
 	check_fallback();
 #endif
+	for (int m = 0; m < N_MODES; m++)
+		check_dlclose(m);
 	check_bad_names();
 	unwind_init("cfi");
 	check_parser();
