@@ -67,6 +67,15 @@ test_case 'fork, allocation in the child while a thread allocates, and exec' '
 	test "$(grep -c "^child ok\$" out)" = 20 && grep -q "^exec ok\$" out
 '
 
+# Issue 13: an unwinder that takes the loader's lock hangs a child forked meanwhile
+for mode in cfi fp libgcc; do
+	test_case "fork while threads dlopen, dlclose and allocate (HEAPPROF_UNWIND=$mode)" "
+		HEAPPROF_UNWIND=$mode timeout 20 env LD_PRELOAD=\$PRELOAD \\
+			\$PROGS/dlfork \$PROGS/libsite.so 20 >out 2>err &&
+		grep -q '^20 forks ok\$' out && ! test -s err
+	"
+done
+
 test_case 'C++: every form of new and delete' '
 	SITES_EXIT=1 run $PROGS/cxx 3 >out && grep -q ready out
 '
