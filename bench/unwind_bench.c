@@ -1,6 +1,6 @@
 /*
  * Nanoseconds per unwind_capture() in each mode at two stack depths, measured the way
- * the hooks call it. Links preload/unwind.c, unwind_cfi.c and cfi_parse.c; prints one table.
+ * the hooks call it. Links preload/unwind*.c and cfi_*.c; prints one table.
  *   usage: unwind_bench [iterations]
  */
 #define _GNU_SOURCE
@@ -70,7 +70,7 @@ static double ns_per_capture(unsigned depth, unsigned max, unsigned iters, unsig
 
 int main(int argc, char **argv)
 {
-	static const char *const modes[] = { "cfi", "fp", "libgcc", "libunwind" };
+	static const char *const modes[] = { "cfi", "fp", "libgcc" };
 	static const struct { unsigned depth, max; } cases[] = { { 6, 16 }, { 40, 16 }, { 40, 64 } };
 	unsigned iters = argc > 1 ? (unsigned)atoi(argv[1]) : 200000, frames;
 
@@ -85,7 +85,7 @@ int main(int argc, char **argv)
 		printf("  %33.1f ns", t);
 	}
 	printf("\n");
-	for (unsigned m = 0; m < 4; m++) {
+	for (unsigned m = 0; m < 3; m++) {
 		unwind_init(modes[m]);
 		if (strcmp(unwind_name(), modes[m]) != 0)
 			continue;

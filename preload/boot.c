@@ -124,17 +124,11 @@ static bool resolve_from(void *handle)
 
 /*
  * Stacks from the first allocation on, even those made by other libraries'
- * constructors before ours runs (libstdc++'s exception pool, say). Only libunwind
- * waits for our constructor: it is loaded with dlopen, which must not run inside the
- * loader's first calls to malloc.
+ * constructors before ours runs (libstdc++'s exception pool, say).
  */
 static void start_unwinder(void)
 {
-	const char *uw = hp_opt.unwind;
-
-	if (uw && !strcmp(uw, "libunwind"))
-		return;
-	unwind_init(uw);
+	unwind_init(hp_opt.unwind);
 	__atomic_store_n(&hp_stacks, true, __ATOMIC_RELEASE);
 }
 
@@ -199,22 +193,12 @@ bool boot_ensure(void)
 }
 
 /*
- * Runs before the program's constructors (after those of the libraries it uses).
- * Starts libunwind if that was asked for; the other unwinders run from the first
- * allocation on (start_unwinder).
+ * Runs before the program's constructors (after those of the libraries it uses):
+ * makes sure the allocator is known even in a program that never allocates, and
+ * that a forked child knows it is another process.
  */
 __attribute__((constructor)) static void boot_ctor(void)
 {
-	uintptr_t pcs[1];
-	struct unwind_start st;
-
 	boot_ensure();
 	pthread_atfork(NULL, NULL, forget_tid);
-	if (__atomic_load_n(&hp_stacks, __ATOMIC_ACQUIRE))
-		return;
-	unwind_init(hp_opt.unwind);
-	/* libunwind's first unwind allocates; let it do so untagged by a stack */
-	UNWIND_START(st);
-	unwind_capture(pcs, 1, &st);
-	__atomic_store_n(&hp_stacks, true, __ATOMIC_RELEASE);
 }

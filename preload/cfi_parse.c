@@ -2,16 +2,16 @@
  * The DWARF CFI reader behind the cfi unwinder: finds the FDE for a return address
  * through .eh_frame_hdr, parses its CIE and FDE and runs the CFA program up to the
  * address, every read bounds-checked against the object's readable segments; then
- * packs the resulting row into a cache rule (unwind_cfi.h), or CFI_STOP.
+ * packs the resulting row into a rule (cfi_parse.h), or CFI_STOP.
  */
 #define _GNU_SOURCE
-#include "unwind_cfi.h"
+#include "cfi_parse.h"
 
 #include <link.h>
 #include <stddef.h>
 #include <string.h>
 
-#if HP_UNWIND_X86_64 && defined(DLFO_STRUCT_HAS_EH_DBASE)
+#if HP_CFI
 
 /* ---- bounds-checked reading of unwind tables ---- */
 

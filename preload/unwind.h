@@ -1,11 +1,18 @@
 /*
- * Stack capture for heapprof.so: four unwinders behind one call, chosen once by
- * HEAPPROF_UNWIND. The hooks capture where their caller stands; this file walks on.
+ * Stack capture for heapprof.so: three unwinders (cfi, fp, libgcc) behind one call,
+ * chosen once by HEAPPROF_UNWIND. The hooks capture where their caller stands; the
+ * unwinder walks on. heapprof.so also exports dlclose() for them (unwind.c).
  */
 #ifndef HP_UNWIND_H
 #define HP_UNWIND_H
 
 #include <stdint.h>
+
+/*
+ * The deepest stack heapprof keeps. Ask for HP_UNWIND_MAX + 1 frames to learn whether
+ * a stack was cut: it was if all of them came back.
+ */
+#define HP_UNWIND_MAX 1024
 
 /* Register state of the hook's caller at the moment the hook returns to it. */
 struct unwind_start {
@@ -44,13 +51,15 @@ struct unwind_start {
  */
 void unwind_init(const char *mode);
 
-/* Name of the unwinder in use: "cfi", "fp", "libgcc" or "libunwind". */
+/* Name of the unwinder in use: "cfi", "fp" or "libgcc" ("none" before unwind_init). */
 const char *unwind_name(void);
 
 /*
- * Store up to max (1..HP_MAX_FRAMES) return addresses into pcs, pcs[0] = st->pc, each
- * next one an outer caller; returns how many. Never faults whatever the stack holds,
- * never takes a lock, allocates only the first time a thread calls it.
+ * Store up to max return addresses into pcs, pcs[0] = st->pc, each next one an outer
+ * caller; returns how many (0 if max is 0). max above HP_UNWIND_MAX + 1 counts as
+ * HP_UNWIND_MAX + 1; no unwinder keeps an array of that size, pcs is the only store.
+ * Never faults whatever the stack holds, never takes a lock, allocates only the first
+ * time a thread calls it (its stack bounds), does no I/O.
  */
 unsigned unwind_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st);
 

@@ -3,9 +3,11 @@
 # analyzer follows the command-line conventions (--help, --version, exit 64).
 . "$(dirname "$0")/lib.sh"
 
-test_case 'heapprof.so exports only the malloc family and pthread_setname_np' '
+# dlclose: the unwinders learn of unloaded libraries through it (preload/unwind.c);
+# pthread_setname_np: a thread that names itself is seen at once (preload/threads.c)
+test_case 'heapprof.so exports only the malloc family, dlclose and pthread_setname_np' '
 	nm -D --defined-only $PRELOAD | awk "{ print \$3 }" | sort >exports &&
-	printf "%s\n" aligned_alloc calloc free malloc malloc_usable_size memalign \
+	printf "%s\n" aligned_alloc calloc dlclose free malloc malloc_usable_size memalign \
 		posix_memalign pthread_setname_np pvalloc realloc reallocarray valloc | sort >want &&
 	expect_same want exports
 '

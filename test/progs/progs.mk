@@ -5,8 +5,9 @@ P := $(B)/progs
 # -fno-ipa-icf: identical site functions must stay apart, or one name would stand for all
 PROG_CFLAGS := -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread
 TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(P)/stress \
-	$(P)/stacktab $(P)/cxx $(P)/forker $(P)/realloc_check $(P)/libc_semantics $(P)/libstrict_aligned.so $(P)/mangle $(P)/demo \
-	$(P)/unwind_check-nofp $(P)/unwind_check-fp
+	$(P)/stacktab $(P)/cxx $(P)/forker $(P)/dlfork $(P)/realloc_check $(P)/libc_semantics \
+	$(P)/libstrict_aligned.so $(P)/mangle $(P)/demo \
+	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so
 
 check-build: $(TEST_PROGS)
 
@@ -32,7 +33,7 @@ $(P)/sites-stripped: $(P)/sites
 		objcopy --strip-all $< $@
 
 # Programs built from one C file with nothing special.
-PLAIN_PROGS := $(addprefix $(P)/,stress forker realloc_check libc_semantics mangle demo mkdump stacktab)
+PLAIN_PROGS := $(addprefix $(P)/,stress forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab)
 $(PLAIN_PROGS): $(P)/%: test/progs/%.c include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
@@ -42,9 +43,16 @@ $(P)/cxx: test/progs/cxx.cc
 	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -fno-ipa-icf -std=c++17 -Wall -Wextra -o $@ $<
 
 # The unwinders on their own, in a program built without and with frame pointers.
-UNWIND_SRCS := preload/unwind.c preload/unwind_cfi.c preload/cfi_parse.c
+UNWIND_SRCS := $(wildcard preload/unwind*.c preload/cfi_*.c)
 $(P)/unwind_check-nofp: FP_FLAG := -fomit-frame-pointer
 $(P)/unwind_check-fp: FP_FLAG := -fno-omit-frame-pointer
 $(P)/unwind_check-nofp $(P)/unwind_check-fp: test/progs/unwind_check.c $(UNWIND_SRCS)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) $(FP_FLAG) -rdynamic -o $@ $^ -ldl -lgcc_s
+
+# Loaded one after the other at the same address by unwind_check (see decoy.S).
+$(P)/libdecoy1.so: DECOY := -DFRAME=8 -DSLOT=-8
+$(P)/libdecoy2.so: DECOY := -DFRAME=72 -DSLOT=8
+$(P)/libdecoy1.so $(P)/libdecoy2.so: test/progs/decoy.S
+	@mkdir -p $(@D)
+	$(Q)$(call say,AS,$@)$(CC) $(DECOY) -shared -fPIC -nostdlib -o $@ $<

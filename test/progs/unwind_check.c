@@ -1,5 +1,5 @@
 /*
- * Checks preload/unwind.c, unwind_cfi.c and cfi_parse.c in every mode from known call chains, the way
+ * Checks preload/unwind*.c and cfi_*.c in every mode from known call chains, the way
  * the hooks use them: fake_malloc() expands UNWIND_START and calls unwind_capture().
  * Built twice (with and without frame pointers); prints ok / not ok lines and a total,
  * exits non-zero on any failure. Linked with -rdynamic so dladdr can name the frames.
@@ -16,10 +16,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
-#include "../../include/heapprof_format.h"
 #include "../../preload/unwind.h"
+#include "../../preload/cfi_parse.h"
 #include "../../preload/unwind_cfi.h"
+#include "../../preload/unwinder.h"
 #include "../../preload/util.h"
 #include "tap.h"
 
@@ -295,19 +297,19 @@ static const char *const chain_names[] = {
 
 /* ---- per mode ---- */
 
-static const char *const modes[] = { "cfi", "fp", "libgcc", "libunwind" };
-#define N_MODES 4
+static const char *const modes[] = { "cfi", "fp", "libgcc" };
+#define N_MODES 3
 
 static bool fp_build;	/* the test's own code keeps frame pointers: see built_with_fp() */
-static uintptr_t ref_chain[N_MODES][HP_MAX_FRAMES];
+static uintptr_t ref_chain[N_MODES][HP_UNWIND_MAX];
 static unsigned ref_chain_n[N_MODES];
-static uintptr_t ref_rec[N_MODES][HP_MAX_FRAMES];
+static uintptr_t ref_rec[N_MODES][HP_UNWIND_MAX];
 static unsigned ref_rec_n[N_MODES];
 
 NOIPA void check_chain(int m)
 {
-	uintptr_t pcs[HP_MAX_FRAMES + 1];
-	unsigned n = capture_chain(pcs, HP_MAX_FRAMES);
+	uintptr_t pcs[HP_UNWIND_MAX + 1];
+	unsigned n = capture_chain(pcs, HP_UNWIND_MAX);
 	bool good;
 
 	memcpy(ref_chain[m], pcs, sizeof(ref_chain[m]));
@@ -331,17 +333,18 @@ NOIPA void check_chain(int m)
 
 static void check_max(int m)
 {
-	uintptr_t pcs[HP_MAX_FRAMES + 2], full[HP_MAX_FRAMES];
-	static const unsigned maxes[] = { 64, 1, 2, 3, 5, 8, 16, 65, 1000 };
+	static uintptr_t pcs[HP_UNWIND_MAX + 3], full[HP_UNWIND_MAX + 2];
+	static const unsigned maxes[] = { HP_UNWIND_MAX, 1, 2, 3, 5, 8, 16, 65, 1000,
+					  HP_UNWIND_MAX + 1, HP_UNWIND_MAX + 2, 100000 };
 	unsigned full_n = 0;
 	bool good = true;
 
-	/* one call site for all: the first (max 64) is the reference for the others */
+	/* one call site for all: the first (max HP_UNWIND_MAX) is the reference */
 	for (unsigned i = 0; i < sizeof(maxes) / sizeof(maxes[0]); i++) {
-		unsigned max = maxes[i], cap = max > HP_MAX_FRAMES ? HP_MAX_FRAMES : max;
+		unsigned max = maxes[i], cap = max > HP_UNWIND_MAX + 1 ? HP_UNWIND_MAX + 1 : max;
 		unsigned want = i == 0 || cap < full_n ? cap : full_n, n;
 
-		for (unsigned j = 0; j < HP_MAX_FRAMES + 2; j++)
+		for (unsigned j = 0; j < HP_UNWIND_MAX + 3; j++)
 			pcs[j] = 0x5a5a5a5a;
 		n = capture_chain(pcs, max);
 		if (i == 0) {
@@ -353,13 +356,14 @@ static void check_max(int m)
 			good = false;
 		}
 	}
-	ok(good, "%s: max is honoured (1, 2, 3, 5, 8, 16, 64, and above 64)", modes[m]);
+	ok(good, "%s: max is honoured (1, 2, 3, 5, 8, 16, 65, 1000, 1024, 1025; above: 1025)",
+	   modes[m]);
 	ok(capture_chain(pcs, 0) == 0, "%s: max 0 stores nothing", modes[m]);
 }
 
 NOIPA void check_rec(int m)
 {
-	uintptr_t pcs[HP_MAX_FRAMES];
+	uintptr_t pcs[HP_UNWIND_MAX];
 	static const char *const rec16[16] = {
 		"rec", "rec", "rec", "rec", "rec", "rec", "rec", "rec",
 		"rec", "rec", "rec", "rec", "rec", "rec", "rec", "rec",
@@ -377,7 +381,7 @@ NOIPA void check_rec(int m)
 		if (!good)
 			dump(modes[m], pcs, n);
 	}
-	r.max = HP_MAX_FRAMES;
+	r.max = HP_UNWIND_MAX;
 	n = run_rec(&r, 40);
 	memcpy(ref_rec[m], pcs, sizeof(ref_rec[m]));
 	ref_rec_n[m] = n;
@@ -391,9 +395,45 @@ NOIPA void check_rec(int m)
 
 		good = names_are(pcs + 41, n - 41, outer, 4);
 	}
-	ok(good, "%s: recursion 40 deep, max 64: 41 frames in rec, then run_rec..main", modes[m]);
+	ok(good, "%s: recursion 40 deep, max 1024: 41 frames in rec, then run_rec..main", modes[m]);
 	if (!good)
 		dump(modes[m], pcs, n);
+}
+
+/*
+ * Whole stacks: 1100 frames of rec give exactly max frames for max 1024 and 1025 (the
+ * caller asks for one more than it keeps to see a cut); 1000 give the whole stack.
+ */
+static void check_deep(int m)
+{
+	static uintptr_t pcs[HP_UNWIND_MAX + 2];
+	struct req r = { pcs, HP_UNWIND_MAX, 0, 32 };
+	unsigned n1024, n1025, n_all;
+	bool good = true;
+	const char *file;
+
+	if (strcmp(modes[m], "fp") == 0 && !fp_build) {
+		skip("fp: 1100 frames deep", "no frame pointers to follow");
+		return;
+	}
+	n1024 = run_rec(&r, 1100);
+	for (unsigned i = 0; i < n1024 && good; i++)
+		good = fn_of(pcs[i], &file) && !strcmp(fn_of(pcs[i], &file), "rec");
+	r.max = HP_UNWIND_MAX + 1;
+	pcs[HP_UNWIND_MAX + 1] = 0x5a5a5a5a;
+	n1025 = run_rec(&r, 1100);
+	good = good && n1024 == HP_UNWIND_MAX && n1025 == HP_UNWIND_MAX + 1 &&
+	       pcs[HP_UNWIND_MAX + 1] == 0x5a5a5a5a;
+	n_all = run_rec(&r, 1000);
+	if (strcmp(modes[m], "fp") != 0)
+		good = good && n_all > 1001 && n_all < HP_UNWIND_MAX &&
+		       tail_is_libc(pcs, n_all - 1, n_all, "_start");
+	else
+		good = good && n_all > 1001 && n_all < HP_UNWIND_MAX;
+	ok(good, "%s: 1100 frames deep: max 1024 gives 1024, max 1025 gives 1025; "
+	   "1000 deep: all %u frames", modes[m], n_all);
+	if (!good)
+		fprintf(stderr, "# %u %u %u\n", n1024, n1025, n_all);
 }
 
 /* ---- threads ---- */
@@ -404,22 +444,22 @@ NOIPA void check_rec(int m)
 struct thread_arg {
 	int mode;
 	unsigned bad;
-	uintptr_t first[HP_MAX_FRAMES];
+	uintptr_t first[HP_UNWIND_MAX];
 	unsigned first_n;
 };
 
 void *thread_main(void *p)
 {
 	struct thread_arg *t = p;
-	uintptr_t pcs[HP_MAX_FRAMES];
+	uintptr_t pcs[HP_UNWIND_MAX];
 
 	/*
 	 * Every capture must equal the first, except pcs[6] (the return address into
 	 * this function), since gcc may peel the loop and call from two places.
 	 */
-	t->first_n = capture_chain(t->first, HP_MAX_FRAMES);
+	t->first_n = capture_chain(t->first, HP_UNWIND_MAX);
 	for (unsigned i = 0; i < N_ITER; i++) {
-		unsigned n = capture_chain(pcs, HP_MAX_FRAMES);
+		unsigned n = capture_chain(pcs, HP_UNWIND_MAX);
 
 		if (n != t->first_n || (n > 6 && pcs[6] - t->first[6] + 4096 > 8192))
 			t->bad++;
@@ -485,7 +525,7 @@ static uint64_t rnd(void)
 /* Every combination of bad sp / fp / pc, and sp/fp near real stack addresses. */
 static void check_hostile_values(int m)
 {
-	uintptr_t pcs[HP_MAX_FRAMES];
+	uintptr_t pcs[HP_UNWIND_MAX];
 	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
 	struct hostile h;
 	unsigned bad_sp_frames = 0;
@@ -500,14 +540,14 @@ static void check_hostile_values(int m)
 			memset(&h, 0, sizeof(h));
 			h.set_sp = i < N_BAD + 4, h.sp = a;
 			h.set_fp = true, h.fp = b;
-			n = fake_malloc_hostile(pcs, HP_MAX_FRAMES, &h);
+			n = fake_malloc_hostile(pcs, HP_UNWIND_MAX, &h);
 			/* garbage sp outside the stack: only pcs[0] (sp is 0 on other targets) */
 			if (HP_UNWIND_X86_64 && i < N_BAD && n != 1)
 				bad_sp_frames++;
 			h.set_pc = true, h.pc = (uintptr_t)bad_values[(i + j) % N_BAD];
-			fake_malloc_hostile(pcs, HP_MAX_FRAMES, &h);
+			fake_malloc_hostile(pcs, HP_UNWIND_MAX, &h);
 			h.set_sp = true, h.sp = b;
-			fake_malloc_hostile(pcs, HP_MAX_FRAMES, &h);
+			fake_malloc_hostile(pcs, HP_UNWIND_MAX, &h);
 		}
 	}
 	ok(bad_sp_frames == 0,
@@ -521,7 +561,7 @@ static void check_hostile_values(int m)
  */
 NOIPA static void garbage_walks(unsigned rounds)
 {
-	uintptr_t junk[1024], pcs[HP_MAX_FRAMES];
+	uintptr_t junk[1024], pcs[HP_UNWIND_MAX];
 	uintptr_t text[8] = { (uintptr_t)chain_a, (uintptr_t)chain_b + 17, (uintptr_t)rec + 9,
 			      (uintptr_t)memcpy + 33, (uintptr_t)printf + 20, ref_chain[0][1],
 			      ref_chain[0][6], ref_rec[0][3] };
@@ -549,14 +589,14 @@ NOIPA static void garbage_walks(unsigned rounds)
 		h.pc = rnd() & 1 ? text[rnd() & 7] : junk[rnd() % 1024];
 		h.sp = (uintptr_t)&junk[rnd() % 1024] + (rnd() % 4 == 0 ? rnd() & 7 : 0);
 		h.fp = rnd() & 1 ? (uintptr_t)&junk[rnd() % 1024] : junk[rnd() % 1024];
-		fake_malloc_hostile(pcs, HP_MAX_FRAMES, &h);
+		fake_malloc_hostile(pcs, HP_UNWIND_MAX, &h);
 	}
 	sink += (unsigned)junk[rnd() % 1024];
 }
 
 /* ---- through libc (no frame pointers), signal frames, an alternate stack ---- */
 
-static uintptr_t ref_sort[N_MODES][HP_MAX_FRAMES], ref_sig[N_MODES][HP_MAX_FRAMES];
+static uintptr_t ref_sort[N_MODES][HP_UNWIND_MAX], ref_sig[N_MODES][HP_UNWIND_MAX];
 static unsigned ref_sort_n[N_MODES], cur_mode;
 static bool sort_done;
 /* volatile: glibc declares raise() leaf, so gcc assumes it cannot run our handler */
@@ -570,20 +610,20 @@ int sort_cmp(const void *a, const void *b)
 
 	if (!sort_done) {
 		sort_done = true;
-		ref_sort_n[cur_mode] = fake_malloc(ref_sort[cur_mode], HP_MAX_FRAMES);
+		ref_sort_n[cur_mode] = fake_malloc(ref_sort[cur_mode], HP_UNWIND_MAX);
 	}
 	return (x > y) - (x < y);
 }
 
 void on_signal(int sig)
 {
-	uintptr_t pcs[HP_MAX_FRAMES];
+	uintptr_t pcs[HP_UNWIND_MAX];
 
 	(void)sig;
 	if (on_alt)
-		alt_n = fake_malloc(pcs, HP_MAX_FRAMES);
+		alt_n = fake_malloc(pcs, HP_UNWIND_MAX);
 	else
-		ref_sig_n[cur_mode] = fake_malloc(ref_sig[cur_mode], HP_MAX_FRAMES);
+		ref_sig_n[cur_mode] = fake_malloc(ref_sig[cur_mode], HP_UNWIND_MAX);
 }
 
 static void check_libc_paths(int m)
@@ -631,6 +671,7 @@ NOIPA void check_mode(int m)
 	check_chain(m);
 	check_max(m);
 	check_rec(m);
+	check_deep(m);
 	check_threads(m);
 	check_libc_paths(m);
 	check_hostile_values(m);
@@ -640,11 +681,11 @@ NOIPA void check_mode(int m)
 
 static void check_agreement(void)
 {
-	/* 0 cfi, 1 fp, 2 libgcc, 3 libunwind */
+	/* 0 cfi, 1 fp, 2 libgcc */
 	bool same = same_stack(ref_chain[0], ref_chain_n[0], ref_chain[2], ref_chain_n[2], 0) &&
 		    same_stack(ref_rec[0], ref_rec_n[0], ref_rec[2], ref_rec_n[2], 0);
 
-	ok(same, "cfi and libgcc give identical arrays (chain and recursion, max 64)");
+	ok(same, "cfi and libgcc give identical arrays (chain and recursion, max 1024)");
 	same = ref_sort_n[0] > 4 &&
 	       same_stack(ref_sort[0], ref_sort_n[0], ref_sort[2], ref_sort_n[2], 0);
 	ok(same, "cfi and libgcc give identical arrays from inside qsort (%u frames)",
@@ -672,7 +713,7 @@ static void check_agreement(void)
 		dump("cfi", ref_chain[0], ref_chain_n[0]);
 		dump("libgcc", ref_chain[2], ref_chain_n[2]);
 	}
-	uintptr_t fp[HP_MAX_FRAMES], gcc[HP_MAX_FRAMES];
+	uintptr_t fp[HP_UNWIND_MAX], gcc[HP_UNWIND_MAX];
 
 	/* no garbage: each fp frame is one libgcc found, in order, frames left out at most */
 	same = subsequence(no_main(fp, ref_chain[1], ref_chain_n[1]), ref_chain_n[1],
@@ -684,10 +725,6 @@ static void check_agreement(void)
 	       ref_chain_n[2]);
 	if (!same)
 		dump("fp", ref_chain[1], ref_chain_n[1]);
-	same = same_stack(ref_chain[3], ref_chain_n[3], ref_chain[2], ref_chain_n[2], 0);
-	ok(same, "libunwind and libgcc give identical arrays (chain, max 64)");
-	if (!same)
-		dump("libunwind", ref_chain[3], ref_chain_n[3]);
 }
 
 #if HP_UNWIND_X86_64
@@ -714,14 +751,14 @@ __asm__(".text\n"
 
 NOIPA void check_fallback(void)
 {
-	uintptr_t pcs[2][HP_MAX_FRAMES], *a = pcs[0], *b = pcs[1];
+	uintptr_t pcs[2][HP_UNWIND_MAX], *a = pcs[0], *b = pcs[1];
 	unsigned n[2], na, nb;
 	bool good;
 
 	/* one call site for both (a volatile count keeps gcc from unrolling) */
 	for (volatile int i = 0; i < 2; i++) {
 		unwind_init(i ? "libgcc" : "cfi");
-		n[i] = asm_expr_caller(pcs[i], HP_MAX_FRAMES);
+		n[i] = asm_expr_caller(pcs[i], HP_UNWIND_MAX);
 	}
 	na = n[0], nb = n[1];
 	unwind_init("cfi");
@@ -735,6 +772,99 @@ NOIPA void check_fallback(void)
 }
 #endif
 
+/* ---- a library unloaded, another loaded at the same address (decoy.S) ---- */
+
+typedef unsigned (*decoy_fn)(uintptr_t *pcs, unsigned max);
+unsigned run_decoy(decoy_fn f, uintptr_t *pcs);
+void check_dlclose(int m);
+
+NOIPA unsigned run_decoy(decoy_fn f, uintptr_t *pcs)
+{
+	unsigned n = f(pcs, HP_UNWIND_MAX);
+
+	sink += n;
+	return n;
+}
+
+/* The library beside this program: build/progs/libdecoyN.so. */
+static void *decoy_open(unsigned which, decoy_fn *f)
+{
+	char path[4096];
+	ssize_t len = readlink("/proc/self/exe", path, sizeof(path) - 32);
+	void *h;
+
+	if (len <= 0)
+		return NULL;
+	path[len] = 0;
+	snprintf(strrchr(path, '/'), 32, "/libdecoy%u.so", which);
+	h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		fprintf(stderr, "# %s\n", dlerror());
+	*f = h ? (decoy_fn)dlsym(h, "f") : NULL;
+	return h;
+}
+
+/* pcs[0] in f, no frame in decoy, and main among the frames */
+static bool decoy_stack_ok(const uintptr_t *pcs, unsigned n)
+{
+	const char *file, *fn;
+	bool in_main = false;
+
+	if (n < 2 || !(fn = fn_of(pcs[0], &file)) || strcmp(fn, "f") != 0)
+		return false;
+	for (unsigned i = 1; i < n; i++) {
+		fn = fn_of(pcs[i], &file);
+		if (fn && !strcmp(fn, "decoy"))
+			return false;
+		in_main |= fn && !strcmp(fn, "main");
+	}
+	return in_main;
+}
+
+/* Issue 13: a rule cached for the first library must not walk the second one's code. */
+NOIPA void check_dlclose(int m)
+{
+	static uintptr_t pcs[HP_UNWIND_MAX];
+	decoy_fn f1, f2;
+	void *h1, *h2;
+	unsigned n;
+	bool good;
+
+	if (strcmp(modes[m], "fp") == 0 && !fp_build) {
+		skip("fp: a library loaded where an unloaded one was", "no frame pointers to follow");
+		return;
+	}
+	unwind_init(modes[m]);
+	h1 = decoy_open(1, &f1);
+	if (!h1 || !f1) {
+		ok(false, "%s: libdecoy1.so loads", modes[m]);
+		return;
+	}
+	n = run_decoy(f1, pcs);
+	good = decoy_stack_ok(pcs, n);
+	if (!good)
+		dump(modes[m], pcs, n);
+	dlclose(h1);
+	h2 = decoy_open(2, &f2);
+	if (!h2 || !f2) {
+		ok(false, "%s: libdecoy2.so loads", modes[m]);
+		return;
+	}
+	if (f2 != f1) {
+		skip("a library loaded where an unloaded one was", "the loader put it elsewhere");
+		dlclose(h2);
+		return;
+	}
+	n = run_decoy(f2, pcs);
+	if (!decoy_stack_ok(pcs, n)) {
+		dump(modes[m], pcs, n);
+		good = false;
+	}
+	dlclose(h2);
+	ok(good, "%s: after dlclose, a library at the same address is unwound by its own "
+	   "rules, to main (%u frames)", modes[m], n);
+}
+
 static void check_bad_names(void)
 {
 	unsigned w = n_warn;
@@ -747,6 +877,9 @@ static void check_bad_names(void)
 	ok(n_warn == w && strcmp(unwind_name(), "cfi") == 0, "empty HEAPPROF_UNWIND: cfi, quietly");
 	unwind_init(NULL);
 	ok(n_warn == w && strcmp(unwind_name(), "cfi") == 0, "no HEAPPROF_UNWIND: cfi, quietly");
+	unwind_init("libunwind");
+	ok(n_warn == w + 1 && strcmp(unwind_name(), "cfi") == 0,
+	   "HEAPPROF_UNWIND=libunwind (dropped): one warning, default cfi (%s)", unwind_name());
 }
 
 /* ---- the parser on a copy of libc's tables, clean and corrupted ---- */
@@ -925,6 +1058,8 @@ int main(void)
 #if HP_UNWIND_X86_64
 	check_fallback();
 #endif
+	for (int m = 0; m < N_MODES; m++)
+		check_dlclose(m);
 	check_bad_names();
 	unwind_init("cfi");
 	check_parser();

@@ -1,0 +1,91 @@
+/*
+ * The x86_64 DWARF CFI reader behind the cfi unwinder: cfi_obj.c finds the loaded object
+ * holding an address, cfi_parse.c packs the unwind rule for a return address in it into
+ * one word. Neither caches nor walks; unwind_cfi.c does. Not heapprof's interface.
+ */
+#ifndef HP_CFI_PARSE_H
+#define HP_CFI_PARSE_H
+
+#include <elf.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* x86_64 LP64 with glibc's _dl_find_object (2.35); elsewhere both files are stubs */
+#if defined(__x86_64__) && defined(__LP64__) && defined(DLFO_STRUCT_HAS_EH_DBASE)
+#define HP_CFI 1
+#else
+#define HP_CFI 0
+#endif
+
+/*
+ * An object as the parser sees it. test/progs/unwind_check.c builds one over a copy of
+ * libc's tables to fuzz the parser.
+ */
+struct cfi_obj {
+	const Elf64_Phdr *phdr;
+	unsigned phnum;
+	uintptr_t bias;		/* added to every p_vaddr */
+	uintptr_t hdr, hdr_end;	/* the PT_GNU_EH_FRAME segment (.eh_frame_hdr) */
+	uintptr_t dbase;	/* DW_EH_PE_datarel base for FDEs, 0 if unknown */
+};
+
+/* ---- cfi_obj.c ---- */
+
+/*
+ * Look up _dl_find_object (dlsym: heapprof.so must still load on glibc < 2.35). False
+ * if it is missing or this is not x86_64; then no object is ever found.
+ */
+bool cfi_obj_init(void);
+
+/*
+ * Describe the loaded object holding addr, without a lock (_dl_find_object) and
+ * without a fault. False if no object holds it or its headers look wrong.
+ */
+bool cfi_obj_find(uintptr_t addr, struct cfi_obj *o);
+
+/*
+ * True if ra can be a return address: ra - 1 lies in an executable segment of a loaded
+ * object and a call instruction ends at ra. Uncached; never faults.
+ */
+bool cfi_text_at(uintptr_t ra);
+
+/* ---- cfi_parse.c ---- */
+
+/* The packed rule for return address pc in o, uncached; reads stay in o's PF_R segments. */
+uint64_t cfi_rule_in(const struct cfi_obj *o, uintptr_t pc);
+#define CFI_RULE_KIND(r) ((unsigned)(r) & 7u)
+enum cfi_rule_kind { CFI_EMPTY, CFI_FRAME, CFI_END, CFI_STOP, CFI_TEXT, CFI_NOTEXT };
+
+/* End of o's PT_LOAD with all of flags that holds [a, a + len), or 0 (cfi_obj.c). */
+uintptr_t cfi_seg_end(const struct cfi_obj *o, uintptr_t a, uintptr_t len, unsigned flags);
+
+/*
+ * A rule is one 64-bit word so that a cache slot can be checked as a whole:
+ *   bits 0-2   kind (enum cfi_rule_kind)
+ *   bits 3-4   how the CFA is found (enum cfa_how)
+ *   bits 5-6   how the caller's rbp is found (enum fp_how)
+ *   bits 8-31  rbp offset, signed
+ *   bits 32-63 CFA offset, signed
+ * The return address is always at CFA - 8 and the caller's rsp is the CFA: a frame that
+ * says otherwise is CFI_STOP.
+ */
+enum cfa_how { CFA_RSP, CFA_RBP, CFA_RBP_DEREF };		/* reg + k, or [rbp + k] */
+enum fp_how { FP_SAME, FP_AT_CFA, FP_AT_RBP, FP_LOST };	/* [cfa + k], [rbp + k] */
+
+#define RULE_FP_MIN (-(1 << 23))
+#define RULE_FP_MAX ((1 << 23) - 1)
+
+static inline uint64_t rule_make(enum cfa_how cfa, int32_t cfa_off, enum fp_how fp, int32_t fp_off)
+{
+	return CFI_FRAME | (uint64_t)cfa << 3 | (uint64_t)fp << 5 |
+	       (uint64_t)((uint32_t)fp_off & 0xffffff) << 8 | (uint64_t)(uint32_t)cfa_off << 32;
+}
+
+static inline enum cfa_how rule_cfa(uint64_t r) { return (enum cfa_how)(r >> 3 & 3); }
+static inline enum fp_how rule_fp(uint64_t r) { return (enum fp_how)(r >> 5 & 3); }
+/* gcc shifts signed values arithmetically, which sign-extends the packed fields */
+static inline int64_t rule_cfa_off(uint64_t r) { return (int64_t)r >> 32; }
+static inline int64_t rule_fp_off(uint64_t r) { return (int32_t)(uint32_t)r >> 8; }
+
+#endif

@@ -1,0 +1,60 @@
+/*
+ * The fp unwinder (x86_64): follows the frame-pointer chain, [rbp] = caller's rbp,
+ * [rbp + 8] = return address, and keeps a return address only where cfi_is_text()
+ * (unwind_cfi.c) finds a call before it in loaded code.
+ */
+#include "unwinder.h"
+
+#include "unwind_cfi.h"
+
+#if HP_UNWIND_X86_64
+
+static unsigned fp_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st)
+{
+	uintptr_t fp = st->fp, floor = st->sp;
+	struct stack_win w;
+	unsigned gen = __atomic_load_n(&unwind_gen, __ATOMIC_ACQUIRE);
+	unsigned n = 1;
+
+	if (!unwind_stack_window(st, &w))
+		return 1;
+	/*
+	 * Each record must lie above the last one (strictly increasing, so no loops) and
+	 * inside the stack; the chain breaks at the first library built without frame
+	 * pointers, where rbp holds anything, so each return address is checked as well.
+	 */
+	while (n < max && fp >= floor && !(fp & 7) && fp <= w.hi - 16) {
+		uintptr_t next = ((const uintptr_t *)fp)[0];
+		uintptr_t ra = ((const uintptr_t *)fp)[1];
+
+		if (!cfi_is_text(ra, gen))
+			break;
+		pcs[n++] = ra;
+		floor = fp + 16;
+		fp = next;
+	}
+	return n;
+}
+
+/* fp checks return addresses through the cfi unwinder's object look-ups and cache */
+static bool fp_init(void)
+{
+	return unwinder_cfi.init();
+}
+
+#else
+
+static unsigned fp_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st)
+{
+	(void)pcs, (void)max, (void)st;
+	return 1;
+}
+
+static bool fp_init(void)
+{
+	return false;
+}
+
+#endif
+
+const struct unwinder unwinder_fp = { "fp", fp_init, fp_capture };

@@ -1,0 +1,65 @@
+/*
+ * The libgcc unwinder: _Unwind_Backtrace, the one unwinder on every architecture and
+ * the cfi walk's fallback. libgcc finds unwind tables per call (through
+ * _dl_find_object on glibc >= 2.35), so it never answers from an unloaded library.
+ */
+#include "unwinder.h"
+
+#include <unwind.h>
+
+/* Frames of our own (callbacks, unwind_capture, the hook) seen before st->pc. */
+#define SKIP_MAX 16
+
+struct bt_arg {
+	uintptr_t *pcs;
+	unsigned n, max, skipped;
+	uintptr_t want;
+	bool found;
+};
+
+/* ARM: return addresses carry the Thumb bit, _Unwind_GetIP clears it; compare without. */
+static inline uintptr_t code_addr(uintptr_t pc)
+{
+#if defined(__arm__)
+	return pc & ~(uintptr_t)1;
+#else
+	return pc;
+#endif
+}
+
+static _Unwind_Reason_Code bt_frame(struct _Unwind_Context *ctx, void *p)
+{
+	struct bt_arg *a = p;
+	uintptr_t ip = _Unwind_GetIP(ctx);
+
+	if (!a->found) {
+		/* a stack that never reaches st->pc (a hook called oddly) must not spin */
+		a->found = code_addr(ip) == code_addr(a->want);
+		return a->found || ++a->skipped < SKIP_MAX ? _URC_NO_REASON : _URC_END_OF_STACK;
+	}
+	if (ip == 0)	/* the outermost frame of some threads */
+		return _URC_END_OF_STACK;
+	a->pcs[a->n++] = ip;
+	return a->n < a->max ? _URC_NO_REASON : _URC_END_OF_STACK;
+}
+
+static unsigned libgcc_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st)
+{
+	struct bt_arg a = { pcs, 1, max, 0, st->pc, false };
+#if HP_UNWIND_X86_64
+	struct stack_win w;
+
+	/* the same rule as cfi and fp: a caller off its thread's stack gives pcs[0] only */
+	if (!unwind_stack_window(st, &w))
+		return 1;
+#endif
+	_Unwind_Backtrace(bt_frame, &a);
+	return a.n;
+}
+
+static bool libgcc_init(void)
+{
+	return true;
+}
+
+const struct unwinder unwinder_libgcc = { "libgcc", libgcc_init, libgcc_capture };
