@@ -108,6 +108,16 @@ static uint64_t rec_check(const void *rec, const uint64_t *w, unsigned nw,
 	return hp_check_final(x);
 }
 
+void *table_alloc_record(size_t size)
+{
+	return region_alloc(&site_region, size);
+}
+
+uint64_t table_record_check(const void *rec, const uint64_t *w, unsigned nw)
+{
+	return rec_check(rec, w, nw, NULL, 0);
+}
+
 static uint64_t stack_hash(const uintptr_t *pcs, unsigned n, bool truncated)
 {
 	uint64_t h = HP_CHECK_SEED ^ n ^ (uint64_t)truncated << 32;
