@@ -20,3 +20,6 @@ $(U)/scan_test: $(U)/hp_tag.o
 
 $(U)/%: $(U)/%.o $(ANALYZER_LIB_OBJS)
 	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_ALL) -o $@ $^ $(ANALYZER_LIBS)
+
+# CPPFLAGS_ALL has -MMD: the units are rebuilt when a header they include changes
+-include $(wildcard $(U)/*.d)
