@@ -497,6 +497,45 @@ static void vectors(void)
 	   hp2_time_encode(100) == 100, "time codes: 1000 ms is 0x%x", hp2_time_encode(1000));
 }
 
+/* The table of docs/FORMAT.md's "Test vectors", value for value. */
+static uint64_t doc_tag(uint64_t user, uint64_t info, unsigned flags, unsigned shift,
+			uint32_t time, uint64_t big)
+{
+	uint64_t tag = (uint64_t)HP2_MAGIC16 << 48 | (uint64_t)flags << HP2_FLAGS_SHIFT |
+		       (uint64_t)shift << HP2_OFFSET_SHIFT | (uint64_t)time << HP2_TIME_SHIFT;
+
+	return tag | hp2_block_check(user, info, tag, big);
+}
+
+static uint64_t doc_rec(uint64_t at, const uint64_t *w, unsigned n)
+{
+	uint64_t x = hp_mix(HP2_SEED, at);
+
+	for (unsigned i = 0; i < n; i++)
+		x = hp_mix(x, w[i]);
+	return hp_check_final(x);
+}
+
+static void doc_vectors(void)
+{
+	uint64_t info = 100 | (uint64_t)7 << 32;
+	uint64_t s8[3] = { 0x0800000200000003ULL, 0x401000, 0x402000 };
+	uint64_t s4[3] = { 0x0400000200000003ULL, 0x401000, 0x402000 };
+	uint64_t site[2] = { 0x0000000300000007ULL, 0x000000010000002aULL };
+
+	ok(hp2_time_encode(1500) == 0x23b && hp2_time_decode(0x23b) == 1496,
+	   "FORMAT.md: 1500 ms is time code 0x23b, read back as 1496 ms");
+	ok(doc_tag(0x1010, info, 0, 0, 0x23b, 0) == 0xa3e10011d8375c67ULL,
+	   "FORMAT.md: block vector 1");
+	ok(doc_tag(0x2040, info, HP2_F_SAMPLED, 2, 0, 0) == 0xa3e1110005218a32ULL,
+	   "FORMAT.md: block vector 2 (sampled, shift 2)");
+	ok(doc_tag(0x3020, 0xFFFFFFFFu | (uint64_t)7 << 32, HP2_F_BIG, 1, 0, 1ULL << 33) ==
+		   0xa3e120800421946dULL, "FORMAT.md: block vector 3 (BIG)");
+	ok(doc_rec(0x5000, s8, 3) == 0x239157cc8df34869ULL, "FORMAT.md: stack vector, wsize 8");
+	ok(doc_rec(0x5000, s4, 3) == 0x8bbb47d70a2f6bbbULL, "FORMAT.md: stack vector, wsize 4");
+	ok(doc_rec(0x6000, site, 2) == 0xf31bbfddcf72cc6dULL, "FORMAT.md: site vector");
+}
+
 int main(void)
 {
 	every_target();
@@ -510,5 +549,6 @@ int main(void)
 	noise_and_damage();
 	jobs_agree();
 	vectors();
+	doc_vectors();
 	return tap_done();
 }
