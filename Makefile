@@ -54,12 +54,17 @@ $(B)/heapprof.so: $(PRELOAD_OBJS)
 	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -shared $(SAN_PRE) -Wl,-z,nodelete \
 		-o $@ $^ $(PRELOAD_LIBS)
 
-# Everything below needs elfutils and zlib; the preload above needs neither.
+# Everything below needs elfutils, zlib, libzstd and liblzma (cores compressed with gzip,
+# zstd or xz) and libiberty (Rust demangling); the preload above needs none of them.
+ANALYZER_PKGS := libdw libelf zlib libzstd liblzma
 ifneq ($(filter-out preload $(B)/heapprof.so clean uninstall,$(or $(MAKECMDGOALS),all)),)
-DW_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdw libelf zlib 2>/dev/null)
-DW_LIBS := $(shell $(PKG_CONFIG) --libs libdw libelf zlib 2>/dev/null)
+DW_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ANALYZER_PKGS) 2>/dev/null)
+DW_LIBS := $(shell $(PKG_CONFIG) --libs $(ANALYZER_PKGS) 2>/dev/null)
 ifeq ($(shell $(PKG_CONFIG) --exists libdw libelf zlib && echo yes),)
 $(error elfutils or zlib not found by $(PKG_CONFIG): install libdw-dev libelf-dev zlib1g-dev (Debian) or elfutils-devel zlib-devel (Fedora))
+endif
+ifeq ($(shell $(PKG_CONFIG) --exists libzstd liblzma && echo yes),)
+$(error libzstd or liblzma not found by $(PKG_CONFIG) (they read zstd and xz cores): install libzstd-dev liblzma-dev (Debian) or libzstd-devel xz-devel (Fedora))
 endif
 endif
 
