@@ -57,6 +57,9 @@ $(B)/heapprof.so: $(PRELOAD_OBJS)
 # Everything below needs elfutils, zlib, libzstd and liblzma (cores compressed with gzip,
 # zstd or xz) and libiberty (Rust demangling); the preload above needs none of them.
 ANALYZER_PKGS := libdw libelf zlib libzstd liblzma
+# libiberty has no pkg-config file; Debian puts its headers in their own directory
+IBERTY_CFLAGS ?= -I/usr/include/libiberty
+IBERTY_LIBS ?= -liberty
 ifneq ($(filter-out preload $(B)/heapprof.so clean uninstall,$(or $(MAKECMDGOALS),all)),)
 DW_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ANALYZER_PKGS) 2>/dev/null)
 DW_LIBS := $(shell $(PKG_CONFIG) --libs $(ANALYZER_PKGS) 2>/dev/null)
@@ -66,10 +69,13 @@ endif
 ifeq ($(shell $(PKG_CONFIG) --exists libzstd liblzma && echo yes),)
 $(error libzstd or liblzma not found by $(PKG_CONFIG) (they read zstd and xz cores): install libzstd-dev liblzma-dev (Debian) or libzstd-devel xz-devel (Fedora))
 endif
+ifeq ($(wildcard $(patsubst -I%,%,$(filter -I%,$(IBERTY_CFLAGS)))/demangle.h),)
+$(error libiberty's demangle.h not found in $(IBERTY_CFLAGS) (it demangles Rust names): install libiberty-dev (Debian) or binutils-devel (Fedora), or set IBERTY_CFLAGS and IBERTY_LIBS)
+endif
 endif
 
-ANALYZER_CFLAGS := $(DW_CFLAGS) -pthread $(SAN_ALL)
-ANALYZER_LIBS := $(DW_LIBS) -lstdc++ -pthread
+ANALYZER_CFLAGS := $(DW_CFLAGS) $(IBERTY_CFLAGS) -pthread $(SAN_ALL)
+ANALYZER_LIBS := $(DW_LIBS) $(IBERTY_LIBS) -lstdc++ -pthread
 
 $(B)/analyzer/%.o: analyzer/%.c
 	@mkdir -p $(@D)
