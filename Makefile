@@ -105,11 +105,16 @@ install: all
 	install -m 0755 scripts/heapprof $(DESTDIR)$(PREFIX)/bin/heapprof
 	install -m 0644 include/heapprof_format.h preload/hp_tag.h preload/hp_tag.c \
 		$(DESTDIR)$(PREFIX)/include/heapprof/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
+	install -m 0644 doc/heapprof-analyze.1 doc/heapprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 doc/heapprof.so.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/heapprof.so $(DESTDIR)$(PREFIX)/bin/heapprof-analyze \
 		$(DESTDIR)$(PREFIX)/bin/heapprof
 	rm -rf $(DESTDIR)$(PREFIX)/include/heapprof
+	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/heapprof-analyze.1 \
+		$(DESTDIR)$(PREFIX)/share/man/man1/heapprof.1 $(DESTDIR)$(PREFIX)/share/man/man7/heapprof.so.7
 
 clean:
 	rm -rf $(B)
