@@ -50,7 +50,8 @@ static unsigned node_finish(struct node *n)
 {
 	unsigned depth = 0;
 
-	qsort(n->kids, n->n_kids, sizeof(*n->kids), node_cmp);
+	if (n->n_kids)
+		qsort(n->kids, n->n_kids, sizeof(*n->kids), node_cmp);
 	for (size_t i = 0; i < n->n_kids; i++) {
 		unsigned d = node_finish(n->kids[i]) + 1;
 

@@ -16,7 +16,7 @@ static const char *const s3[] = { "_start", "main", "std::vector<int>::push_back
 				  "operator new(unsigned long)" };
 static const char *const s4[] = { "_start", "main", "odd <&\"'> \x01name" };
 static const struct flame_stack stacks[] = {
-	{ s1, 3, 6000000 }, { s2, 3, 2000000 }, { s3, 4, 1048576 }, { s4, 4, 3 },
+	{ s1, 3, 6000000 }, { s2, 3, 2000000 }, { s3, 4, 1048576 }, { s4, 3, 3 },
 };
 
 static char *svg(const struct flame_stack *st, size_t n)

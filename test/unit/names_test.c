@@ -52,6 +52,14 @@ static const struct { const char *in, *out; } mangled[] = {
 	{ "_Rbad", "_Rbad" },
 };
 
+/* What sym_close() would free of a struct sym that only sym_name() used. */
+static void strs_free(struct sym *s)
+{
+	for (size_t i = 0; i < s->strs.cap; i++)
+		free(s->strs.v[i]);
+	free(s->strs.v);
+}
+
 int main(int argc, char **argv)
 {
 	struct sym s;
@@ -61,6 +69,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "--demangle")) {
 		for (int i = 2; i < argc; i++)
 			puts(sym_name(&s, argv[i]));
+		strs_free(&s);
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof(shorts) / sizeof(shorts[0]); i++) {
@@ -79,5 +88,6 @@ int main(int argc, char **argv)
 		if (!ok(got && !strcmp(got, mangled[i].out), "sym_name(\"%s\")", mangled[i].in))
 			printf("# got \"%s\", expected \"%s\"\n", got ? got : "(null)", mangled[i].out);
 	}
+	strs_free(&s);
 	return tap_done();
 }
