@@ -3,6 +3,7 @@
  * frames outermost first joined by ';', a space, the live bytes. A stack the writer cut
  * starts with a "[truncated]" frame; blocks without a readable stack are "[unknown stack]".
  */
+#include <stdint.h>
 #include <stdio.h>
 
 #include "report.h"
@@ -36,7 +37,10 @@ static int write_collapsed(const struct report *r, FILE *f)
 			if (j)
 				putc(';', f);
 		}
-		fprintf(f, " %llu\n", (unsigned long long)s->bytes);
+		if (r->diff)	/* --base: signed (flamegraph.pl skips negative lines) */
+			fprintf(f, " %lld\n", (long long)(int64_t)s->bytes);
+		else
+			fprintf(f, " %llu\n", (unsigned long long)s->bytes);
 	}
 	return ferror(f) ? -1 : 0;
 }

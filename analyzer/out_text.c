@@ -8,6 +8,7 @@
 
 #include "image.h"
 #include "report.h"
+#include "views.h"
 
 #define SIZES_SHOWN 4
 
@@ -68,6 +69,8 @@ static void summary(const struct report *r, FILE *f)
 		fprintf(f, "              %llu damaged block headers (bad check value)\n",
 			(unsigned long long)r->damaged);
 	fprintf(f, "  symbols:    %s\n", r->modules);
+	if (r->view_note)
+		fprintf(f, "  view:       %s\n", r->view_note);
 }
 
 static void sizes(const struct report_stack *s, FILE *f)
@@ -103,6 +106,8 @@ static int write_text(const struct report *r, FILE *f)
 {
 	char a[32], b[32];
 
+	if (r->diff)
+		return diff_write_text(r, f);
 	summary(r, f);
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];

@@ -57,6 +57,13 @@ struct report {
 	bool saturated;			/* a total did not fit 64 bits */
 	char **owned;			/* names the report made (--short-names) */
 	size_t nowned;
+	/* views.c, diff.c (issue 12) */
+	const char *view_note;		/* what --focus etc. kept, for the summary; NULL */
+	bool diff;			/* --base: each stack's bytes and blocks hold the
+					 * int64_t difference NEW - OLD, cast */
+	const char *base_source;	/* --base: OLD as named */
+	uint64_t base_live_bytes, base_live_blocks;
+	size_t base_stacks;
 };
 
 struct report_opts {
@@ -87,5 +94,6 @@ struct out_format {
 };
 
 extern const struct out_format out_text, out_collapsed, out_pprof, out_svg;
+extern const struct out_format out_json;
 
 #endif
