@@ -147,6 +147,13 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w2 region id (1..65535)   w3..w6 the name, NUL-padded, cut at 31 bytes
  *   w7 private link (not checked)
  *
+ * Module record (384 bytes): a shared object that was unloaded (dlclose) while the
+ * process ran, so that frames in it can still be symbolized from a later dump
+ *   w0 HP2_MODULE_MAGIC   w1 check (of w2..w47)
+ *   w2 load bias (link_map l_addr)   w3, w4 its executable segment [start, end)
+ *   w5 flags (0..7: HP2_MOD_*) | build-id length (8..15, at most 24)
+ *   w6..w8 the build-id bytes   w9..w47 its path, NUL-padded, cut at 311 bytes
+ *
  * Event ring (HEAPPROF_EVENTS=N): one per thread, the last N allocator calls
  *   w0 HP2_RING_MAGIC   w1 check (of w2)
  *   w2 tid (0..31) | N (32..63)
@@ -181,6 +188,9 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_PROC_MAGIC 0xA3E150524F435632ULL
 #define HP2_THREAD_MAGIC 0xA3E154485244563BULL
 #define HP2_REGION_MAGIC 0xA3E15245474E5632ULL
+#define HP2_MODULE_MAGIC 0xA3E14D4F44563253ULL
+#define HP2_MODULE_SIZE 384
+#define HP2_MOD_UNLOADED 0x1u
 #define HP2_RING_MAGIC 0xA3E152494E475632ULL
 #define HP2_RING_WORDS 4			/* ring words before the slots */
 #define HP2_SLOT_WORDS 6

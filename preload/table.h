@@ -10,6 +10,7 @@
 #define HP_TABLE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "boot.h"
@@ -69,6 +70,15 @@ HP_HIDDEN int64_t table_live_bytes(void);
 /* Regions of code (per thread, nested): sites made inside carry the innermost one. */
 HP_HIDDEN void table_region_begin(const char *name);
 HP_HIDDEN void table_region_end(void);
+
+/* Memory in the table's mappings for a record of size bytes (64-aligned), and the
+ * check of one: over its address and nw words from w. For records made elsewhere. */
+HP_HIDDEN void *table_alloc_record(size_t size);
+HP_HIDDEN uint64_t table_record_check(const void *rec, const uint64_t *w, unsigned nw);
+
+/* dlclose (unwind.c): a module record for handle, finished if it was unloaded. */
+HP_HIDDEN void *modules_before_close(void *handle);
+HP_HIDDEN void modules_after_close(void *rec, int (*real_dlclose)(void *));
 
 /* The calling thread's name changed (or may have): refresh its thread record. */
 HP_HIDDEN void table_thread_named(void);

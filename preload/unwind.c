@@ -11,6 +11,11 @@
 
 #include "util.h"
 
+/* Module records (modules.c); weak, so that the unwinders also link alone (tests). */
+void *modules_before_close(void *handle) __attribute__((weak, visibility("hidden")));
+void modules_after_close(void *rec, int (*real_dlclose)(void *))
+	__attribute__((weak, visibility("hidden")));
+
 #define HP_EXPORT __attribute__((visibility("default")))
 
 /* In order of preference for the default; libgcc works everywhere. */
@@ -83,6 +88,7 @@ HP_EXPORT int dlclose(void *handle)
 {
 	static int (*real)(void *);
 	int (*fn)(void *) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
+	void *rec;
 	int rc;
 
 	if (!fn) {
@@ -91,7 +97,10 @@ HP_EXPORT int dlclose(void *handle)
 			return -1;	/* no libc below us: nothing was loaded by it */
 		__atomic_store_n(&real, fn, __ATOMIC_RELEASE);
 	}
+	rec = modules_before_close ? modules_before_close(handle) : NULL;
 	rc = fn(handle);
 	__atomic_add_fetch(&unwind_gen, 1, __ATOMIC_RELEASE);
+	if (rc == 0 && modules_after_close)
+		modules_after_close(rec, fn);
 	return rc;
 }
