@@ -38,9 +38,10 @@ static uint64_t count_units(uint64_t v, bool sampled)
 	return sampled ? v / HP2_COUNT_ONE + (v % HP2_COUNT_ONE >= HP2_COUNT_ONE / 2) : v;
 }
 
-/* A stack's figures, its metric in value. */
+/* A stack's figures, its metric in value; the rest of *out zeroed. */
 static void figures(const struct stack *s, const struct report *r, struct report_stack *out)
 {
+	memset(out, 0, sizeof(*out));
 	out->bytes = stack_bytes(s);
 	out->blocks = stack_blocks(s);
 	out->alloc_bytes = s->counts.bytes;
