@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "image.h"
+#include "names.h"
 #include "report.h"
 #include "report_int.h"
 #include "sym.h"
@@ -22,6 +23,16 @@ static const char *const metric_names[METRIC_COUNT] = {
 const char *report_metric_name(enum report_metric m)
 {
 	return m < METRIC_COUNT ? metric_names[m] : "?";
+}
+
+const char *report_metric_unit(enum report_metric m)
+{
+	switch (m) {
+	case METRIC_INUSE_OBJECTS: return "blocks";
+	case METRIC_ALLOC_OBJECTS: return "calls";
+	case METRIC_ALLOC_TIME: return "ns";
+	default: return "bytes";
+	}
 }
 
 int report_metric_parse(const char *name)
@@ -96,8 +107,25 @@ static int ranked_cmp(const void *a, const void *b)
 	return (x->nframes > y->nframes) - (x->nframes < y->nframes);
 }
 
-struct report_frame *report_symbolize(const uint64_t *pcs, unsigned n, struct sym *sym,
-				      unsigned *nout)
+/* --short-names: the report keeps the shortened copy. */
+static const char *shorten(struct report *r, const char *name)
+{
+	char buf[1024];
+	char *copy;
+
+	if (!name)
+		return NULL;
+	short_name(name, buf, sizeof(buf));
+	if (!strcmp(buf, name))
+		return name;
+	copy = xstrdup(buf);
+	r->owned = xrealloc(r->owned, (r->nowned + 1) * sizeof(*r->owned));
+	r->owned[r->nowned++] = copy;
+	return copy;
+}
+
+struct report_frame *report_symbolize(struct report *r, const uint64_t *pcs, unsigned n,
+				      struct sym *sym, bool short_names, unsigned *nout)
 {
 	struct report_frame *v = NULL;
 	size_t cap = 0, k = 0;
@@ -115,7 +143,8 @@ struct report_frame *report_symbolize(const uint64_t *pcs, unsigned n, struct sy
 				v = xrealloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
 			v[k++] = (struct report_frame){
 				.pc = pcs[i],
-				.func = p->frames[j].func,
+				.func = short_names ? shorten(r, p->frames[j].func)
+						    : p->frames[j].func,
 				.file = p->frames[j].file,
 				.line = p->frames[j].line,
 				.module = p->module,
@@ -201,6 +230,7 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 	r->wsize = img->wsize;
 	r->big_endian = img->big_endian;
 	r->modules = sym_source(sym);
+	r->mods = sym_modules(sym, &r->nmods);
 	r->saturated = scan->stacks.saturated || r->live_bytes == UINT64_MAX ||
 		       r->total == UINT64_MAX;
 	v = xcalloc(k ? k : 1, sizeof(*v));
@@ -223,13 +253,14 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 		}
 		if (o->sizes)
 			v[keep].sizes = stacks_sizes(s, &v[keep].nsizes);
-		v[keep].frames = report_symbolize(s->pcs, s->nframes, sym, &v[keep].nframes);
+		v[keep].frames = report_symbolize(r, s->pcs, s->nframes, sym, o->short_names,
+						  &v[keep].nframes);
 		keep++;
 	}
 	r->stacks = v;
 	r->nstacks = keep;
 	if (o->events)
-		report_build_events(r, scan, img, sym, o->event_stacks);
+		report_build_events(r, scan, img, sym, o);
 	free(rk);
 	free(all);
 }
@@ -243,6 +274,10 @@ void report_free(struct report *r)
 	free((void *)r->stacks);
 	free((void *)r->regions);
 	report_free_events(r);
+	for (size_t i = 0; i < r->nowned; i++)
+		free(r->owned[i]);
+	free(r->owned);
+	free((void *)r->mods);
 }
 
 const char *report_frame_name(const struct report_frame *f, char *buf, size_t size)

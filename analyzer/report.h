@@ -39,6 +39,8 @@ enum report_metric {
 /* "inuse_space", ...; report_metric_parse() gives -1 for an unknown name. */
 const char *report_metric_name(enum report_metric m);
 int report_metric_parse(const char *name);
+/* What a metric counts: "bytes", "blocks", "calls", "ns". */
+const char *report_metric_unit(enum report_metric m);
 
 struct report_stack {
 	uint64_t value;			/* the report's metric */
@@ -114,7 +116,11 @@ struct report {
 	const struct scan_result *scan;
 	const struct image *img;
 	const char *modules;		/* which module list symbolized the stacks */
+	const struct sym_module_info *mods; /* the module table, by start address */
+	size_t nmods;
 	bool saturated;			/* a total did not fit 64 bits */
+	char **owned;			/* names the report made (--short-names) */
+	size_t nowned;
 };
 
 struct report_opts {
@@ -126,6 +132,7 @@ struct report_opts {
 	const char *region;	/* the scan kept only this region: say so */
 	bool events;		/* build the event rings too */
 	bool event_stacks;	/* ... each call with its site's stack */
+	bool short_names;	/* C++ templates and parameter lists left out */
 };
 
 /* Build r from a scan; symbolizes only the stacks shown (and, with o->events, the
@@ -149,6 +156,6 @@ struct out_format {
 	int (*write)(const struct report *r, FILE *f);
 };
 
-extern const struct out_format out_text, out_collapsed, out_events;
+extern const struct out_format out_text, out_collapsed, out_pprof, out_svg, out_events;
 
 #endif

@@ -32,14 +32,12 @@ static void shape(struct report_event *e, unsigned entry)
 			       !(entry == HP2_ENTRY_POSIX_MEMALIGN && e->result < 4096);
 }
 
-static void one_event(struct report_event *e, const struct hp_event *h, const struct report *r,
-		      const struct scan_result *scan, struct sym *sym, bool stacks)
+static void one_event(struct report_event *e, const struct hp_event *h, struct report *r,
+		      const struct scan_result *scan, struct sym *sym, const struct report_opts *o)
 {
 	const struct join_info *j = &scan->join;
 	const struct hp_stack_rec *k = h->site ? collect_site_stack(&scan->found, h->site) : NULL;
 	char buf[24];
-
-	(void)r;
 	snprintf(e->entry, sizeof(e->entry), "%s", decode_entry_name(h->entry, buf, sizeof(buf)));
 	e->arg[0] = h->arg[0];
 	e->arg[1] = h->arg[1];
@@ -50,12 +48,12 @@ static void one_event(struct report_event *e, const struct hp_event *h, const st
 	shape(e, h->entry);
 	if (!k || !k->nframes)
 		return;
-	if (stacks) {
-		e->frames = report_symbolize(k->pcs, k->nframes, sym, &e->nframes);
+	if (o->event_stacks) {
+		e->frames = report_symbolize(r, k->pcs, k->nframes, sym, o->short_names, &e->nframes);
 		e->func = e->nframes ? e->frames[0].func : NULL;
 	} else {
 		unsigned n;
-		struct report_frame *f = report_symbolize(k->pcs, 1, sym, &n);
+		struct report_frame *f = report_symbolize(r, k->pcs, 1, sym, o->short_names, &n);
 
 		/* names live as long as sym: the frame array itself can go */
 		e->func = n ? f[0].func : NULL;
@@ -64,7 +62,7 @@ static void one_event(struct report_event *e, const struct hp_event *h, const st
 }
 
 void report_build_events(struct report *r, const struct scan_result *scan,
-			 const struct image *img, struct sym *sym, bool stacks)
+			 const struct image *img, struct sym *sym, const struct report_opts *o)
 {
 	const struct decode_src src = { img, NULL };
 	size_t n;
@@ -81,7 +79,7 @@ void report_build_events(struct report *r, const struct scan_result *scan,
 		got = decode_ring_events(&src, g, h, max);
 		e = xcalloc(got ? got : 1, sizeof(*e));
 		for (size_t m = 0; m < got; m++)
-			one_event(&e[m], &h[m], r, scan, sym, stacks);
+			one_event(&e[m], &h[m], r, scan, sym, o);
 		free(h);
 		rings[k++] = (struct report_ring){ .tid = g->tid,
 			.thread_name = collect_thread_name(&scan->found, g->tid),
