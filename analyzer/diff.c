@@ -68,7 +68,7 @@ static char *stack_key(const struct report *r, const struct report *other,
 	struct buf b = { 0 };
 	char tmp[600];
 
-	snprintf(tmp, sizeof(tmp), "%x", s->flags);
+	snprintf(tmp, sizeof(tmp), "%x:%" PRIu32, s->flags, s->tid);
 	put(&b, tmp);
 	for (unsigned j = 0; j < s->nframes; j++) {
 		const struct report_frame *f = &s->frames[j];
@@ -112,7 +112,12 @@ void diff_build(struct report *out, const struct report *nr, const struct report
 	out->base_source = o->source;
 	out->base_live_bytes = o->live_bytes;
 	out->base_live_blocks = o->live_blocks;
+	out->base_total = o->total;
 	out->base_stacks = o->all_stacks;
+	out->regions = NULL;	/* NEW's, as are the rings: not the difference's to free */
+	out->nregions = 0;
+	out->rings = NULL;
+	out->nrings = 0;
 	out->owned = NULL;
 	out->nowned = 0;
 	out->mods = NULL;	/* borrowed from NEW: see diff_free() */
@@ -120,23 +125,20 @@ void diff_build(struct report *out, const struct report *nr, const struct report
 	k = 0;
 	for (size_t i = 0; i < n;) {
 		size_t j = i;
-		int64_t bytes = 0, blocks = 0;
 		const struct report_stack *rep = e[i].s;
+		struct report_stack st = { .flags = rep->flags, .tid = rep->tid,
+					   .thread_name = rep->thread_name,
+					   .recorded_frames = rep->recorded_frames,
+					   .nframes = rep->nframes };
 
-		for (; j < n && !strcmp(e[j].key, e[i].key); j++) {
-			int64_t sign = e[j].side ? -1 : 1;
-
-			bytes += sign * (int64_t)e[j].s->bytes;
-			blocks += sign * (int64_t)e[j].s->blocks;
-		}
-		if (bytes || blocks) {
+		for (; j < n && !strcmp(e[j].key, e[i].key); j++)
+			views_add_figures(&st, e[j].s, e[j].side ? -1 : 1, true);
+		if (st.value || st.bytes || st.blocks) {
 			struct report_frame *fr = xcalloc(rep->nframes ? rep->nframes : 1, sizeof(*fr));
 
 			memcpy(fr, rep->frames, rep->nframes * sizeof(*fr));
-			v[k++] = (struct report_stack){ .bytes = (uint64_t)bytes,
-				.blocks = (uint64_t)blocks, .flags = rep->flags,
-				.recorded_frames = rep->recorded_frames, .frames = fr,
-				.nframes = rep->nframes };
+			st.frames = fr;
+			v[k++] = st;
 		}
 		i = j;
 	}
@@ -145,7 +147,7 @@ void diff_build(struct report *out, const struct report *nr, const struct report
 	free(e);
 	out->stacks = v;
 	out->nstacks = out->all_stacks = k;
-	out->rest_bytes = out->rest_blocks = 0;
+	out->rest_bytes = out->rest_blocks = out->rest_value = 0;
 	out->mods = nr->mods;
 }
 

@@ -24,6 +24,7 @@ struct opts {
 	const struct out_format *format;
 	const char *output;
 	struct report_opts report;
+	struct join_opts join;
 	const char *debug_dirs[MAX_LIST + 1];
 	size_t ndebug_dirs;
 	const char *sysroot;
@@ -58,7 +59,19 @@ static void usage(FILE *f)
 	      "      --short-names      C++ names without template arguments and parameter lists\n"
 	      "      --top=N            show the N largest stacks (text default 20, others all;\n"
 	      "                         0 = all)\n"
-	      "      --min-percent=P    leave out stacks holding less than P% of the live bytes\n"
+	      "      --metric=NAME      what stacks are sorted by and collapsed output counts:\n"
+	      "                         inuse_space (default: live bytes), inuse_objects (live\n"
+	      "                         blocks), alloc_space (bytes allocated since the start),\n"
+	      "                         alloc_objects (allocation calls), alloc_time (ns of wall\n"
+	      "                         time before the calls; needs HEAPPROF_TIME=1)\n"
+	      "      --min-percent=P    leave out stacks holding less than P% of the metric\n"
+	      "      --by-thread        split every figure per thread; collapsed stacks start\n"
+	      "                         with a [thread TID NAME] frame\n"
+	      "      --region=NAME      only blocks and counts of sites in region NAME\n"
+	      "                         (heapprof_region_begin)\n"
+	      "      --events           each thread's last calls (HEAPPROF_EVENTS=N), oldest\n"
+	      "                         first, instead of the stacks\n"
+	      "  -v, --stacks           with --events: each call's stack too\n"
 	      "      --base=OLD         report NEW - OLD: CORE minus the core OLD of the same\n"
 	      "                         program (another moment or another run); stacks match\n"
 	      "                         by module file and offset, or by function name where a\n"
@@ -121,13 +134,19 @@ static unsigned long long number(const char *s, const char *opt)
 }
 
 enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE,
-       OPT_SHORT, OPT_BASE, OPT_FOCUS, OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY };
+       OPT_METRIC, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_SHORT, OPT_BASE, OPT_FOCUS,
+       OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY };
 
 static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "min-percent", required_argument, NULL, OPT_MINPCT },
+	{ "metric", required_argument, NULL, OPT_METRIC },
+	{ "by-thread", no_argument, NULL, OPT_BYTHREAD },
+	{ "region", required_argument, NULL, OPT_REGION },
+	{ "events", no_argument, NULL, OPT_EVENTS },
+	{ "stacks", no_argument, NULL, 'v' },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUGDIR },
 	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 	{ "raw", required_argument, NULL, OPT_RAW },
@@ -161,8 +180,23 @@ static const struct out_format *find_format(const char *name)
 static void parse_option(struct opts *o, int c, bool *top_set)
 {
 	char *end;
+	int m;
 
 	switch (c) {
+	case OPT_METRIC:
+		if ((m = report_metric_parse(optarg)) < 0)
+			bad_usage("unknown metric '%s' (inuse_space, inuse_objects, alloc_space, "
+				  "alloc_objects, alloc_time)", optarg);
+		o->report.metric = (enum report_metric)m;
+		break;
+	case OPT_BYTHREAD: o->join.by_thread = o->report.by_thread = true; break;
+	case OPT_REGION:
+		if (!*optarg)
+			bad_usage("%s needs a region name", "--region");
+		o->join.region = o->report.region = optarg;
+		break;
+	case OPT_EVENTS: o->report.events = true; break;
+	case 'v': o->report.event_stacks = true; break;
 	case 'f': o->format = find_format(optarg); break;
 	case 'o': o->output = optarg; break;
 	case OPT_TOP: o->report.top = (size_t)number(optarg, "--top"); *top_set = true; break;
@@ -229,8 +263,12 @@ static void parse(struct opts *o, int argc, char **argv)
 
 	memset(o, 0, sizeof(*o));
 	o->format = &out_text;
-	while ((c = getopt_long(argc, argv, "f:o:j:qhV", long_opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "f:o:j:qvhV", long_opts, NULL)) != -1)
 		parse_option(o, c, &top_set);
+	if (o->report.events)
+		o->format = &out_events;
+	else if (o->report.event_stacks)
+		bad_usage("%s", "--stacks (-v) goes with --events");
 	if (!top_set && o->format == &out_text)
 		o->report.top = 20;
 	o->report.sizes = o->format == &out_text || o->format == &out_json;
@@ -238,6 +276,8 @@ static void parse(struct opts *o, int argc, char **argv)
 	o->view.min_percent = o->report.min_percent;
 	if (o->view.by != BY_NONE && o->format != &out_text)
 		bad_usage("%s", "--by writes a text table: not with -f");
+	if ((o->base || views_active(&o->view)) && o->report.events)
+		bad_usage("%s", "--events lists calls, not stacks: no --base or views with it");
 	if (o->base && o->format == &out_svg)
 		bad_usage("%s", "--base gives negative figures, which a flame graph cannot draw: "
 			  "use -f text, collapsed, pprof or json");
@@ -359,6 +399,50 @@ static void no_blocks(const struct opts *o, const struct image *img,
 	    "LD_PRELOAD=heapprof.so?)", source, o->program);
 }
 
+/* The region's known names, for the message when --region names none of them. */
+static void __attribute__((noreturn)) unknown_region(const struct scan_result *s,
+						     const char *name, const char *source)
+{
+	size_t n, len = 1;
+	const struct decoded *rec = collect_records(&s->found, DEC_REGION, &n);
+	char *list;
+
+	if (!n)
+		die(EXIT_NO_REPORT, "no region '%s' in '%s': it records no regions", name, source);
+	for (size_t i = 0; i < n; i++)
+		len += strlen(rec[i].region.name) + 2;
+	list = xcalloc(1, len);
+	for (size_t i = 0; i < n; i++)
+		if (!i || strcmp(rec[i].region.name, rec[i - 1].region.name))
+			strcat(strcat(list, i ? ", " : ""), rec[i].region.name);
+	die(EXIT_NO_REPORT, "no region '%s' in '%s' (known regions: %s)", name, source, list);
+}
+
+/* Whether the dump holds what the options ask for; exits with one line when not. */
+static void check_data(const struct opts *o, const struct image *img,
+		       const struct scan_result *s, const char *source)
+{
+	enum report_metric m = o->report.metric;
+
+	if (s->join.region_unknown)
+		unknown_region(s, o->join.region, source);
+	if (o->report.events) {
+		if (!s->join.rings)
+			die(EXIT_NO_REPORT, "no event rings in '%s' (run with HEAPPROF_EVENTS=N)",
+			    source);
+		return;
+	}
+	if (m == METRIC_ALLOC_TIME && !s->join.have_time)
+		die(EXIT_NO_REPORT, "alloc_time was not recorded (run with HEAPPROF_TIME=1)");
+	if (m == METRIC_INUSE_SPACE || m == METRIC_INUSE_OBJECTS || !s->join.counted_sites) {
+		if (!s->blocks)
+			no_blocks(o, img, s, source);
+	}
+	if (m != METRIC_INUSE_SPACE && m != METRIC_INUSE_OBJECTS && !s->join.counted_sites)
+		die(EXIT_NO_REPORT, "'%s' holds no allocation counts (blocks of format version 1, "
+		    "or a heapprof.so before counters)", source);
+}
+
 static void warn_rejected(const struct scan_result *s)
 {
 	const struct join_info *j = &s->join;
@@ -441,7 +525,7 @@ static struct sym *scan_and_open_symbols(const struct opts *o, const struct imag
 
 	warn_hold();
 	threaded = pthread_create(&t, NULL, sym_thread, &job) == 0;
-	scan_image(img, o->jobs, scan);
+	scan_image_with(img, o->jobs, &o->join, scan);
 	if (threaded)
 		pthread_join(t, NULL);
 	else
@@ -463,8 +547,7 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 	memset(s, 0, sizeof(*s));
 	open_memory(o, &s->img, &s->source);
 	s->sym = scan_and_open_symbols(o, &s->img, &s->scan);
-	if (!s->scan.blocks)
-		no_blocks(o, &s->img, &s->scan, s->source);
+	check_data(o, &s->img, &s->scan, s->source);
 	warn_release();
 	warn_missing(&s->img, s->source);
 	warn_rejected(&s->scan);

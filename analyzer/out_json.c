@@ -61,7 +61,11 @@ static void summary(const struct report *r, FILE *f)
 	const struct scan_result *s = r->scan;
 	bool first = true;
 
-	fprintf(f, "  \"summary\": {\n    \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
+	fputs("  \"summary\": {\n    \"metric\": ", f);
+	str(report_metric_name(r->metric), f);
+	fputs(", \"total\": ", f);
+	num(r, r->diff ? r->total - r->base_total : r->total, f);
+	fprintf(f, ",\n    \"live_bytes\": %" PRIu64 ", \"live_blocks\": %" PRIu64
 		", \"stacks\": %zu, \"shown_stacks\": %zu,\n    \"rest_bytes\": ",
 		r->live_bytes, r->live_blocks, r->all_stacks, r->nstacks);
 	num(r, r->rest_bytes, f);
@@ -120,10 +124,28 @@ static int write_json(const struct report *r, FILE *f)
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];
 
-		fputs(i ? ",\n    {\"bytes\": " : "\n    {\"bytes\": ", f);
+		fputs(i ? ",\n    {\"value\": " : "\n    {\"value\": ", f);
+		num(r, s->value, f);
+		fputs(", \"bytes\": ", f);
 		num(r, s->bytes, f);
 		fputs(", \"blocks\": ", f);
 		num(r, s->blocks, f);
+		if (r->have_counts) {
+			fputs(", \"alloc_bytes\": ", f);
+			num(r, s->alloc_bytes, f);
+			fputs(", \"alloc_calls\": ", f);
+			num(r, s->alloc_calls, f);
+			fputs(", \"frees\": ", f);
+			num(r, s->frees, f);
+			fputs(", \"freed_bytes\": ", f);
+			num(r, s->freed_bytes, f);
+			fputs(", \"time_ns\": ", f);
+			num(r, s->time_ns, f);
+		}
+		if (r->by_thread) {
+			fprintf(f, ", \"tid\": %" PRIu32 ", \"thread_name\": ", s->tid);
+			str(s->thread_name, f);
+		}
 		fprintf(f, ", \"truncated\": %s, \"unknown\": %s, \"recorded_frames\": %u,\n     \"sizes\": [",
 			s->flags & STACK_TRUNCATED ? "true" : "false",
 			s->flags & STACK_UNKNOWN ? "true" : "false", s->recorded_frames);

@@ -85,6 +85,8 @@ static int same_cmp(const void *pa, const void *pb)
 
 	if (a->flags != b->flags)
 		return a->flags < b->flags ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
 	for (unsigned i = 0; i < a->nframes && i < b->nframes; i++) {
 		int c = frame_cmp(&a->frames[i], &b->frames[i]);
 
@@ -101,20 +103,25 @@ static int64_t sval(const struct report *r, uint64_t v)
 
 static const struct report *sort_r;
 
-/* bytes descending (signed with --base), then blocks, then frames: stable ties */
+/* the metric descending (signed with --base), then bytes, blocks, frames: stable ties */
 static int order_cmp(const void *pa, const void *pb)
 {
 	const struct report_stack *a = pa, *b = pb;
 
 	if (sort_r->diff) {
-		int64_t x = (int64_t)a->bytes, y = (int64_t)b->bytes;
+		int64_t x = (int64_t)a->value, y = (int64_t)b->value;
 
+		if (x != y)
+			return x > y ? -1 : 1;
+		x = (int64_t)a->bytes, y = (int64_t)b->bytes;
 		if (x != y)
 			return x > y ? -1 : 1;
 		x = (int64_t)a->blocks, y = (int64_t)b->blocks;
 		if (x != y)
 			return x > y ? -1 : 1;
 	} else {
+		if (a->value != b->value)
+			return a->value > b->value ? -1 : 1;
 		if (a->bytes != b->bytes)
 			return a->bytes > b->bytes ? -1 : 1;
 		if (a->blocks != b->blocks)
@@ -170,6 +177,27 @@ static uint64_t add_sat(uint64_t a, uint64_t b)
 	return a + b < a ? UINT64_MAX : a + b;
 }
 
+static void fig(uint64_t *into, uint64_t v, int sign, bool diff)
+{
+	if (diff)
+		*into = sign < 0 ? *into - v : *into + v;
+	else
+		*into = add_sat(*into, v);
+}
+
+void views_add_figures(struct report_stack *into, const struct report_stack *from, int sign,
+		       bool diff)
+{
+	fig(&into->value, from->value, sign, diff);
+	fig(&into->bytes, from->bytes, sign, diff);
+	fig(&into->blocks, from->blocks, sign, diff);
+	fig(&into->alloc_bytes, from->alloc_bytes, sign, diff);
+	fig(&into->alloc_calls, from->alloc_calls, sign, diff);
+	fig(&into->frees, from->frees, sign, diff);
+	fig(&into->freed_bytes, from->freed_bytes, sign, diff);
+	fig(&into->time_ns, from->time_ns, sign, diff);
+}
+
 void views_cut(struct report *r, size_t top, double min_percent)
 {
 	struct report_stack *v = (struct report_stack *)r->stacks;
@@ -177,15 +205,16 @@ void views_cut(struct report *r, size_t top, double min_percent)
 
 	sort_r = r;
 	qsort(v, r->nstacks, sizeof(*v), order_cmp);
-	r->rest_bytes = r->rest_blocks = 0;
+	r->rest_bytes = r->rest_blocks = r->rest_value = 0;
 	for (size_t i = 0; i < r->nstacks; i++) {
-		double base = (double)(r->diff ? r->base_live_bytes : r->live_bytes);
-		double pct = base ? 100.0 * (double)sval(r, v[i].bytes) / base : 0;
+		double base = (double)(r->diff ? r->base_total : r->total);
+		double pct = base ? 100.0 * (double)sval(r, v[i].value) / base : 0;
 
 		if (pct < 0)
 			pct = -pct;
 		if ((top && keep >= top) || (!r->diff && pct < min_percent)) {
-			r->rest_bytes += v[i].bytes;	/* wraps to the signed sum with --base */
+			r->rest_value += v[i].value;	/* wraps to the signed sum with --base */
+			r->rest_bytes += v[i].bytes;
 			r->rest_blocks += v[i].blocks;
 			free((void *)v[i].sizes);
 			free((void *)v[i].frames);
@@ -200,7 +229,7 @@ void views_apply(struct report *r, const struct view_opts *v, bool cut)
 {
 	struct report_stack *s = (struct report_stack *)r->stacks;
 	size_t n = 0, dropped = 0;
-	uint64_t dropped_bytes = 0;
+	uint64_t dropped_value = 0;
 	char note[256];
 
 	for (size_t i = 0; i < r->nstacks; i++) {
@@ -211,7 +240,7 @@ void views_apply(struct report *r, const struct view_opts *v, bool cut)
 		if ((v->focus && !any_frame(&st, &v->focus_re)) ||
 		    (v->ignore && any_frame(&st, &v->ignore_re))) {
 			dropped++;
-			dropped_bytes = add_sat(dropped_bytes, st.bytes);
+			dropped_value = add_sat(dropped_value, st.value);
 			free((void *)st.sizes);
 			free((void *)st.frames);
 			continue;
@@ -235,9 +264,7 @@ void views_apply(struct report *r, const struct view_opts *v, bool cut)
 
 		for (size_t i = 0; i < n; i++) {
 			if (k && !same_cmp(&s[k - 1], &s[i])) {
-				s[k - 1].bytes = r->diff ? s[k - 1].bytes + s[i].bytes
-							 : add_sat(s[k - 1].bytes, s[i].bytes);
-				s[k - 1].blocks += s[i].blocks;
+				views_add_figures(&s[k - 1], &s[i], 1, r->diff);
 				merge_sizes(&s[k - 1], &s[i]);
 				free((void *)s[i].sizes);
 				free((void *)s[i].frames);
@@ -250,8 +277,8 @@ void views_apply(struct report *r, const struct view_opts *v, bool cut)
 	r->nstacks = n;
 	r->all_stacks = n;
 	if (v->focus || v->ignore) {
-		snprintf(note, sizeof(note), "%zu stacks (%llu bytes) left out by --focus/--ignore",
-			 dropped, (unsigned long long)dropped_bytes);
+		snprintf(note, sizeof(note), "%zu stacks (%llu %s) left out by --focus/--ignore",
+			 dropped, (unsigned long long)dropped_value, report_metric_unit(r->metric));
 		r->owned = xrealloc(r->owned, (r->nowned + 1) * sizeof(*r->owned));
 		r->view_note = r->owned[r->nowned++] = xstrdup(note);
 	}
@@ -309,7 +336,7 @@ int views_write_by(const struct report *r, enum view_by by, FILE *f)
 
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];
-		int64_t b = sval(r, s->bytes);
+		int64_t b = sval(r, s->value);
 
 		all += b;
 		for (unsigned j = 0; j < s->nframes || (j == 0 && !s->nframes); j++) {
@@ -341,8 +368,9 @@ int views_write_by(const struct report *r, enum view_by by, FILE *f)
 		}
 	}
 	qsort(rows, nrows, sizeof(*rows), row_self_cmp);
-	fprintf(f, "%s bytes by %s (self: as the innermost frame; total: anywhere in the stack)\n",
-		r->diff ? "Difference of live" : "Live", what[by]);
+	fprintf(f, "%s%s (%s) by %s (self: as the innermost frame; total: anywhere in the "
+		"stack)\n", r->diff ? "difference of " : "", report_metric_name(r->metric),
+		report_metric_unit(r->metric), what[by]);
 	fprintf(f, "%14s %6s %14s %6s %10s  %s\n", "self", "self%", "total", "total%", "blocks",
 		what[by]);
 	for (size_t k = 0; k < nrows; k++) {

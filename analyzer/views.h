@@ -37,6 +37,10 @@ bool views_active(const struct view_opts *v);
 void views_apply(struct report *r, const struct view_opts *v, bool cut);
 /* Sort r's stacks again (bytes descending; signed with r->diff) and cut them. */
 void views_cut(struct report *r, size_t top, double min_percent);
+/* into's figures (value, bytes, blocks, counters) plus sign times from's; with
+ * diff the sums wrap as int64_t, else they saturate. */
+void views_add_figures(struct report_stack *into, const struct report_stack *from, int sign,
+		       bool diff);
 /* --by: the bottom-up table, self and total per function, file or module. */
 int views_write_by(const struct report *r, enum view_by by, FILE *f);
 
