@@ -12,6 +12,7 @@
 
 #include "heapprof_format.h"
 #include "image.h"
+#include "leaks.h"
 #include "report.h"
 #include "scan.h"
 #include "sym.h"
@@ -36,6 +37,9 @@ struct opts {
 	unsigned jobs;
 	const char *program;
 	const char *core;
+	unsigned leak_mask;		/* --leaks: classes shown; 0 = no classification */
+	bool fail_on_leak;
+	const char *suppressions;
 };
 
 static void usage(FILE *f)
@@ -56,6 +60,13 @@ static void usage(FILE *f)
 	      "      --raw=IMAGE@ADDR   raw mode: IMAGE holds memory as it was at ADDR; repeatable\n"
 	      "      --load-base=ADDR   raw mode: where a PIE PROGRAM was loaded\n"
 	      "      --module=FILE@ADDR raw mode: a shared object loaded at ADDR; repeatable\n"
+	      "      --leaks[=CLASSES]  classify blocks by reachability, as memcheck does, and\n"
+	      "                         show only CLASSES (comma-separated: definite, indirect,\n"
+	      "                         possible, reachable, all; default definite,indirect)\n"
+	      "      --fail-on-leak     exit with status 3 when definitely lost bytes remain\n"
+	      "                         (implies --leaks)\n"
+	      "      --suppressions=FILE  leave out leaks whose stack matches a LeakSanitizer\n"
+	      "                         'leak:PATTERN' line of FILE (implies --leaks)\n"
 	      "  -j, --jobs=N           scan with N threads (default: online CPUs)\n"
 	      "  -q, --quiet            no warnings\n"
 	      "  -h, --help             this text\n"
@@ -63,7 +74,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "Exit status: 0 a report was written (what was skipped is counted in it and on\n"
 	      "stderr); 2 no report could be made (unreadable or unusable input, no heapprof\n"
-	      "blocks); 64 bad usage.\n",
+	      "blocks); 3 --fail-on-leak found definitely lost bytes; 64 bad usage.\n",
 	      f);
 }
 
@@ -100,7 +111,7 @@ static unsigned long long number(const char *s, const char *opt)
 	return v;
 }
 
-enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE };
+enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE, OPT_LEAKS, OPT_FAILLEAK, OPT_SUPP };
 
 static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -112,6 +123,9 @@ static const struct option long_opts[] = {
 	{ "raw", required_argument, NULL, OPT_RAW },
 	{ "load-base", required_argument, NULL, OPT_LOADBASE },
 	{ "module", required_argument, NULL, OPT_MODULE },
+	{ "leaks", optional_argument, NULL, OPT_LEAKS },
+	{ "fail-on-leak", no_argument, NULL, OPT_FAILLEAK },
+	{ "suppressions", required_argument, NULL, OPT_SUPP },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -162,6 +176,15 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 			 &o->modules[o->nmodules].base);
 		o->nmodules++;
 		break;
+	case OPT_LEAKS:
+		if (!optarg)
+			o->leak_mask = LEAK_MASK_LOST;
+		else if (!leaks_parse_classes(optarg, &o->leak_mask))
+			bad_usage("--leaks takes definite, indirect, possible, reachable or all, "
+				  "comma-separated, not '%s'", optarg);
+		break;
+	case OPT_FAILLEAK: o->fail_on_leak = true; break;
+	case OPT_SUPP: o->suppressions = optarg; break;
 	case 'j': o->jobs = (unsigned)number(optarg, "--jobs"); break;
 	case 'q': util_quiet = true; break;
 	case 'h': usage(stdout); exit(0);
@@ -182,6 +205,8 @@ static void parse(struct opts *o, int argc, char **argv)
 	o->format = &out_text;
 	while ((c = getopt_long(argc, argv, "f:o:j:qhV", long_opts, NULL)) != -1)
 		parse_option(o, c, &top_set);
+	if (!o->leak_mask && (o->fail_on_leak || o->suppressions))
+		o->leak_mask = LEAK_MASK_LOST;
 	if (!top_set && o->format == &out_text)
 		o->report.top = 20;
 	o->report.sizes = o->format == &out_text;
@@ -373,7 +398,7 @@ static struct sym *scan_and_open_symbols(const struct opts *o, const struct imag
 
 	warn_hold();
 	threaded = pthread_create(&t, NULL, sym_thread, &job) == 0;
-	scan_image(img, o->jobs, scan);
+	(o->leak_mask ? scan_image_blocks : scan_image)(img, o->jobs, scan);
 	if (threaded)
 		pthread_join(t, NULL);
 	else
@@ -389,8 +414,17 @@ int main(int argc, char **argv)
 	struct report r = { 0 };
 	struct sym *sym;
 	char *source = NULL;
+	struct leak_summary leaks;
+	struct leak_supp *supp = NULL;
+	int status = 0;
 
 	parse(&o, argc, argv);
+	if (o.suppressions) {
+		char err[1024];
+
+		if (!(supp = leaks_read_suppressions(o.suppressions, err, sizeof(err))))
+			die(EXIT_NO_REPORT, "%s", err);
+	}
 	open_memory(&o, &img, &source);
 	sym = scan_and_open_symbols(&o, &img, &scan);
 	if (!scan.blocks)
@@ -400,6 +434,12 @@ int main(int argc, char **argv)
 	warn_rejected(&scan);
 	r.program = o.program;
 	r.source = source;
+	if (o.leak_mask) {
+		leaks_apply(&img, &scan, sym, supp, o.leak_mask, &leaks);
+		r.leaks = &leaks;
+		if (o.fail_on_leak && leaks.blocks[LEAK_DEFINITE])
+			status = EXIT_LEAKS;
+	}
 	report_build(&r, &scan, &img, sym, &o.report);
 	write_report(&o, &r);
 	report_free(&r);
@@ -411,5 +451,6 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < o.nraw; i++)
 		free((void *)o.raw[i].path);
 	free(source);
-	return 0;
+	leaks_free_suppressions(supp);
+	return status;
 }

@@ -2,9 +2,11 @@
  * Collapsed stacks, the input of flamegraph.pl and speedscope: one line per stack,
  * frames outermost first joined by ';', a space, the live bytes. A stack the writer cut
  * starts with a "[truncated]" frame; blocks without a readable stack are "[unknown stack]".
+ * Under --leaks every stack starts with its class: "[definitely lost]", ...
  */
 #include <stdio.h>
 
+#include "leaks.h"
 #include "report.h"
 
 /* ';' separates frames and a newline ends the record: neither may appear in a name. */
@@ -23,6 +25,8 @@ static int write_collapsed(const struct report *r, FILE *f)
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];
 
+		if (leaks_class_name(s->flags))	/* --leaks: the class is the root */
+			fprintf(f, "[%s];", leaks_class_name(s->flags));
 		/* a cut stack's outermost frame is not the root: say so rather than invent one */
 		if (s->flags & STACK_UNKNOWN)
 			fputs("[unknown stack]", f);

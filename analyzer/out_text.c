@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "image.h"
+#include "leaks.h"
 #include "report.h"
 
 #define SIZES_SHOWN 4
@@ -68,6 +69,8 @@ static void summary(const struct report *r, FILE *f)
 		fprintf(f, "              %llu damaged block headers (bad check value)\n",
 			(unsigned long long)r->damaged);
 	fprintf(f, "  symbols:    %s\n", r->modules);
+	if (r->leaks)
+		leaks_write_summary(r->leaks, f);
 }
 
 static void sizes(const struct report_stack *s, FILE *f)
@@ -111,6 +114,8 @@ static int write_text(const struct report *r, FILE *f)
 		fprintf(f, "\n#%zu  %.1f%%  %s bytes in %s blocks", i + 1, pct,
 			report_thousands(s->bytes, a), report_thousands(s->blocks, b));
 		sizes(s, f);
+		if (leaks_class_name(s->flags))
+			fprintf(f, "    are %s\n", leaks_class_name(s->flags));
 		if (s->flags & STACK_UNKNOWN)
 			fputs("    [unknown stack: no readable stack record]\n", f);
 		else if (!s->nframes)

@@ -14,6 +14,7 @@
 
 struct image;
 struct sym;
+struct leak_summary;
 
 struct report_frame {
 	uint64_t pc;
@@ -53,6 +54,7 @@ struct report {
 	const struct image *img;
 	const char *modules;		/* which module list symbolized the stacks */
 	bool saturated;			/* a total did not fit 64 bits */
+	const struct leak_summary *leaks; /* --leaks: classes (leaks.h); else NULL */
 };
 
 struct report_opts {
