@@ -198,7 +198,8 @@ static bool rec_same(const struct decoded *x, const struct decoded *y)
 /* Sort the records and note where each kind's run lies. */
 static void sort_recs(struct collect *c)
 {
-	qsort(c->recs, c->nrecs, sizeof(*c->recs), rec_cmp);
+	if (c->nrecs > 1)	/* recs is NULL while empty, and qsort wants a pointer */
+		qsort(c->recs, c->nrecs, sizeof(*c->recs), rec_cmp);
 	for (int k = 0; k <= DEC_PROC; k++) {
 		size_t i = 0;
 
@@ -295,6 +296,8 @@ static const struct hp_stack_rec *site_stack(const struct collect *c, uint32_t s
 	return k ? &k->stack : NULL;
 }
 
+static const uint64_t no_pcs[1];	/* memcmp and memcpy want a pointer even for 0 bytes */
+
 /* One site's blocks into the stacks; sampled sizes summed in sorted order. */
 static void join_site(struct collect *c, struct site_agg *s, struct join_info *out)
 {
@@ -303,7 +306,8 @@ static void join_site(struct collect *c, struct site_agg *s, struct join_info *o
 			       .nsizes = s->sizes.n };
 	unsigned flags = 0;
 
-	qsort(s->sampled.v, s->sampled.n, sizeof(uint64_t), u64_cmp);
+	if (s->sampled.n > 1)
+		qsort(s->sampled.v, s->sampled.n, sizeof(uint64_t), u64_cmp);
 	out->sampled_blocks += s->sampled.n;
 	for (size_t i = 0; i < s->sampled.n; i++) {
 		uint64_t size = s->sampled.v[i];
@@ -326,7 +330,7 @@ static void join_site(struct collect *c, struct site_agg *s, struct join_info *o
 	} else if (k && (k->flags & HP2_STACK_TRUNCATED)) {
 		flags = STACK_TRUNCATED;
 	}
-	stacks_add_group(&c->stacks, k ? k->pcs : NULL, k ? k->nframes : 0, flags, &a);
+	stacks_add_group(&c->stacks, k ? k->pcs : no_pcs, k ? k->nframes : 0, flags, &a);
 }
 
 static int site_cmp(const void *a, const void *b)

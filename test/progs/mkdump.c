@@ -1,7 +1,7 @@
 /*
  * Writes small raw memory images for the raw-mode tests: target memory at an address,
- * zeros or seeded noise, holding heapprof headers (include/heapprof_format.h) for any
- * word size and byte order, valid or spoilt one field at a time. With -E it writes a
+ * zeros or seeded noise, holding heapprof headers and v2 records
+ * (include/heapprof_format.h) for any word size and byte order, valid or spoilt. With -E it writes a
  * bare ELF header instead: a PROGRAM that gives raw mode its word size and byte order.
  */
 #include <elf.h>
@@ -26,6 +26,12 @@ static const char usage_text[] =
 	"USER is the block's user pointer; the header and pcs lie below it, and what falls\n"
 	"outside the image is left out. A FIELD (version, nframes, wsize, offset, flags) is\n"
 	"stored as VALUE and the check value covers it; check=bad stores a wrong check.\n"
+	"Block format version 2 (a BLOCK of these forms):\n"
+	"  v2@USER:SIZE:SITE[:shift=N][:sampled][:check=bad]   a 16-byte header below USER\n"
+	"  stack@ADDR:ID:PC,PC...[:truncated][:check=bad]     a stack record at ADDR\n"
+	"  site@ADDR:ID:STACK[:tid=N][:check=bad]             a site record at ADDR\n"
+	"  proc@ADDR[:period=P][:version=N][:check=bad]       the process record at ADDR\n"
+	"Records are written forward from ADDR; what falls outside the image is left out.\n"
 	"-E writes an ELF header alone (ET_EXEC, e_machine MACHINE, default 62).\n";
 
 static void __attribute__((noreturn)) usage(void)
@@ -153,6 +159,84 @@ static void place(unsigned char *img, uint64_t addr, uint64_t len, uint64_t user
 	}
 }
 
+/* The v2 options of a spec: NAME or NAME=VALUE; 1 if part is one of them. */
+static int v2_option(const char *part, uint64_t *shift, int *sampled, int *bad, int *truncated,
+		     uint64_t *period, uint64_t *version, uint64_t *tid)
+{
+	const char *eq = strchr(part, '=');
+
+	if (!strcmp(part, "sampled"))
+		*sampled = 1;
+	else if (!strcmp(part, "truncated"))
+		*truncated = 1;
+	else if (!strcmp(part, "check=bad"))
+		*bad = 1;
+	else if (eq && !strncmp(part, "shift=", 6))
+		*shift = num(eq + 1);
+	else if (eq && !strncmp(part, "period=", 7))
+		*period = num(eq + 1);
+	else if (eq && !strncmp(part, "version=", 8))
+		*version = num(eq + 1);
+	else if (eq && !strncmp(part, "tid=", 4))
+		*tid = num(eq + 1);
+	else
+		return 0;
+	return 1;
+}
+
+/* A v2 spec (KIND@...); 0 if spec is not one. Its bytes go into img (at addr, len). */
+static int v2_spec(char *spec, struct target t, unsigned char *img, uint64_t addr, uint64_t len)
+{
+	static unsigned char bytes[32 + HP2_MAX_FRAMES * 8];
+	char *at = strchr(spec, '@'), *part, *save = NULL;
+	uint64_t v[3] = { 0 }, pcs[HP2_MAX_FRAMES], shift = 0, period = 0, version = 2, tid = 1;
+	int nv = 0, sampled = 0, bad = 0, truncated = 0;
+	unsigned npcs = 0;
+	size_t n;
+
+	if (!at)
+		return 0;
+	*at = 0;
+	for (part = strtok_r(at + 1, ":", &save); part; part = strtok_r(NULL, ":", &save)) {
+		if (v2_option(part, &shift, &sampled, &bad, &truncated, &period, &version, &tid))
+			continue;
+		if (!strcmp(spec, "stack") && nv == 2) {
+			char *pc, *sp = NULL;
+
+			for (pc = strtok_r(part, ",", &sp); pc; pc = strtok_r(NULL, ",", &sp)) {
+				if (npcs == HP2_MAX_FRAMES)
+					usage();
+				pcs[npcs++] = num(pc);
+			}
+			nv++;
+		} else if (nv < 3) {
+			v[nv++] = num(part);
+		} else {
+			usage();
+		}
+	}
+	if (!strcmp(spec, "v2") && nv == 3) {
+		memset(bytes, 0, 24);
+		encode2_block(bytes + 24, v[0], v[1], (uint32_t)v[2], (unsigned)shift,
+			      sampled ? HP2_F_SAMPLED : 0, 5, t, bad);
+		place(img, addr, len, v[0], bytes, 24);
+		return 1;
+	}
+	if (!strcmp(spec, "stack") && nv >= 2)
+		n = encode2_stack(bytes, v[0], (uint32_t)v[1], truncated ? HP2_STACK_TRUNCATED : 0,
+				  pcs, npcs, t, bad);
+	else if (!strcmp(spec, "site") && nv == 3)
+		n = encode2_site(bytes, v[0], (uint32_t)v[1], (uint32_t)v[2], (uint32_t)tid,
+				 HP2_ENTRY_MALLOC, 0, t, bad);
+	else if (!strcmp(spec, "proc") && nv == 1)
+		n = encode2_proc(bytes, v[0], (unsigned)version, 4242, period, 1000000, 2000000,
+				 64, t, bad);
+	else
+		usage();
+	place(img, addr, len, v[0] + n, bytes, (uint32_t)n);
+	return 1;
+}
+
 static uint64_t xorshift(uint64_t *s)
 {
 	*s ^= *s << 13;
@@ -224,6 +308,8 @@ int main(int argc, char **argv)
 		struct block b;
 		uint32_t n;
 
+		if (v2_spec(argv[i], t, img, addr, len))
+			continue;
 		block_parse(argv[i], &b);
 		n = block_encode(&b, t, bytes, sizeof(bytes));
 		place(img, addr, len, b.user, bytes, n);

@@ -2,7 +2,8 @@
 # Included from the top Makefile; built with the analyzer's flags and sanitizers.
 
 U := $(B)/unit
-UNIT_TESTS := $(U)/sym_test $(U)/scan_test
+UNIT_TESTS := $(U)/sym_test $(U)/scan_test $(U)/v2_test $(U)/pprof_test $(U)/flame_test \
+	$(U)/names_test
 
 check-build: $(UNIT_TESTS)
 
@@ -20,3 +21,6 @@ $(U)/scan_test: $(U)/hp_tag.o
 
 $(U)/%: $(U)/%.o $(ANALYZER_LIB_OBJS)
 	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_ALL) -o $@ $^ $(ANALYZER_LIBS)
+
+# CPPFLAGS_ALL has -MMD: the units are rebuilt when a header they include changes
+-include $(wildcard $(U)/*.d)
