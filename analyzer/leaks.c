@@ -654,12 +654,6 @@ void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *
 	}
 	build_index(&k);
 	classify(&k, img, sum);
-	if (getenv("HP_LEAKS_DEBUG"))
-		for (size_t i = 0; i < k.n; i++)
-			fprintf(stderr, "block %#llx size %llu below %u end %#llx cend %#llx state %u\n",
-				(unsigned long long)k.b[i].user, (unsigned long long)k.b[i].size,
-				k.b[i].below, (unsigned long long)k.end[i],
-				(unsigned long long)content_end(&k, i), k.b[i].state);
 	sum->root_bytes = k.root_bytes;
 	sum->scanned_bytes = k.scanned_bytes;
 
