@@ -598,6 +598,7 @@ static void join_class(const struct lk *k, const struct scan_result *scan, enum 
 	struct decode_buf *buf = xmalloc(sizeof(*buf));
 
 	collect_init(cc);
+	cc->opts = scan->found.opts;	/* by thread, one region: as the plain report */
 	for (size_t i = 0; i < scan->found.nrecs; i++)
 		collect_add(cc, &scan->found.recs[i]);
 	for (size_t i = 0; i < k->n; i++) {
@@ -668,10 +669,13 @@ void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *
 		all = stacks_list(&cc.stacks, &n);
 		for (size_t i = 0; i < n; i++) {
 			const struct stack *s = all[i];
+			/* the sites' counters (calls, frees) are not split by class: left out */
 			struct stack_add a = { .bytes = s->bytes, .blocks = s->blocks,
 					       .est_bytes = s->est_bytes,
 					       .est_blocks = s->est_blocks, .sizes = s->sizes,
 					       .nsizes = s->nsizes };
+			struct stack_key key = { .pcs = s->pcs, .nframes = s->nframes, .tid = s->tid,
+				.flags = s->flags | (unsigned)(c + 1) << LEAK_FLAG_SHIFT };
 
 			if (suppressed(supp, sym, s->pcs, s->nframes)) {
 				sat_add(&sum->supp_bytes[c], stack_bytes(s));
@@ -682,8 +686,7 @@ void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *
 			sat_add(&sum->blocks[c], stack_blocks(s));
 			if (!(mask & 1u << c))
 				continue;
-			stacks_add_group(&out, s->pcs, s->nframes,
-					 s->flags | (unsigned)(c + 1) << LEAK_FLAG_SHIFT, &a);
+			stacks_add_group(&out, &key, &a);
 		}
 		if (mask & 1u << c) {
 			unknown_blocks += ji.unknown_blocks;

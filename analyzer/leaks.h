@@ -59,7 +59,7 @@ struct leak_supp *leaks_read_suppressions(const char *path, char *err, size_t er
 void leaks_free_suppressions(struct leak_supp *s);
 
 /*
- * Classify every block of scan (made by scan_image_blocks) and replace scan->stacks by
+ * Classify every block of scan (made by scan_image_blocks_with) and replace scan->stacks by
  * the stacks of the classes in mask, each stack once per class, minus what the
  * suppressions match (sym symbolizes for them). Fills *sum for all four classes.
  */

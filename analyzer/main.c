@@ -24,6 +24,7 @@ struct opts {
 	const struct out_format *format;
 	const char *output;
 	struct report_opts report;
+	struct join_opts join;
 	const char *debug_dirs[MAX_LIST + 1];
 	size_t ndebug_dirs;
 	const char *sysroot;
@@ -59,7 +60,19 @@ static void usage(FILE *f)
 	      "      --short-names      C++ names without template arguments and parameter lists\n"
 	      "      --top=N            show the N largest stacks (text default 20, others all;\n"
 	      "                         0 = all)\n"
-	      "      --min-percent=P    leave out stacks holding less than P% of the live bytes\n"
+	      "      --metric=NAME      what stacks are sorted by and collapsed output counts:\n"
+	      "                         inuse_space (default: live bytes), inuse_objects (live\n"
+	      "                         blocks), alloc_space (bytes allocated since the start),\n"
+	      "                         alloc_objects (allocation calls), alloc_time (ns of wall\n"
+	      "                         time before the calls; needs HEAPPROF_TIME=1)\n"
+	      "      --min-percent=P    leave out stacks holding less than P% of the metric\n"
+	      "      --by-thread        split every figure per thread; collapsed stacks start\n"
+	      "                         with a [thread TID NAME] frame\n"
+	      "      --region=NAME      only blocks and counts of sites in region NAME\n"
+	      "                         (heapprof_region_begin)\n"
+	      "      --events           each thread's last calls (HEAPPROF_EVENTS=N), oldest\n"
+	      "                         first, instead of the stacks\n"
+	      "  -v, --stacks           with --events: each call's stack too\n"
 	      "      --debug-dir=DIR    look for separate debug info in DIR too (by build-id,\n"
 	      "                         DIR/.build-id/xx/rest.debug); repeatable\n"
 	      "      --sysroot=DIR      find the target's shared libraries under DIR\n"
@@ -118,13 +131,19 @@ static unsigned long long number(const char *s, const char *opt)
 }
 
 enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE,
-       OPT_SHORT, OPT_LEAKS, OPT_FAILLEAK, OPT_SUPP };
+       OPT_METRIC, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_SHORT, OPT_LEAKS, OPT_FAILLEAK,
+       OPT_SUPP };
 
 static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "min-percent", required_argument, NULL, OPT_MINPCT },
+	{ "metric", required_argument, NULL, OPT_METRIC },
+	{ "by-thread", no_argument, NULL, OPT_BYTHREAD },
+	{ "region", required_argument, NULL, OPT_REGION },
+	{ "events", no_argument, NULL, OPT_EVENTS },
+	{ "stacks", no_argument, NULL, 'v' },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUGDIR },
 	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 	{ "raw", required_argument, NULL, OPT_RAW },
@@ -155,8 +174,23 @@ static const struct out_format *find_format(const char *name)
 static void parse_option(struct opts *o, int c, bool *top_set)
 {
 	char *end;
+	int m;
 
 	switch (c) {
+	case OPT_METRIC:
+		if ((m = report_metric_parse(optarg)) < 0)
+			bad_usage("unknown metric '%s' (inuse_space, inuse_objects, alloc_space, "
+				  "alloc_objects, alloc_time)", optarg);
+		o->report.metric = (enum report_metric)m;
+		break;
+	case OPT_BYTHREAD: o->join.by_thread = o->report.by_thread = true; break;
+	case OPT_REGION:
+		if (!*optarg)
+			bad_usage("%s needs a region name", "--region");
+		o->join.region = o->report.region = optarg;
+		break;
+	case OPT_EVENTS: o->report.events = true; break;
+	case 'v': o->report.event_stacks = true; break;
 	case 'f': o->format = find_format(optarg); break;
 	case 'o': o->output = optarg; break;
 	case OPT_TOP: o->report.top = (size_t)number(optarg, "--top"); *top_set = true; break;
@@ -213,10 +247,14 @@ static void parse(struct opts *o, int argc, char **argv)
 
 	memset(o, 0, sizeof(*o));
 	o->format = &out_text;
-	while ((c = getopt_long(argc, argv, "f:o:j:qhV", long_opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "f:o:j:qvhV", long_opts, NULL)) != -1)
 		parse_option(o, c, &top_set);
 	if (!o->leak_mask && (o->fail_on_leak || o->suppressions))
 		o->leak_mask = LEAK_MASK_LOST;
+	if (o->report.events)
+		o->format = &out_events;
+	else if (o->report.event_stacks)
+		bad_usage("%s", "--stacks (-v) goes with --events");
 	if (!top_set && o->format == &out_text)
 		o->report.top = 20;
 	o->report.sizes = o->format == &out_text;
@@ -338,6 +376,50 @@ static void no_blocks(const struct opts *o, const struct image *img,
 	    "LD_PRELOAD=heapprof.so?)", source, o->program);
 }
 
+/* The region's known names, for the message when --region names none of them. */
+static void __attribute__((noreturn)) unknown_region(const struct scan_result *s,
+						     const char *name, const char *source)
+{
+	size_t n, len = 1;
+	const struct decoded *rec = collect_records(&s->found, DEC_REGION, &n);
+	char *list;
+
+	if (!n)
+		die(EXIT_NO_REPORT, "no region '%s' in '%s': it records no regions", name, source);
+	for (size_t i = 0; i < n; i++)
+		len += strlen(rec[i].region.name) + 2;
+	list = xcalloc(1, len);
+	for (size_t i = 0; i < n; i++)
+		if (!i || strcmp(rec[i].region.name, rec[i - 1].region.name))
+			strcat(strcat(list, i ? ", " : ""), rec[i].region.name);
+	die(EXIT_NO_REPORT, "no region '%s' in '%s' (known regions: %s)", name, source, list);
+}
+
+/* Whether the dump holds what the options ask for; exits with one line when not. */
+static void check_data(const struct opts *o, const struct image *img,
+		       const struct scan_result *s, const char *source)
+{
+	enum report_metric m = o->report.metric;
+
+	if (s->join.region_unknown)
+		unknown_region(s, o->join.region, source);
+	if (o->report.events) {
+		if (!s->join.rings)
+			die(EXIT_NO_REPORT, "no event rings in '%s' (run with HEAPPROF_EVENTS=N)",
+			    source);
+		return;
+	}
+	if (m == METRIC_ALLOC_TIME && !s->join.have_time)
+		die(EXIT_NO_REPORT, "alloc_time was not recorded (run with HEAPPROF_TIME=1)");
+	if (m == METRIC_INUSE_SPACE || m == METRIC_INUSE_OBJECTS || !s->join.counted_sites) {
+		if (!s->blocks)
+			no_blocks(o, img, s, source);
+	}
+	if (m != METRIC_INUSE_SPACE && m != METRIC_INUSE_OBJECTS && !s->join.counted_sites)
+		die(EXIT_NO_REPORT, "'%s' holds no allocation counts (blocks of format version 1, "
+		    "or a heapprof.so before counters)", source);
+}
+
 static void warn_rejected(const struct scan_result *s)
 {
 	const struct join_info *j = &s->join;
@@ -408,7 +490,7 @@ static struct sym *scan_and_open_symbols(const struct opts *o, const struct imag
 
 	warn_hold();
 	threaded = pthread_create(&t, NULL, sym_thread, &job) == 0;
-	(o->leak_mask ? scan_image_blocks : scan_image)(img, o->jobs, scan);
+	(o->leak_mask ? scan_image_blocks_with : scan_image_with)(img, o->jobs, &o->join, scan);
 	if (threaded)
 		pthread_join(t, NULL);
 	else
@@ -437,8 +519,7 @@ int main(int argc, char **argv)
 	}
 	open_memory(&o, &img, &source);
 	sym = scan_and_open_symbols(&o, &img, &scan);
-	if (!scan.blocks)
-		no_blocks(&o, &img, &scan, source);
+	check_data(&o, &img, &scan, source);
 	warn_release();
 	warn_missing(&img, source);
 	warn_rejected(&scan);

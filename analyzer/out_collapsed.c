@@ -1,8 +1,10 @@
 /*
  * Collapsed stacks, the input of flamegraph.pl and speedscope: one line per stack,
- * frames outermost first joined by ';', a space, the live bytes. A stack the writer cut
- * starts with a "[truncated]" frame; blocks without a readable stack are "[unknown stack]".
- * Under --leaks every stack starts with its class: "[definitely lost]", ...
+ * frames outermost first joined by ';', a space, the report's metric (live bytes unless
+ * --metric says otherwise). Split by thread, the outermost frame is "[thread TID NAME]".
+ * A stack the writer cut starts with a "[truncated]" frame; blocks without a readable
+ * stack are "[unknown stack]". Under --leaks every stack starts with its class:
+ * "[definitely lost]", ...
  */
 #include <stdio.h>
 
@@ -27,6 +29,12 @@ static int write_collapsed(const struct report *r, FILE *f)
 
 		if (leaks_class_name(s->flags))	/* --leaks: the class is the root */
 			fprintf(f, "[%s];", leaks_class_name(s->flags));
+		if (r->by_thread) {
+			fprintf(f, "[thread %lu", (unsigned long)s->tid);
+			if (s->thread_name && (putc(' ', f) == EOF || put_name(s->thread_name, f) < 0))
+				return -1;
+			fputs("];", f);
+		}
 		/* a cut stack's outermost frame is not the root: say so rather than invent one */
 		if (s->flags & STACK_UNKNOWN)
 			fputs("[unknown stack]", f);
@@ -40,7 +48,7 @@ static int write_collapsed(const struct report *r, FILE *f)
 			if (j)
 				putc(';', f);
 		}
-		fprintf(f, " %llu\n", (unsigned long long)s->bytes);
+		fprintf(f, " %llu\n", (unsigned long long)s->value);
 	}
 	return ferror(f) ? -1 : 0;
 }

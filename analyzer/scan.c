@@ -250,10 +250,11 @@ static size_t make_chunks(const struct image *img, struct chunk **out)
 	return n;
 }
 
-static void result_init(struct scan_result *r)
+static void result_init(struct scan_result *r, const struct join_opts *opts)
 {
 	memset(r, 0, sizeof(*r));
 	collect_init(&r->found);
+	r->found.opts = *opts;
 }
 
 static void result_merge(struct scan_result *into, struct scan_result *from)
@@ -282,8 +283,8 @@ static void result_merge(struct scan_result *into, struct scan_result *from)
 	from->list = (struct scan_blocks){ 0 };
 }
 
-static void scan_all(const struct image *img, unsigned nthreads, bool keep,
-		     struct scan_result *out)
+static void scan_all(const struct image *img, unsigned nthreads, const struct join_opts *opts,
+		     bool keep, struct scan_result *out)
 {
 	struct job job = { .img = img };
 	struct scan_result *parts;
@@ -299,10 +300,10 @@ static void scan_all(const struct image *img, unsigned nthreads, bool keep,
 	parts = xcalloc(nthreads, sizeof(*parts));
 	tids = xcalloc(nthreads, sizeof(*tids));
 	args = xcalloc(nthreads, sizeof(*args));
-	result_init(out);
+	result_init(out, opts);
 	out->keep_blocks = keep;
 	for (unsigned t = 0; t < nthreads; t++) {
-		result_init(&parts[t]);
+		result_init(&parts[t], opts);
 		parts[t].keep_blocks = keep;
 		args[t][0] = &job;
 		args[t][1] = &parts[t];
@@ -329,12 +330,19 @@ static void scan_all(const struct image *img, unsigned nthreads, bool keep,
 
 void scan_image(const struct image *img, unsigned nthreads, struct scan_result *out)
 {
-	scan_all(img, nthreads, false, out);
+	scan_all(img, nthreads, &(struct join_opts){ 0 }, false, out);
 }
 
-void scan_image_blocks(const struct image *img, unsigned nthreads, struct scan_result *out)
+void scan_image_with(const struct image *img, unsigned nthreads, const struct join_opts *opts,
+		     struct scan_result *out)
 {
-	scan_all(img, nthreads, true, out);
+	scan_all(img, nthreads, opts, false, out);
+}
+
+void scan_image_blocks_with(const struct image *img, unsigned nthreads,
+			    const struct join_opts *opts, struct scan_result *out)
+{
+	scan_all(img, nthreads, opts, true, out);
 }
 
 void scan_result_free(struct scan_result *r)

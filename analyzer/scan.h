@@ -43,14 +43,18 @@ struct scan_result {
 				 * or join.noise */
 	uint64_t tags_cut;	/* v2 tags whose header is cut off: noise too */
 	unsigned other_version;	/* last unknown version seen, for the message */
-	bool keep_blocks;	/* fill list (scan_image_blocks) */
+	bool keep_blocks;	/* fill list (scan_image_blocks_with) */
 	struct scan_blocks list; /* every valid block header, in no order */
 };
 
 /* Scan every segment of img with nthreads threads (>= 1) into *out (initialized here). */
 void scan_image(const struct image *img, unsigned nthreads, struct scan_result *out);
+/* The same, joined as opts says (per thread, one region); scan_image() joins with none. */
+void scan_image_with(const struct image *img, unsigned nthreads, const struct join_opts *opts,
+		     struct scan_result *out);
 /* The same, and list every block found in out->list (for leaks.c). */
-void scan_image_blocks(const struct image *img, unsigned nthreads, struct scan_result *out);
+void scan_image_blocks_with(const struct image *img, unsigned nthreads,
+			    const struct join_opts *opts, struct scan_result *out);
 
 void scan_result_free(struct scan_result *r);
 
