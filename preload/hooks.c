@@ -93,8 +93,7 @@ static void *tag(void *real, unsigned shift, uint64_t size, unsigned entry, unsi
 
 		in_hook = true;
 		n = unwind_capture(pcs, hp_frames + 1, st);
-		site = table_site(pcs, n > hp_frames ? hp_frames : n, n > hp_frames, boot_tid(),
-				  entry);
+		site = table_site(pcs, n > hp_frames ? hp_frames : n, n > hp_frames, entry);
 		in_hook = false;
 	}
 	time = hp2_time_encode(table_ms());

@@ -31,12 +31,12 @@ HP_HIDDEN void table_after_fork(void);
 
 /*
  * The site id for this stack (pcs[0..n-1], innermost first; truncated if the walk
- * went on past n), the calling thread tid and entry (HP2_ENTRY_*): found in the
- * thread's cache or the table, inserted if new. 0 (no stack) if memory for a new
- * record cannot be had: the block is then still tagged, only without its stack.
+ * went on past n), the calling thread (boot_tid(), read only when the thread's cache
+ * misses) and entry (HP2_ENTRY_*): found in the thread's cache or the table,
+ * inserted if new. 0 (no stack) if memory for a new record cannot be had: the block
+ * is then still tagged, only without its stack.
  */
-HP_HIDDEN uint32_t table_site(const uintptr_t *pcs, unsigned n, bool truncated, uint32_t tid,
-			      unsigned entry);
+HP_HIDDEN uint32_t table_site(const uintptr_t *pcs, unsigned n, bool truncated, unsigned entry);
 
 /* ms since the process record's start, for block headers. */
 HP_HIDDEN uint64_t table_ms(void);
