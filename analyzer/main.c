@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "heapprof_format.h"
+#include "ages.h"
 #include "image.h"
 #include "leaks.h"
 #include "report.h"
@@ -45,6 +46,8 @@ struct opts {
 	bool fail_on_leak;
 	const char *suppressions;
 	struct leak_supp *supp;		/* read from --suppressions */
+	bool age;			/* --age */
+	int64_t older_than_ms;		/* --older-than, -1 if not given */
 };
 
 static void usage(FILE *f)
@@ -62,6 +65,9 @@ static void usage(FILE *f)
 	      "                         svg (an interactive flame graph for a browser)\n"
 	      "  -o, --output=FILE      write the report to FILE instead of standard output\n"
 	      "      --short-names      C++ names without template arguments and parameter lists\n"
+	      "      --age              live bytes by age; a block's age counts from the newest\n"
+	      "                         live block's allocation (a core has no time of its own)\n"
+	      "      --older-than=D     only blocks allocated D (90s, 5m, 2h, 1d) before the newest\n"
 	      "      --top=N            show the N largest stacks (text default 20, others all;\n"
 	      "                         0 = all)\n"
 	      "      --metric=NAME      what stacks are sorted by and collapsed output counts:\n"
@@ -147,7 +153,8 @@ static unsigned long long number(const char *s, const char *opt)
 
 enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE,
        OPT_METRIC, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_SHORT, OPT_BASE, OPT_FOCUS,
-       OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY, OPT_LEAKS, OPT_FAILLEAK, OPT_SUPP };
+       OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY, OPT_LEAKS, OPT_FAILLEAK, OPT_SUPP,
+       OPT_AGE, OPT_OLDER };
 
 static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -168,6 +175,8 @@ static const struct option long_opts[] = {
 	{ "fail-on-leak", no_argument, NULL, OPT_FAILLEAK },
 	{ "suppressions", required_argument, NULL, OPT_SUPP },
 	{ "short-names", no_argument, NULL, OPT_SHORT },
+	{ "age", no_argument, NULL, OPT_AGE },
+	{ "older-than", required_argument, NULL, OPT_OLDER },
 	{ "base", required_argument, NULL, OPT_BASE },
 	{ "focus", required_argument, NULL, OPT_FOCUS },
 	{ "ignore", required_argument, NULL, OPT_IGNORE },
@@ -250,6 +259,12 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 	case OPT_FAILLEAK: o->fail_on_leak = true; break;
 	case OPT_SUPP: o->suppressions = optarg; break;
 	case OPT_SHORT: o->report.short_names = true; break;
+	case OPT_AGE: o->age = true; break;
+	case OPT_OLDER:
+		if ((o->older_than_ms = ages_parse_duration(optarg)) < 0)
+			bad_usage("--older-than needs a duration such as 90s, 5m, 2h or 1d, not '%s'",
+				  optarg);
+		break;
 	case OPT_BASE: o->base = optarg; break;
 	case OPT_FOCUS: o->view.focus = optarg; break;
 	case OPT_IGNORE: o->view.ignore = optarg; break;
@@ -286,9 +301,12 @@ static void parse(struct opts *o, int argc, char **argv)
 	int c;
 
 	memset(o, 0, sizeof(*o));
+	o->older_than_ms = -1;
 	o->format = &out_text;
 	while ((c = getopt_long(argc, argv, "f:o:j:qvhV", long_opts, NULL)) != -1)
 		parse_option(o, c, &top_set);
+	if (o->older_than_ms >= 0 && o->leak_mask)
+		bad_usage("%s", "--older-than and --leaks cannot be combined yet");
 	if (!o->leak_mask && (o->fail_on_leak || o->suppressions))
 		o->leak_mask = LEAK_MASK_LOST;
 	if (o->report.events)
@@ -551,7 +569,8 @@ static struct sym *scan_and_open_symbols(const struct opts *o, const struct imag
 
 	warn_hold();
 	threaded = pthread_create(&t, NULL, sym_thread, &job) == 0;
-	(o->leak_mask ? scan_image_blocks_with : scan_image_with)(img, o->jobs, &o->join, scan);
+	(o->leak_mask || o->age || o->older_than_ms >= 0 ? scan_image_blocks_with
+							 : scan_image_with)(img, o->jobs, &o->join, scan);
 	if (threaded)
 		pthread_join(t, NULL);
 	else
@@ -566,6 +585,7 @@ struct session {
 	struct sym *sym;
 	char *source;
 	struct leak_summary leaks;	/* --leaks */
+	struct age_summary ages;	/* --age, --older-than */
 	struct report r;
 };
 
@@ -580,6 +600,10 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 	warn_rejected(&s->scan);
 	s->r.program = o->program;
 	s->r.source = s->source;
+	if (o->age || o->older_than_ms >= 0) {
+		ages_apply(&s->img, &s->scan, o->older_than_ms, &s->ages);
+		s->r.ages = &s->ages;
+	}
 	if (o->leak_mask) {
 		leaks_apply(&s->img, &s->scan, s->sym, o->supp, o->leak_mask, &s->leaks);
 		s->r.leaks = &s->leaks;

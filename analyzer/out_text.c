@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "image.h"
+#include "ages.h"
 #include "leaks.h"
 #include "report.h"
 #include "views.h"
@@ -138,6 +139,8 @@ static void summary(const struct report *r, FILE *f)
 		fprintf(f, "  view:       %s\n", r->view_note);
 	if (r->leaks)
 		leaks_write_summary(r->leaks, f);
+	if (r->ages)
+		ages_write_summary(r->ages, f);
 }
 
 static void sizes(const struct report_stack *s, FILE *f)
