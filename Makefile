@@ -94,11 +94,12 @@ install: all
 	install -m 0755 scripts/heapprof $(DESTDIR)$(PREFIX)/bin/heapprof
 	install -m 0644 include/heapprof_format.h preload/hp_tag.h preload/hp_tag.c \
 		$(DESTDIR)$(PREFIX)/include/heapprof/
+	install -m 0644 include/heapprof.h $(DESTDIR)$(PREFIX)/include/heapprof.h
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/heapprof.so $(DESTDIR)$(PREFIX)/bin/heapprof-analyze \
 		$(DESTDIR)$(PREFIX)/bin/heapprof
-	rm -rf $(DESTDIR)$(PREFIX)/include/heapprof
+	rm -rf $(DESTDIR)$(PREFIX)/include/heapprof $(DESTDIR)$(PREFIX)/include/heapprof.h
 
 clean:
 	rm -rf $(B)

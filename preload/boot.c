@@ -20,6 +20,7 @@
 #include "events.h"
 #include "options.h"
 #include "table.h"
+#include "triggers.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -210,6 +211,7 @@ __attribute__((constructor)) static void boot_ctor(void)
 
 	boot_ensure();
 	pthread_atfork(NULL, NULL, forget_tid);
+	triggers_init();
 	if (__atomic_load_n(&hp_stacks, __ATOMIC_ACQUIRE))
 		return;
 	unwind_init(hp_opt.unwind);

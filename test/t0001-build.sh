@@ -6,7 +6,7 @@
 test_case 'heapprof.so exports only the malloc family' '
 	nm -D --defined-only $PRELOAD | awk "{ print \$3 }" | sort >exports &&
 	printf "%s\n" aligned_alloc calloc free malloc malloc_usable_size memalign \
-		posix_memalign pvalloc realloc reallocarray valloc | sort >want &&
+		posix_memalign pvalloc realloc reallocarray valloc heapprof_api_v1 | sort >want &&
 	expect_same want exports
 '
 
