@@ -6,7 +6,7 @@ P := $(B)/progs
 PROG_CFLAGS := -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread
 TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(P)/stress \
 	$(P)/stacktab $(P)/cxx $(P)/forker $(P)/realloc_check $(P)/libc_semantics $(P)/libstrict_aligned.so $(P)/mangle $(P)/demo \
-	$(P)/unwind_check-nofp $(P)/unwind_check-fp
+	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/snapapi $(P)/snapapi-cxx
 
 check-build: $(TEST_PROGS)
 
@@ -48,3 +48,12 @@ $(P)/unwind_check-fp: FP_FLAG := -fno-omit-frame-pointer
 $(P)/unwind_check-nofp $(P)/unwind_check-fp: test/progs/unwind_check.c $(UNWIND_SRCS)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) $(FP_FLAG) -rdynamic -o $@ $^ -ldl -lgcc_s
+
+# Built against include/heapprof.h alone: runs with and without the preload.
+$(P)/snapapi: test/progs/snapapi.c include/heapprof.h
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
+
+$(P)/snapapi-cxx: test/progs/snapapi.c include/heapprof.h
+	@mkdir -p $(@D)
+	$(Q)$(call say,CXX,$@)$(CXX) -x c++ -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread -o $@ $<
