@@ -5,10 +5,13 @@
  *                   switched off, then heapprof_snapshot(NULL); prints "ready", waits
  *   snapapi peak    rises to 1,000,000 live bytes in site_peak, falls to 0, rises to
  *                   500,000; prints "ready", waits
+ *   snapapi toggle  site_outside 3x1000, "ready", waits for a file "go" in the working
+ *                   directory, site_region 4x250, "done", waits
  *   snapapi load N  4 threads allocate and free while the main thread asks for N
  *                   snapshots; prints a checksum of the threads' work, exits
  */
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +78,22 @@ static int peak(void)
 	return 0;
 }
 
-static volatile int stop;
+static int toggle(void)
+{
+	for (int i = 0; i < 3; i++)
+		site_outside(1000);
+	printf("ready\n");
+	fflush(stdout);
+	while (access("go", F_OK) != 0)
+		usleep(10000);
+	for (int i = 0; i < 4; i++)
+		site_region(250);
+	printf("done\n");
+	fflush(stdout);
+	for (;;)
+		pause();
+	return 0;
+}
 
 static void *load_thread(void *arg)
 {
@@ -124,6 +142,11 @@ int main(int argc, char **argv)
 {
 	int rc = 2;
 
+	/* SNAPAPI_NODUMP: a process that cannot be traced (nor gcore'd, unless by root) */
+	if (getenv("SNAPAPI_NODUMP"))
+		prctl(PR_SET_DUMPABLE, 0);
+	if (argc >= 2 && !strcmp(argv[1], "toggle"))
+		return toggle();
 	if (argc >= 2 && !strcmp(argv[1], "api"))
 		rc = api();
 	else if (argc >= 2 && !strcmp(argv[1], "peak"))
