@@ -4,10 +4,8 @@
  * Nothing to link: each call below finds heapprof.so through a weak reference to
  * heapprof_api_v1, which only heapprof.so defines. A program built with this header
  * runs unchanged without LD_PRELOAD=heapprof.so: the calls then do nothing, and
- * heapprof_snapshot() returns ENOSYS. The executable must be position-independent (the
- * default of GCC and Clang on current distributions); a non-PIE one needs
- * -Wl,-z,dynamic-undefined-weak, or the weak reference is settled to "absent" when it
- * is linked.
+ * heapprof_snapshot() returns ENOSYS. Code built without -fPIC/-fPIE (a non-PIE
+ * executable) asks dlsym instead, which glibc before 2.34 keeps in libdl (-ldl).
  *
  *   #include <heapprof.h>
  *   heapprof_region_begin("parse");   ... blocks made here carry region "parse"
@@ -15,7 +13,8 @@
  *   heapprof_snapshot(NULL);          ... a core-like file heapprof-analyze reads
  *
  * All calls are safe from any thread, and heapprof_snapshot() also from a signal
- * handler (it takes no lock malloc could hold and allocates nothing).
+ * handler (it takes no lock malloc could hold and allocates nothing), except in code
+ * built without -fPIC/-fPIE, where each call goes through dlsym.
  */
 #ifndef HEAPPROF_H
 #define HEAPPROF_H
@@ -39,9 +38,24 @@ struct heapprof_api {
 
 extern const struct heapprof_api *heapprof_api_v1(void) __attribute__((weak));
 
+#if !defined(__PIC__) && !defined(__PIE__)
+/* A non-PIE executable settles a weak reference that nothing defines at link time to
+ * "absent" for good: ask the dynamic linker instead (in libc since glibc 2.34; older
+ * ones need -ldl). 0 is RTLD_DEFAULT, spelled out to need no _GNU_SOURCE. */
+#include <dlfcn.h>
+#endif
+
 static inline const struct heapprof_api *heapprof_api_(void)
 {
+#if !defined(__PIC__) && !defined(__PIE__)
+	const struct heapprof_api *(*get)(void) = 0;
+	void *sym = dlsym((void *)0, "heapprof_api_v1");
+
+	__builtin_memcpy(&get, &sym, sizeof(get));
+	return get ? get() : 0;
+#else
 	return heapprof_api_v1 ? heapprof_api_v1() : 0;
+#endif
 }
 
 /*

@@ -177,7 +177,8 @@ static int open_files(struct snap_job *j, const char *path)
 		return EEXIST;
 	memcpy(j->tmp, j->final, len);
 	memcpy(j->tmp + len, ".part", sizeof(".part"));
-	j->fd = open(j->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	/* 0600, as the kernel's cores: a snapshot holds all the program's data */
+	j->fd = open(j->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	return j->fd < 0 ? errno : 0;
 }
 

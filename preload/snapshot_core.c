@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -71,9 +72,11 @@ static char *slurp(const char *path, size_t *len, size_t max)
 	ssize_t r;
 
 	*len = 0;
-	if (fd < 0 || !(buf = grab(max))) {
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0)
+		return NULL;	/* errno from open */
+	if (!(buf = grab(max))) {
+		close(fd);
+		errno = ENOMEM;
 		return NULL;
 	}
 	while ((r = read(fd, buf + *len, max - 1 - *len)) > 0)
@@ -435,14 +438,24 @@ int snap_core_write(struct snap_job *j)
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), off, end = 0, data = 0;
 	size_t len, n, nload = 0, auxv_len;
 	struct notes nb = { 0 };
-	char *maps = slurp("/proc/self/maps", &len, 64 << 20);
-	char *auxv = slurp("/proc/self/auxv", &auxv_len, 1 << 16);
+	char *maps, *auxv;
 	struct vma *v;
 	int err = 0;
 
-	if (!maps || !len || !auxv) {
-		say(j, ENOMEM, "cannot read /proc/self/maps: ", 0, 0);
-		return ENOMEM;
+	/* A process that made itself non-dumpable has its /proc files owned by root; the
+	 * writer, a process of its own, may take them back (the file it writes holds the
+	 * same memory, and is readable by the owner alone) */
+	if (access("/proc/self/auxv", R_OK) < 0)
+		prctl(PR_SET_DUMPABLE, 1);
+	maps = slurp("/proc/self/maps", &len, 64 << 20);
+	if (!maps || !len) {
+		say(j, maps ? EIO : errno, "cannot read /proc/self/maps: ", 0, 0);
+		return maps ? EIO : errno;
+	}
+	auxv = slurp("/proc/self/auxv", &auxv_len, 1 << 16);
+	if (!auxv) {
+		say(j, errno, "cannot read /proc/self/auxv: ", 0, 0);
+		return errno;
 	}
 	n = 1;
 	for (size_t i = 0; i < len; i++)

@@ -136,6 +136,27 @@ test_case 'API: programs built with heapprof.h run unchanged without the preload
 	! ls *.snap 2>/dev/null
 '
 
+test_case 'API: a non-PIE program, C and C++, finds heapprof.so too' '
+	printf "#include <heapprof.h>\nint main(void) { return heapprof_snapshot(\"np.snap\"); }\n" >np.c &&
+	cc -O2 -Wall -Wextra -no-pie -fno-pie -I$SRC_DIR/include np.c -o np &&
+	c++ -x c++ -O2 -Wall -Wextra -no-pie -fno-pie -I$SRC_DIR/include np.c -o np-cxx &&
+	{ ./np; test $? = 38; } && ! test -e np.snap &&
+	LD_PRELOAD=$PRELOAD ./np 2>/dev/null && wait_file np.snap && rm np.snap &&
+	LD_PRELOAD=$PRELOAD ./np-cxx 2>/dev/null && wait_file np.snap
+'
+
+if [ "$(id -u)" != 0 ] || command -v setpriv >/dev/null; then
+	test_case 'a non-dumpable process of an ordinary user writes its snapshot, mode 0600' '
+		as_user() { if [ "$(id -u)" = 0 ]; then setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; else "$@"; fi; } &&
+		mkdir nd && chmod 777 nd && cd nd &&
+		as_user env SNAPAPI_NODUMP=1 HEAPPROF_OUTPUT=nd.snap LD_PRELOAD=$PRELOAD $PROGS/snapapi api >nd.out 2>nd.err &
+		pid=$! && cd .. && wait_file nd/nd.snap && kill $pid &&
+		test "$(stat -c %a nd/nd.snap)" = 600 && grep -q "^snapshot 0$" nd/nd.out
+	'
+else
+	skip_case 'a non-dumpable process of an ordinary user' 'root without setpriv'
+fi
+
 test_case 'API: heapprof_snapshot, and a thread switched off allocates untagged blocks' '
 	run_preloaded $PROGS/snapapi api &&
 	grep -q "^snapshot 0$" prog.out && wait_file heapprof.$PROG_PID.1.snap &&
