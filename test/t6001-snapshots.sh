@@ -22,6 +22,20 @@ wait_file()
 
 collapsed() { heapprof-analyze -f collapsed "$@"; }
 
+# Programs a case started, ended after it whether it passed or not (a case runs in a
+# subshell: lib.sh's PROG_PID does not reach cleanup_all).
+started() { echo "$1" >>"$SCRATCH/pids"; }
+start_preloaded() { run_preloaded "$@"; rc=$?; started "$PROG_PID"; return $rc; }
+end_started()
+{
+	[ -f "$SCRATCH/pids" ] || return 0
+	for p in $(cat "$SCRATCH/pids"); do pkill -9 -P "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
+	rm -f "$SCRATCH/pids"
+}
+trap 'end_started; cleanup_all' EXIT
+# a case, then whatever it started ends
+snap_case() { test_case "$@"; end_started; }
+
 # same_report PROGRAM A B: the two images give the same report, text and collapsed
 same_report()
 {
@@ -42,9 +56,9 @@ vg_collapsed()
 }
 
 if command -v gcore >/dev/null; then
-	test_case 'HEAPPROF_SIGNAL: exact bytes, and the report of a gcore of the same moment' '
+	snap_case 'HEAPPROF_SIGNAL: exact bytes, and the report of a gcore of the same moment' '
 		export HEAPPROF_SIGNAL=USR2 &&
-		run_preloaded $PROGS/sites $SITES &&
+		start_preloaded $PROGS/sites $SITES &&
 		kill -USR2 $PROG_PID && wait_file heapprof.$PROG_PID.1.snap &&
 		mv heapprof.$PROG_PID.1.snap sig.snap &&
 		grep -q "^heapprof: snapshot .heapprof.[0-9]*.1.snap. written: " prog.err &&
@@ -58,26 +72,26 @@ else
 	skip_case 'HEAPPROF_SIGNAL against gcore' 'gcore is not installed'
 fi
 
-test_case 'HEAPPROF_SIGNAL: a numbered signal, a second snapshot, HEAPPROF_OUTPUT with %p and %n' '
+snap_case 'HEAPPROF_SIGNAL: a numbered signal, a second snapshot, HEAPPROF_OUTPUT with %p and %n' '
 	export HEAPPROF_SIGNAL=10 HEAPPROF_OUTPUT=out-%p-%n.core &&
-	run_preloaded $PROGS/sites small=4x250 &&
+	start_preloaded $PROGS/sites small=4x250 &&
 	kill -USR1 $PROG_PID && wait_file out-$PROG_PID-1.core &&
 	kill -USR1 $PROG_PID && wait_file out-$PROG_PID-2.core &&
 	! ls *.part 2>/dev/null &&
 	collapsed $PROGS/sites out-$PROG_PID-2.core >n.txt && expect_bytes site_small 1000 n.txt
 '
 
-test_case 'a snapshot never overwrites a file: one line says why' '
+snap_case 'a snapshot never overwrites a file: one line says why' '
 	export HEAPPROF_SIGNAL=USR2 HEAPPROF_OUTPUT=taken.snap &&
 	echo mine >taken.snap &&
-	run_preloaded $PROGS/sites small=1x10 &&
+	start_preloaded $PROGS/sites small=1x10 &&
 	kill -USR2 $PROG_PID && sleep 0.5 &&
 	test "$(cat taken.snap)" = mine &&
 	grep -q "^heapprof: snapshot .taken.snap. failed: the file exists" prog.err &&
 	test "$(grep -c heapprof: prog.err)" = 1
 '
 
-test_case 'bad HEAPPROF_SIGNAL, _SNAPSHOT, _START values: one warning each, the program runs' '
+snap_case 'bad HEAPPROF_SIGNAL, _SNAPSHOT, _START values: one warning each, the program runs' '
 	LD_PRELOAD=$PRELOAD HEAPPROF_SIGNAL=NOPE HEAPPROF_SNAPSHOT=huge HEAPPROF_START=maybe \
 		sh -c "echo out" >out 2>err &&
 	test "$(cat out)" = out && test "$(wc -l <err)" = 3 &&
@@ -85,7 +99,7 @@ test_case 'bad HEAPPROF_SIGNAL, _SNAPSHOT, _START values: one warning each, the 
 '
 
 if command -v valgrind >/dev/null; then
-	test_case 'HEAPPROF_AT_EXIT: per function, what valgrind calls in use at exit' '
+	snap_case 'HEAPPROF_AT_EXIT: per function, what valgrind calls in use at exit' '
 		SITES_EXIT=1 valgrind --leak-check=full --show-leak-kinds=all --run-libc-freeres=no \
 			--num-callers=50 $PROGS/sites $SITES >/dev/null 2>vg.txt &&
 		vg_collapsed vg.txt >vg.collapsed && check_sites vg.collapsed &&
@@ -104,7 +118,7 @@ else
 	skip_case 'HEAPPROF_AT_EXIT against valgrind' 'valgrind is not installed'
 fi
 
-test_case 'HEAPPROF_AT_CRASH, ulimit -c 0: a snapshot with exact bytes, death by the same signal' '
+snap_case 'HEAPPROF_AT_CRASH, ulimit -c 0: a snapshot with exact bytes, death by the same signal' '
 	ulimit -c 0 &&
 	{ HEAPPROF_AT_CRASH=1 HEAPPROF_OUTPUT=crash.snap SITES_ABORT=1 LD_PRELOAD=$PRELOAD \
 		$PROGS/sites small=2x4321 >/dev/null 2>crash.err; rc=$?; } &&
@@ -113,22 +127,22 @@ test_case 'HEAPPROF_AT_CRASH, ulimit -c 0: a snapshot with exact bytes, death by
 	collapsed $PROGS/sites crash.snap >crash.txt && expect_bytes site_small 8642 crash.txt
 '
 
-test_case 'HEAPPROF_AT_CRASH: a SEGV sent by kill still kills with SEGV, after a snapshot' '
+snap_case 'HEAPPROF_AT_CRASH: a SEGV sent by kill still kills with SEGV, after a snapshot' '
 	ulimit -c 0 &&
 	{ HEAPPROF_AT_CRASH=1 HEAPPROF_OUTPUT=segv.snap LD_PRELOAD=$PRELOAD \
 		sh -c "kill -SEGV \$\$" 2>/dev/null; rc=$?; } &&
 	test $rc = 139 && test -f segv.snap
 '
 
-test_case 'HEAPPROF_PEAK: one snapshot at the peak, with the peak'\''s bytes' '
+snap_case 'HEAPPROF_PEAK: one snapshot at the peak, with the peak'\''s bytes' '
 	export HEAPPROF_PEAK=1000000 &&
-	run_preloaded $PROGS/snapapi peak && sleep 0.3 &&
+	start_preloaded $PROGS/snapapi peak && sleep 0.3 &&
 	test "$(ls heapprof.$PROG_PID.*.snap | wc -l)" = 1 &&
 	collapsed $PROGS/snapapi heapprof.$PROG_PID.1.snap >peak.txt &&
 	expect_bytes site_peak 1000000 peak.txt
 '
 
-test_case 'API: programs built with heapprof.h run unchanged without the preload (C, C++)' '
+snap_case 'API: programs built with heapprof.h run unchanged without the preload (C, C++)' '
 	mkdir plain && cd plain &&
 	$PROGS/snapapi load 3 >plain.out && grep -q "0 snapshot calls failed" plain.out &&
 	$PROGS/snapapi-cxx load 3 >cxx.out && expect_same plain.out cxx.out &&
@@ -136,7 +150,7 @@ test_case 'API: programs built with heapprof.h run unchanged without the preload
 	! ls *.snap 2>/dev/null
 '
 
-test_case 'API: a non-PIE program, C and C++, finds heapprof.so too' '
+snap_case 'API: a non-PIE program, C and C++, finds heapprof.so too' '
 	printf "#include <heapprof.h>\nint main(void) { return heapprof_snapshot(\"np.snap\"); }\n" >np.c &&
 	cc -O2 -Wall -Wextra -no-pie -fno-pie -I$SRC_DIR/include np.c -o np &&
 	c++ -x c++ -O2 -Wall -Wextra -no-pie -fno-pie -I$SRC_DIR/include np.c -o np-cxx &&
@@ -146,19 +160,21 @@ test_case 'API: a non-PIE program, C and C++, finds heapprof.so too' '
 '
 
 if [ "$(id -u)" != 0 ] || command -v setpriv >/dev/null; then
-	test_case 'a non-dumpable process of an ordinary user writes its snapshot, mode 0600' '
-		as_user() { if [ "$(id -u)" = 0 ]; then setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; else "$@"; fi; } &&
-		mkdir nd && chmod 777 nd && cd nd &&
-		as_user env SNAPAPI_NODUMP=1 HEAPPROF_OUTPUT=nd.snap LD_PRELOAD=$PRELOAD $PROGS/snapapi api >nd.out 2>nd.err &
-		pid=$! && cd .. && wait_file nd/nd.snap && kill $pid &&
+	snap_case 'a non-dumpable process of an ordinary user writes its snapshot, mode 0600' '
+		as_user() { if [ "$(id -u)" = 0 ]; then setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; else "$@"; fi; }
+		mkdir nd; chmod 777 nd
+		(cd nd && as_user env SNAPAPI_NODUMP=1 HEAPPROF_OUTPUT=nd.snap LD_PRELOAD=$PRELOAD \
+			$PROGS/snapapi api >nd.out 2>nd.err) &
+		started $!
+		wait_file nd/nd.snap &&
 		test "$(stat -c %a nd/nd.snap)" = 600 && grep -q "^snapshot 0$" nd/nd.out
 	'
 else
 	skip_case 'a non-dumpable process of an ordinary user' 'root without setpriv'
 fi
 
-test_case 'API: heapprof_snapshot, and a thread switched off allocates untagged blocks' '
-	run_preloaded $PROGS/snapapi api &&
+snap_case 'API: heapprof_snapshot, and a thread switched off allocates untagged blocks' '
+	start_preloaded $PROGS/snapapi api &&
 	grep -q "^snapshot 0$" prog.out && wait_file heapprof.$PROG_PID.1.snap &&
 	collapsed $PROGS/snapapi heapprof.$PROG_PID.1.snap >api.txt &&
 	expect_bytes site_outside 3000 api.txt && expect_bytes site_region 1000 api.txt &&
@@ -166,7 +182,7 @@ test_case 'API: heapprof_snapshot, and a thread switched off allocates untagged 
 '
 
 if heapprof-analyze --help | grep -q -- --region; then
-	test_case 'API: --region=NAME holds exactly the region'\''s blocks' '
+	snap_case 'API: --region=NAME holds exactly the region'\''s blocks' '
 		collapsed --region=inner $PROGS/snapapi heapprof.*.1.snap >region.txt &&
 		expect_bytes site_region 1000 region.txt && expect_bytes site_outside 0 region.txt &&
 		test "$(awk "{ s += \$NF } END { print s }" region.txt)" = 1000
@@ -176,9 +192,9 @@ else
 		'heapprof-analyze has no --region yet (another step of issue 10)'
 fi
 
-test_case 'HEAPPROF_START=off, then HEAPPROF_TOGGLE_SIGNAL turns tagging on' '
+snap_case 'HEAPPROF_START=off, then HEAPPROF_TOGGLE_SIGNAL turns tagging on' '
 	export HEAPPROF_START=off HEAPPROF_SIGNAL=USR2 HEAPPROF_TOGGLE_SIGNAL=USR1 &&
-	run_preloaded $PROGS/snapapi toggle &&
+	start_preloaded $PROGS/snapapi toggle &&
 	kill -USR1 $PROG_PID && sleep 0.2 && touch go && i=0 &&
 	while ! grep -q done prog.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done &&
 	kill -USR2 $PROG_PID && wait_file heapprof.$PROG_PID.1.snap &&
@@ -187,9 +203,9 @@ test_case 'HEAPPROF_START=off, then HEAPPROF_TOGGLE_SIGNAL turns tagging on' '
 '
 
 if command -v gdb >/dev/null; then
-	test_case 'HEAPPROF_SNAPSHOT=full: gdb opens it, with the thread that took it' '
+	snap_case 'HEAPPROF_SNAPSHOT=full: gdb opens it, with the thread that took it' '
 		export HEAPPROF_SIGNAL=USR2 HEAPPROF_SNAPSHOT=full HEAPPROF_OUTPUT=full.snap &&
-		run_preloaded $PROGS/sites small=3x1000 &&
+		start_preloaded $PROGS/sites small=3x1000 &&
 		kill -USR2 $PROG_PID && wait_file full.snap &&
 		gdb -batch -ex "info files" -ex "info sharedlibrary" -ex "bt" $PROGS/sites full.snap \
 			>gdb.out 2>&1 &&
@@ -207,9 +223,9 @@ for f in /usr/bin/* /bin/*; do
 	case ${f##*/} in gdb | gcore) ;; *) ln -sf "$f" nogdb/ 2>/dev/null ;; esac
 done
 
-test_case 'a process that cannot be traced: snapshot through the signal and the wrapper, no gdb' '
+snap_case 'a process that cannot be traced: snapshot through the signal and the wrapper, no gdb' '
 	SNAPAPI_NODUMP=1 "$WRAP" run $PROGS/snapapi api >w.out 2>w.err &
-	pid=$! && i=0 &&
+	pid=$! && started $pid && i=0 &&
 	while ! grep -q ready w.out 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done &&
 	grep -q "snapshot it with: heapprof snapshot $pid" w.err &&
 	PATH=$SCRATCH/nogdb "$WRAP" snapshot $pid wrapped.snap 2>snap.err &&
@@ -221,14 +237,14 @@ test_case 'a process that cannot be traced: snapshot through the signal and the 
 	expect_bytes site_outside 3000 wr.txt
 '
 
-test_case 'the wrapper without a signal and without gdb says why' '
+snap_case 'the wrapper without a signal and without gdb says why' '
 	LD_PRELOAD=$PRELOAD $PROGS/sites small=1x10 >p.out 2>/dev/null &
-	pid=$! && sleep 0.5 &&
+	pid=$! && started $pid && sleep 0.5 &&
 	{ PATH=$SCRATCH/nogdb "$WRAP" snapshot $pid x.snap 2>why.err; rc=$?; kill $pid; } &&
 	test $rc = 2 && grep -q "has no HEAPPROF_SIGNAL in its environment, and gcore was not found" why.err
 '
 
-test_case 'the wrapper: --help, bad usage, no process, through a symlink' '
+snap_case 'the wrapper: --help, bad usage, no process, through a symlink' '
 	ln -s "$WRAP" hp && ./hp --help >h.out && grep -q "heapprof snapshot PID" h.out &&
 	./hp run --help >rh.out && grep -q "heapprof run" rh.out &&
 	{ ./hp bogus >b.out 2>b.err; test $? = 64; } && ! test -s b.out && grep -q "unknown command" b.err &&
@@ -237,7 +253,7 @@ test_case 'the wrapper: --help, bad usage, no process, through a symlink' '
 '
 
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
-	test_case 'the wrapper: a process of another user is "permission denied", with why' '
+	snap_case 'the wrapper: a process of another user is "permission denied", with why' '
 		{ setpriv --reuid=nobody --regid=nogroup --clear-groups sh "$WRAP" snapshot 1 2>perm.err;
 		  test $? = 2; } && grep -q "permission denied: process 1 belongs to root" perm.err
 	'
@@ -245,7 +261,7 @@ else
 	skip_case 'the wrapper: a process of another user' 'needs root and setpriv to be another user'
 fi
 
-test_case 'many snapshots from 4 allocating threads: no deadlock, none lost or corrupt' '
+snap_case 'many snapshots from 4 allocating threads: no deadlock, none lost or corrupt' '
 	$PROGS/snapapi load 25 >want.out &&
 	HEAPPROF_OUTPUT=load-%n.snap LD_PRELOAD=$PRELOAD timeout 60 $PROGS/snapapi load 25 \
 		>got.out 2>load.err &&
