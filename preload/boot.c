@@ -20,6 +20,7 @@
 #include "events.h"
 #include "options.h"
 #include "table.h"
+#include "triggers.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -201,4 +202,5 @@ __attribute__((constructor)) static void boot_ctor(void)
 {
 	boot_ensure();
 	pthread_atfork(NULL, NULL, forget_tid);
+	triggers_init();
 }

@@ -19,6 +19,7 @@
 #include "events.h"
 #include "options.h"
 #include "table.h"
+#include "triggers.h"
 #include "unwind.h"
 
 #define HP_EXPORT __attribute__((visibility("default")))
@@ -202,7 +203,10 @@ static void *tag(void *real, unsigned shift, uint64_t size, unsigned entry, unsi
 		in_hook = false;
 	}
 	time = hp2_time_encode(table_ms());
-	return block_write(real, shift, size, site, flags, time);
+	real = block_write(real, shift, size, site, flags, time);
+	if (unlikely(hp_opt.peak) && !in_hook)
+		peak_check(size);	/* after the header: a snapshot holds this block */
+	return real;
 }
 
 /* size + offset, or false (errno ENOMEM) when it does not fit a size_t. */

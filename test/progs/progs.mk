@@ -7,7 +7,8 @@ PROG_CFLAGS := -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread
 TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(P)/stress \
 	$(P)/stacktab $(P)/counts $(P)/cxx $(P)/forker $(P)/dlfork $(P)/realloc_check $(P)/libc_semantics \
 	$(P)/libstrict_aligned.so $(P)/mangle $(P)/demo $(P)/leaky \
-	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so
+	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so \
+	$(P)/snapapi $(P)/snapapi-cxx
 
 check-build: $(TEST_PROGS)
 
@@ -63,3 +64,12 @@ $(P)/libdecoy2.so: DECOY := -DFRAME=72 -DSLOT=8
 $(P)/libdecoy1.so $(P)/libdecoy2.so: test/progs/decoy.S
 	@mkdir -p $(@D)
 	$(Q)$(call say,AS,$@)$(CC) $(DECOY) -shared -fPIC -nostdlib -o $@ $<
+
+# Built against include/heapprof.h alone: runs with and without the preload.
+$(P)/snapapi: test/progs/snapapi.c include/heapprof.h
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
+
+$(P)/snapapi-cxx: test/progs/snapapi.c include/heapprof.h
+	@mkdir -p $(@D)
+	$(Q)$(call say,CXX,$@)$(CXX) -x c++ -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread -o $@ $<
