@@ -308,15 +308,30 @@ static void *realloc_untagged(void *p, size_t size, unsigned entry, const struct
 
 	if (!boot_ensure())
 		return NULL;
-	if (hp_opt.sample && size && hp_real.usable_size && sample_take(size, &flags))
-		return move_block(p, hp_real.usable_size(p), size, entry, st);
+	if (hp_opt.sample && size && hp_real.usable_size && sample_take(size, &flags)) {
+		/* taken by this draw: a tagged copy, without a second draw in do_malloc */
+		unsigned shift = block_shift(size);
+		size_t total, old = hp_real.usable_size(p);
+		void *q;
+
+		if (!add_room(size, (size_t)16 << shift, &total))
+			return NULL;
+		q = tag(hp_real.malloc(total), shift, size, entry, flags, st);
+		if (!q)
+			return NULL;
+		memcpy(q, p, old < size ? old : size);
+		hp_real.free(p);
+		return q;
+	}
 	return hp_real.realloc(p, size);
 }
 
 static void *do_realloc(void *p, size_t size, unsigned entry, const struct unwind_start *st)
 {
+	unsigned flags = 0;
 	uint64_t t;
 	size_t total;
+	bool keep;
 	void *r;
 
 	if (!p)
@@ -334,6 +349,10 @@ static void *do_realloc(void *p, size_t size, unsigned entry, const struct unwin
 		return move_block(p, block_size(p, t), size, entry, st);
 	if (!add_room(size, 16, &total))
 		return NULL;
+	/* The new size is a new allocation: with sampling, a new draw (keeping the old
+	 * decision and weighing it by the new size would be biased: a string built big
+	 * and shrunk would count as if sampled at its small size) */
+	keep = sample_take(size, &flags);
 	/* Kill the tag first: the allocator's copy of the block, and the old block it
 	 * frees, must not hold a header that still validates. The old block counts as
 	 * freed, the new one as allocated (if the realloc fails, as freed all the same). */
@@ -344,8 +363,11 @@ static void *do_realloc(void *p, size_t size, unsigned entry, const struct unwin
 		block_revive(p, t);	/* the old block stays the program's */
 		return NULL;
 	}
-	/* a sampled block stays one; its weight follows its new size */
-	return tag(r, 0, size, entry, block_flags(t) & HP2_F_SAMPLED, st);
+	if (!keep) {
+		memmove(r, (char *)r + 16, size);	/* left out: no header, as malloc's */
+		return r;
+	}
+	return tag(r, 0, size, entry, flags, st);
 }
 
 static void *do_calloc(size_t n, size_t elem, const struct unwind_start *st)

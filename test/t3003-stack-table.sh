@@ -99,7 +99,10 @@ test_case 'a table page missing: its blocks are counted under [unknown stack]' '
 # Sampling with a fixed seed. One block of s bytes is taken with p = 1 - exp(-s/P) and
 # counts s/p bytes, so n such blocks estimate n*s with sd = s * sqrt(n (1-p) / p):
 # at P = 65536, 20,000 x 3,000 bytes: sd 1.96e6 (3.3%); 100,000 x 100: sd 0.81e6
-# (8.1%). The test allows 4 sd.
+# (8.1%). A realloc is a new allocation with a new draw: 20,000 blocks grown from 100
+# to 3,000 bytes estimate 60,000,000 with the big ones' sd (3.3%); 20,000 shrunk from
+# 3,000 to 300 bytes estimate 6,000,000 with sd 300 * sqrt(20000 (1-p) / p), p =
+# 1 - exp(-300/65536): 0.63e6 (10.4%). The test allows 4 sd.
 test_case 'HEAPPROF_SAMPLE=65536: estimates within 4 sd of the truth, marked as sampled' '
 	HEAPPROF_SAMPLE=65536 HEAPPROF_SEED=12345 run_preloaded $ST sampled &&
 	take_core sampled.core &&
@@ -109,6 +112,11 @@ test_case 'HEAPPROF_SAMPLE=65536: estimates within 4 sd of the truth, marked as 
 	echo "estimates: $big (60000000), $small (10000000)" &&
 	[ "$big" -gt $((60000000 - 4 * 1960000)) ] && [ "$big" -lt $((60000000 + 4 * 1960000)) ] &&
 	[ "$small" -gt $((10000000 - 4 * 810000)) ] && [ "$small" -lt $((10000000 + 4 * 810000)) ] &&
+	grown=$(awk "/;sampled_grown / { s += \$NF } END { print s }" sampled.txt) &&
+	shrunk=$(awk "/;sampled_shrunk / { s += \$NF } END { print s }" sampled.txt) &&
+	echo "realloc estimates: $grown (60000000), $shrunk (6000000)" &&
+	[ "$grown" -gt $((60000000 - 4 * 1960000)) ] && [ "$grown" -lt $((60000000 + 4 * 1960000)) ] &&
+	[ "$shrunk" -gt $((6000000 - 4 * 630000)) ] && [ "$shrunk" -lt $((6000000 + 4 * 630000)) ] &&
 	heapprof-analyze $ST sampled.core >sampled.text &&
 	grep -qi "sampled" sampled.text && grep -q "65,536\|65536" sampled.text
 '

@@ -7,7 +7,10 @@
  *                          at depth d in race_leaf; then the program checks its own
  *                          table: every stack record there is distinct
  *   stacktab sampled       a known heap for the sampling estimate: sampled_big holds
- *                          20,000 x 3,000 bytes, sampled_small 100,000 x 100 bytes
+ *                          20,000 x 3,000 bytes, sampled_small 100,000 x 100 bytes,
+ *                          sampled_grown 20,000 blocks made at 100 bytes and grown by
+ *                          realloc to 3,000, sampled_shrunk 20,000 made at 3,000 and
+ *                          shrunk to 300
  * Each prints "ready" and waits to be dumped, or exits with a message on failure.
  */
 #define _GNU_SOURCE
@@ -189,6 +192,23 @@ NOINLINE static void sampled_small(void)
 		sink += malloc(100) != NULL;
 }
 
+NOINLINE static void sampled_grown(void)
+{
+	static void *keep[20000];
+
+	for (int i = 0; i < 20000; i++)
+		keep[i] = malloc(100);
+	for (int i = 0; i < 20000; i++)
+		keep[i] = realloc(keep[i], 3000);
+	sink += keep[0] != NULL;
+}
+
+NOINLINE static void sampled_shrunk(void)
+{
+	for (int i = 0; i < 20000; i++)
+		sink += realloc(malloc(3000), 300) != NULL;
+}
+
 int main(int argc, char **argv)
 {
 	int rc = 2;
@@ -198,7 +218,7 @@ int main(int argc, char **argv)
 	else if (argc >= 4 && !strcmp(argv[1], "race"))
 		rc = run_race((unsigned)atoi(argv[2]), (unsigned)atoi(argv[3]));
 	else if (argc >= 2 && !strcmp(argv[1], "sampled"))
-		sampled_big(), sampled_small(), rc = 0;
+		sampled_big(), sampled_small(), sampled_grown(), sampled_shrunk(), rc = 0;
 	if (rc) {
 		fprintf(stderr, rc == 2 ? "usage: stacktab deep N | race T K | sampled\n"
 					: "stacktab: failed\n");
