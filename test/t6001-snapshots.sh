@@ -143,9 +143,14 @@ snap_case 'HEAPPROF_AT_CRASH: a SEGV sent by kill still kills with SEGV, after a
 snap_case 'HEAPPROF_PEAK: one snapshot at the peak, with the peak'\''s bytes' '
 	export HEAPPROF_PEAK=1000000 &&
 	start_preloaded $PROGS/snapapi peak && sleep 0.3 &&
-	test "$(ls heapprof.$PROG_PID.*.snap | wc -l)" = 1 &&
-	collapsed $PROGS/snapapi heapprof.$PROG_PID.1.snap >peak.txt &&
-	expect_bytes site_peak 1000000 peak.txt
+	# a runtime that itself allocates BYTES before main (UBSan in the sanitizer run)
+	# makes a first snapshot without site_peak: exactly one holds site_peak, the peak
+	n=0 && for f in heapprof.$PROG_PID.*.snap; do
+		collapsed $PROGS/snapapi $f >peak.txt &&
+		if grep -q site_peak peak.txt; then
+			n=$((n + 1)) && expect_bytes site_peak 1000000 peak.txt || exit 1
+		fi
+	done && [ $n = 1 ]
 '
 
 snap_case 'API: programs built with heapprof.h run unchanged without the preload (C, C++)' '
