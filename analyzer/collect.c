@@ -93,6 +93,25 @@ static void add_v2_block(struct collect *c, const struct hp_block *b)
 	sat_add(&s->bytes, b->size);
 }
 
+/* A module record, its path copied (copy) or taken over. */
+static void add_module(struct collect *c, const struct hp_module_rec *m, bool copy)
+{
+	if (c->nmods == c->mods_cap)
+		c->mods = xrealloc(c->mods, (c->mods_cap = c->mods_cap ? 2 * c->mods_cap : 4) *
+						    sizeof(*c->mods));
+	c->mods[c->nmods] = *m;
+	if (copy)
+		c->mods[c->nmods].path = xstrdup(m->path);
+	c->nmods++;
+}
+
+static int module_cmp(const void *a, const void *b)
+{
+	const struct hp_module_rec *x = a, *y = b;
+
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
 void collect_add(struct collect *c, const struct decoded *d)
 {
 	struct decoded *r;
@@ -102,6 +121,10 @@ void collect_add(struct collect *c, const struct decoded *d)
 			stacks_add(&c->stacks, d->block.pcs, d->block.nframes, d->block.size);
 		else
 			add_v2_block(c, &d->block);
+		return;
+	}
+	if (d->kind == DEC_MODULE) {
+		add_module(c, &d->module, true);
 		return;
 	}
 	if (d->kind != DEC_STACK && d->kind != DEC_SITE && d->kind != DEC_PROC)
@@ -156,6 +179,9 @@ void collect_merge(struct collect *into, struct collect *from)
 	from->nrecs = 0;
 	vec_append(&into->bad_tags, &from->bad_tags);
 	from->bad_tags.n = 0;
+	for (size_t i = 0; i < from->nmods; i++)
+		add_module(into, &from->mods[i], false);
+	from->nmods = 0;
 }
 
 static uint32_t rec_id(const struct decoded *d)
@@ -347,6 +373,8 @@ void collect_join(struct collect *c, struct join_info *out)
 
 	memset(out, 0, sizeof(*out));
 	sort_recs(c);
+	if (c->nmods)
+		qsort(c->mods, c->nmods, sizeof(*c->mods), module_cmp);
 	find_proc(c, out);
 	count_ids(c, DEC_STACK, &out->stack_recs, &out->conflicts);
 	count_ids(c, DEC_SITE, &out->site_recs, &out->conflicts);
@@ -385,5 +413,8 @@ void collect_free(struct collect *c)
 			free((void *)c->recs[i].stack.pcs);
 	free(c->recs);
 	free(c->bad_tags.v);
+	for (size_t i = 0; i < c->nmods; i++)
+		free((void *)c->mods[i].path);
+	free(c->mods);
 	memset(c, 0, sizeof(*c));
 }

@@ -30,6 +30,7 @@ enum decode_kind {
 	DEC_STACK,	/* v2 stack record */
 	DEC_SITE,	/* v2 site record */
 	DEC_PROC,	/* v2 process record */
+	DEC_MODULE,	/* v2 module record (a shared object dlclose unloaded) */
 };
 
 /* One live block as either version describes it. */
@@ -72,6 +73,16 @@ struct hp_proc_rec {
 	unsigned frame_limit;
 };
 
+struct hp_module_rec {
+	uint64_t addr;
+	uint64_t bias;		/* link_map l_addr when it was loaded */
+	uint64_t text_start, text_end; /* its executable segment, [start, end) */
+	unsigned flags;		/* HP2_MOD_* */
+	unsigned build_id_len;	/* <= 24 */
+	unsigned char build_id[24];
+	const char *path;	/* NUL-terminated, in the caller's decode_buf */
+};
+
 struct decoded {
 	enum decode_kind kind;
 	union {
@@ -79,6 +90,7 @@ struct decoded {
 		struct hp_stack_rec stack;
 		struct hp_site_rec site;
 		struct hp_proc_rec proc;
+		struct hp_module_rec module;
 	};
 	/* when rejected: the version found (REJ_VERSION), and whether the candidate was
 	 * only a v2 block tag (16-bit magic) whose check failed: noise, unless its site
@@ -91,6 +103,7 @@ struct decoded {
 /* Room for the pcs a decoded value points to. */
 struct decode_buf {
 	uint64_t pcs[HP2_MAX_FRAMES > HP_MAX_FRAMES ? HP2_MAX_FRAMES : HP_MAX_FRAMES];
+	char path[HP2_MODULE_SIZE - 9 * 8];	/* a module record's path */
 };
 
 /* Where decode reads: seg (a window of the image, may be NULL) first, else img. */
