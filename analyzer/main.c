@@ -393,6 +393,7 @@ int main(int argc, char **argv)
 	parse(&o, argc, argv);
 	open_memory(&o, &img, &source);
 	sym = scan_and_open_symbols(&o, &img, &scan);
+	sym_add_unloaded(sym, scan.found.mods, scan.found.nmods);
 	if (!scan.blocks)
 		no_blocks(&o, &img, &scan, source);
 	warn_release();

@@ -7,13 +7,23 @@ PROG_CFLAGS := -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread
 TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(P)/stress \
 	$(P)/stacktab $(P)/cxx $(P)/forker $(P)/dlfork $(P)/realloc_check $(P)/libc_semantics \
 	$(P)/libstrict_aligned.so $(P)/mangle $(P)/demo \
-	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so
+	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so \
+	$(P)/libplugin.so $(P)/plugin_host
 
 check-build: $(TEST_PROGS)
 
 $(P)/libsite.so: test/progs/libsite.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fPIC -shared -o $@ $<
+
+# Loaded, called and unloaded by plugin_host before the dump (t3005).
+$(P)/libplugin.so: test/progs/libplugin.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fPIC -shared -o $@ $<
+
+$(P)/plugin_host: test/progs/plugin_host.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $< -ldl
 
 $(P)/libstrict_aligned.so: test/progs/libstrict_aligned.c
 	@mkdir -p $(@D)
