@@ -294,8 +294,14 @@ static void no_blocks(const struct opts *o, const struct image *img,
 		die(EXIT_NO_REPORT, "no valid heapprof block in '%s' (%llu candidates rejected, "
 		    "most for: %s)", source, (unsigned long long)rejected,
 		    decode_reason(most));
+	/* the process record says heapprof.so ran: nothing was live, or nothing sampled */
+	if (s->join.have_proc && s->join.proc.sample_period)
+		die(EXIT_NO_REPORT, "heapprof.so was loaded in '%s' (pid %u) but no sampled block "
+		    "was live (one block per about %llu bytes has a header)", source,
+		    s->join.proc.pid, (unsigned long long)s->join.proc.sample_period);
 	if (s->join.have_proc)
-		die(EXIT_NO_REPORT, "heapprof.so was loaded in '%s' but no block was live", source);
+		die(EXIT_NO_REPORT, "heapprof.so was loaded in '%s' (pid %u) but no block was "
+		    "live: everything allocated had been freed", source, s->join.proc.pid);
 	if (img->truncated_segs)
 		die(EXIT_NO_REPORT, "no heapprof blocks in '%s', which is truncated (%u segments "
 		    "cut short)", source, img->truncated_segs);

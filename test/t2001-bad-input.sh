@@ -57,7 +57,16 @@ test_case 'the wrong PROGRAM: a build-id warning, and the core'"'"'s own files a
 test_case 'a core of a program run without heapprof.so' '
 	$PROGS/sites small=10x100 >plain.out &
 	pid=$! && sleep 0.5 && gcore -o plain $pid >/dev/null 2>&1; kill -9 $pid;
-	one_line_exit2 $PROGS/sites plain.$pid && grep -q "LD_PRELOAD=heapprof.so" err
+	one_line_exit2 $PROGS/sites plain.$pid && grep -q "LD_PRELOAD=heapprof.so" err &&
+	! grep -q "was loaded" err
+'
+
+test_case 'a core of a program run with heapprof.so that had freed everything' '
+	run_preloaded $PROGS/nolive &&
+	take_core nolive.core &&
+	one_line_exit2 $PROGS/nolive nolive.core &&
+	grep -q "heapprof.so was loaded in .nolive.core. (pid [0-9]*) but no block was live: everything allocated had been freed" err &&
+	! grep -q "LD_PRELOAD" err
 '
 
 test_case 'a truncated core: partial report and a warning, or one line' '

@@ -8,7 +8,7 @@ TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(
 	$(P)/stacktab $(P)/cxx $(P)/forker $(P)/dlfork $(P)/realloc_check $(P)/libc_semantics \
 	$(P)/libstrict_aligned.so $(P)/mangle $(P)/demo \
 	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so \
-	$(P)/libplugin.so $(P)/plugin_host
+	$(P)/libplugin.so $(P)/plugin_host $(P)/nolive
 
 check-build: $(TEST_PROGS)
 
@@ -43,7 +43,7 @@ $(P)/sites-stripped: $(P)/sites
 		objcopy --strip-all $< $@
 
 # Programs built from one C file with nothing special.
-PLAIN_PROGS := $(addprefix $(P)/,stress forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab)
+PLAIN_PROGS := $(addprefix $(P)/,stress forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab nolive)
 $(PLAIN_PROGS): $(P)/%: test/progs/%.c include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
