@@ -262,6 +262,34 @@ static void open_memory(const struct opts *o, struct image *img, char **source)
 		    o->core, machine_name(img->machine), o->program, machine_name(machine));
 }
 
+/* Which segment was left out for which, and whether a block could hide in it. */
+static void warn_overlap(const struct seg_overlap *o)
+{
+	char left[4200], kept[4200];	/* a path of up to PATH_MAX, and words */
+
+	if (o->file)
+		snprintf(left, sizeof(left), "raw image '%s'", o->file);
+	else
+		snprintf(left, sizeof(left), "core segment at file offset %#llx",
+			 (unsigned long long)o->offset);
+	if (o->kept_file)
+		snprintf(kept, sizeof(kept), "'%s'", o->kept_file);
+	else
+		snprintf(kept, sizeof(kept), "the one at file offset %#llx",
+			 (unsigned long long)o->kept_offset);
+	if (o->hidden)
+		warn("%s [%#llx, %#llx) overlaps %s [%#llx, %#llx) and was left out: %llu of its "
+		     "bytes differ from or lie outside it, and blocks there are not counted",
+		     left, (unsigned long long)o->vaddr, (unsigned long long)o->end, kept,
+		     (unsigned long long)o->kept_vaddr, (unsigned long long)o->kept_end,
+		     (unsigned long long)o->hidden);
+	else
+		warn("%s [%#llx, %#llx) overlaps %s [%#llx, %#llx) and was left out: it holds the "
+		     "same bytes, so no block is hidden", left, (unsigned long long)o->vaddr,
+		     (unsigned long long)o->end, kept, (unsigned long long)o->kept_vaddr,
+		     (unsigned long long)o->kept_end);
+}
+
 /* Said once a report is certain: a failing run gets one line, not these first. */
 static void warn_missing(const struct image *img, const char *source)
 {
@@ -272,7 +300,13 @@ static void warn_missing(const struct image *img, const char *source)
 		warn("%llu bytes of memory are not in '%s' (not dumped or cut off); blocks there "
 		     "are not counted", (unsigned long long)img->missing_bytes, source);
 	if (img->overlap_segs)
-		warn("%u raw images overlap others and were left out", img->overlap_segs);
+		warn("%u %s overlap others and were left out", img->overlap_segs,
+		     img->elf ? "segments of the core" : "raw images");
+	for (unsigned i = 0; i < img->overlap_segs && i < IMAGE_MAX_OVERLAPS; i++)
+		warn_overlap(&img->overlaps[i]);
+	if (img->overlap_segs > IMAGE_MAX_OVERLAPS)
+		warn("... and %u more overlapping %s", img->overlap_segs - IMAGE_MAX_OVERLAPS,
+		     img->elf ? "segments" : "images");
 }
 
 static void no_blocks(const struct opts *o, const struct image *img,
