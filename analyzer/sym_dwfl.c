@@ -978,7 +978,13 @@ static bool add_unloaded(struct sym *s, const struct hp_module_rec *m)
 
 	if (m->build_id_len)
 		sym_hex(id, sizeof(id), m->build_id, m->build_id_len);
-	dwfl_getmodules(s->dwfl, find_overlap, &o, 0);
+	/* what a lookup there would find first (libdwfl may stretch a core's module over a
+	 * gap), then any module whose range meets the text */
+	o.mod = dwfl_addrmodule(s->dwfl, m->text_start);
+	if (!o.mod)
+		o.mod = dwfl_addrmodule(s->dwfl, m->text_end - 1);
+	if (!o.mod)
+		dwfl_getmodules(s->dwfl, find_overlap, &o, 0);
 	if (o.mod) {
 		const char *cur = dwfl_module_info(o.mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 
