@@ -54,17 +54,28 @@ $(B)/heapprof.so: $(PRELOAD_OBJS)
 	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -shared $(SAN_PRE) -Wl,-z,nodelete \
 		-o $@ $^ $(PRELOAD_LIBS)
 
-# Everything below needs elfutils and zlib; the preload above needs neither.
+# Everything below needs elfutils, zlib, libzstd and liblzma (cores compressed with gzip,
+# zstd or xz) and libiberty (Rust demangling); the preload above needs none of them.
+ANALYZER_PKGS := libdw libelf zlib libzstd liblzma
+# libiberty has no pkg-config file; Debian puts its headers in their own directory
+IBERTY_CFLAGS ?= -I/usr/include/libiberty
+IBERTY_LIBS ?= -liberty
 ifneq ($(filter-out preload $(B)/heapprof.so clean uninstall,$(or $(MAKECMDGOALS),all)),)
-DW_CFLAGS := $(shell $(PKG_CONFIG) --cflags libdw libelf zlib 2>/dev/null)
-DW_LIBS := $(shell $(PKG_CONFIG) --libs libdw libelf zlib 2>/dev/null)
+DW_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ANALYZER_PKGS) 2>/dev/null)
+DW_LIBS := $(shell $(PKG_CONFIG) --libs $(ANALYZER_PKGS) 2>/dev/null)
 ifeq ($(shell $(PKG_CONFIG) --exists libdw libelf zlib && echo yes),)
 $(error elfutils or zlib not found by $(PKG_CONFIG): install libdw-dev libelf-dev zlib1g-dev (Debian) or elfutils-devel zlib-devel (Fedora))
 endif
+ifeq ($(shell $(PKG_CONFIG) --exists libzstd liblzma && echo yes),)
+$(error libzstd or liblzma not found by $(PKG_CONFIG) (they read zstd and xz cores): install libzstd-dev liblzma-dev (Debian) or libzstd-devel xz-devel (Fedora))
+endif
+ifeq ($(wildcard $(patsubst -I%,%,$(filter -I%,$(IBERTY_CFLAGS)))/demangle.h),)
+$(error libiberty's demangle.h not found in $(IBERTY_CFLAGS) (it demangles Rust names): install libiberty-dev (Debian) or binutils-devel (Fedora), or set IBERTY_CFLAGS and IBERTY_LIBS)
+endif
 endif
 
-ANALYZER_CFLAGS := $(DW_CFLAGS) -pthread $(SAN_ALL)
-ANALYZER_LIBS := $(DW_LIBS) -lstdc++ -lm -pthread
+ANALYZER_CFLAGS := $(DW_CFLAGS) $(IBERTY_CFLAGS) -pthread $(SAN_ALL)
+ANALYZER_LIBS := $(DW_LIBS) $(IBERTY_LIBS) -lstdc++ -lm -pthread
 
 $(B)/analyzer/%.o: analyzer/%.c
 	@mkdir -p $(@D)
@@ -94,11 +105,16 @@ install: all
 	install -m 0755 scripts/heapprof $(DESTDIR)$(PREFIX)/bin/heapprof
 	install -m 0644 include/heapprof_format.h preload/hp_tag.h preload/hp_tag.c \
 		$(DESTDIR)$(PREFIX)/include/heapprof/
+	install -d $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man7
+	install -m 0644 doc/heapprof-analyze.1 doc/heapprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 doc/heapprof.so.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/heapprof.so $(DESTDIR)$(PREFIX)/bin/heapprof-analyze \
 		$(DESTDIR)$(PREFIX)/bin/heapprof
 	rm -rf $(DESTDIR)$(PREFIX)/include/heapprof
+	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/heapprof-analyze.1 \
+		$(DESTDIR)$(PREFIX)/share/man/man1/heapprof.1 $(DESTDIR)$(PREFIX)/share/man/man7/heapprof.so.7
 
 clean:
 	rm -rf $(B)

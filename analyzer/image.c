@@ -1,6 +1,8 @@
 /* What every image shares, core or raw: the sorted segment list and reads from it. */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,40 +29,109 @@ const char *image_file_kind(unsigned mode)
 	return S_ISREG(mode) ? "a regular file" : "an unknown kind of file";
 }
 
-int image_open_regular(const char *path, char *err, size_t errlen)
+/* Clear O_NONBLOCK, so that no later reader sees EAGAIN; -1 with err on failure. */
+static int set_blocking(int fd, const char *path, char *err, size_t errlen)
 {
-	struct stat st;
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), flags;
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Open path without waiting (O_NONBLOCK: a FIFO or device cannot stall open()), and
+ * fstat the fd itself, so that nothing changes between the check and the use.
+ */
+static int open_checked(const char *path, struct stat *st, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 
 	if (fd < 0) {
 		int e = errno;
 
 		/* a socket cannot be opened at all; say what it is rather than ENXIO */
-		if (e == ENXIO && stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+		if (e == ENXIO && stat(path, st) == 0 && !S_ISREG(st->st_mode))
 			snprintf(err, errlen, "'%s' is not a regular file (%s)", path,
-				 image_file_kind(st.st_mode));
+				 image_file_kind(st->st_mode));
 		else
 			snprintf(err, errlen, "cannot open '%s': %s", path, strerror(e));
 		errno = e;
 		return -1;
 	}
-	if (fstat(fd, &st) < 0) {
+	if (fstat(fd, st) < 0) {
 		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
 		close(fd);
 		return -1;
 	}
+	return fd;
+}
+
+int image_open_regular(const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd = open_checked(path, &st, err, errlen);
+
+	if (fd < 0)
+		return -1;
 	if (!S_ISREG(st.st_mode)) {
 		snprintf(err, errlen, "'%s' is not a regular file (%s)", path,
 			 image_file_kind(st.st_mode));
 		close(fd);
 		return -1;
 	}
-	/* regular files never block; clear the flag so that no later reader sees EAGAIN */
-	flags = fcntl(fd, F_GETFL);
-	if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) < 0) {
-		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+	return set_blocking(fd, path, err, errlen) < 0 ? -1 : fd;
+}
+
+/* Standard input as CORE '-': its own fd is left alone for whoever else reads it. */
+static int open_stdin(struct stat *st, char *err, size_t errlen)
+{
+	int fd;
+
+	if (fstat(STDIN_FILENO, st) < 0) {
+		snprintf(err, errlen, "cannot read '-' (standard input): %s", strerror(errno));
+		return -1;
+	}
+	if (isatty(STDIN_FILENO)) {
+		snprintf(err, errlen, "'-' (standard input) is a terminal: pipe a core into it, "
+			 "or name the core file");
+		return -1;
+	}
+	fd = fcntl(STDIN_FILENO, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		snprintf(err, errlen, "cannot read '-' (standard input): %s", strerror(errno));
+	return fd;
+}
+
+int image_open_stream(const char *path, bool *regular, char *err, size_t errlen)
+{
+	bool is_stdin = strcmp(path, "-") == 0;
+	struct stat st;
+	int fd = is_stdin ? open_stdin(&st, err, errlen) : open_checked(path, &st, err, errlen);
+
+	if (fd < 0)
+		return -1;
+	*regular = S_ISREG(st.st_mode);
+	if (!*regular && !S_ISFIFO(st.st_mode) && !(is_stdin && S_ISSOCK(st.st_mode))) {
+		snprintf(err, errlen, "'%s'%s is not a regular file or a pipe (%s)", path,
+			 is_stdin ? " (standard input)" : "", image_file_kind(st.st_mode));
 		close(fd);
 		return -1;
+	}
+	if (!is_stdin && set_blocking(fd, path, err, errlen) < 0)
+		return -1;
+	if (S_ISFIFO(st.st_mode) && !is_stdin) {
+		/*
+		 * A FIFO opened without waiting reads as empty until a writer comes; poll
+		 * waits for the first writer's data (or its close) as a blocking open would.
+		 */
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+
+		while (poll(&p, 1, -1) < 0 && errno == EINTR)
+			;
 	}
 	return fd;
 }

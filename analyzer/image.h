@@ -60,8 +60,9 @@ struct raw_map {
 };
 
 /*
- * Open an ELF core, plain or gzip-compressed (detected by content). Returns 0, or -1
- * with a one-line reason in err. Missing PT_LOAD bytes are counted, not fatal.
+ * Open an ELF core, plain or compressed with gzip, zstd or xz (detected by content),
+ * from a file, a FIFO or '-' (standard input). Returns 0, or -1 with a one-line
+ * reason in err. Missing PT_LOAD bytes are counted, not fatal.
  */
 int image_open_core(struct image *img, const char *path, char *err, size_t errlen);
 
@@ -94,6 +95,15 @@ int image_program_info(const char *path, unsigned *wsize, bool *big_endian, uint
  * err: "cannot open 'X': <errno>" (errno kept) or "'X' is not a regular file (a FIFO)".
  */
 int image_open_regular(const char *path, char *err, size_t errlen);
+
+/*
+ * Open CORE for src_open(): a regular file as image_open_regular() does, or a stream
+ * to be copied: '-' (standard input: a pipe, a socket or a redirected file; not a
+ * terminal) or a named FIFO (this waits for its first writer, as reading one does).
+ * *regular tells a file that can be mapped as it is. Devices and directories are
+ * refused: "'X' is not a regular file or a pipe (a character device)".
+ */
+int image_open_stream(const char *path, bool *regular, char *err, size_t errlen);
 
 /* "a FIFO", "a directory", ... for a st_mode that is not a regular file. */
 const char *image_file_kind(unsigned mode);

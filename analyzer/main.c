@@ -43,11 +43,17 @@ static void usage(FILE *f)
 	fputs("usage: heapprof-analyze [OPTIONS] PROGRAM CORE\n"
 	      "       heapprof-analyze [OPTIONS] --raw IMAGE@ADDR [--raw ...] PROGRAM\n"
 	      "Report which call stacks hold the live heap memory of a process that ran with\n"
-	      "LD_PRELOAD=heapprof.so, from its core (plain or gzip) or from raw memory images.\n"
+	      "LD_PRELOAD=heapprof.so, from its core or from raw memory images.\n"
+	      "CORE is a file, a FIFO or '-' (standard input), plain or compressed with gzip,\n"
+	      "zstd or xz (told by content); what is not a plain file is copied to $TMPDIR\n"
+	      "first, e.g.  coredumpctl dump PID | heapprof-analyze PROGRAM -\n"
 	      "\n"
-	      "  -f, --format=FMT       text (default) or collapsed (flamegraph.pl, speedscope)\n"
+	      "  -f, --format=FMT       text (default), collapsed (flamegraph.pl, speedscope),\n"
+	      "                         pprof (gzip profile.proto: pprof, Pyroscope, Parca) or\n"
+	      "                         svg (an interactive flame graph for a browser)\n"
 	      "  -o, --output=FILE      write the report to FILE instead of standard output\n"
-	      "      --top=N            show the N largest stacks (text default 20, collapsed all;\n"
+	      "      --short-names      C++ names without template arguments and parameter lists\n"
+	      "      --top=N            show the N largest stacks (text default 20, others all;\n"
 	      "                         0 = all)\n"
 	      "      --min-percent=P    leave out stacks holding less than P% of the live bytes\n"
 	      "      --debug-dir=DIR    look for separate debug info in DIR too (by build-id,\n"
@@ -100,7 +106,8 @@ static unsigned long long number(const char *s, const char *opt)
 	return v;
 }
 
-enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE };
+enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE,
+       OPT_SHORT };
 
 static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -112,6 +119,7 @@ static const struct option long_opts[] = {
 	{ "raw", required_argument, NULL, OPT_RAW },
 	{ "load-base", required_argument, NULL, OPT_LOADBASE },
 	{ "module", required_argument, NULL, OPT_MODULE },
+	{ "short-names", no_argument, NULL, OPT_SHORT },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -121,12 +129,13 @@ static const struct option long_opts[] = {
 
 static const struct out_format *find_format(const char *name)
 {
-	static const struct out_format *const all[] = { &out_text, &out_collapsed };
+	static const struct out_format *const all[] = { &out_text, &out_collapsed, &out_pprof,
+							&out_svg };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (!strcmp(all[i]->name, name))
 			return all[i];
-	bad_usage("unknown format '%s' (text, collapsed)", name);
+	bad_usage("unknown format '%s' (text, collapsed, pprof, svg)", name);
 }
 
 static void parse_option(struct opts *o, int c, bool *top_set)
@@ -162,6 +171,7 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 			 &o->modules[o->nmodules].base);
 		o->nmodules++;
 		break;
+	case OPT_SHORT: o->report.short_names = true; break;
 	case 'j': o->jobs = (unsigned)number(optarg, "--jobs"); break;
 	case 'q': util_quiet = true; break;
 	case 'h': usage(stdout); exit(0);

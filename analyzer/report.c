@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "image.h"
+#include "names.h"
 #include "report.h"
 #include "sym.h"
 #include "util.h"
@@ -30,7 +31,25 @@ static int stack_cmp(const void *a, const void *b)
 	return (x->nframes > y->nframes) - (x->nframes < y->nframes);
 }
 
-static struct report_frame *symbolize(const struct stack *s, struct sym *sym, unsigned *n)
+/* --short-names: the report keeps the shortened copy. */
+static const char *shorten(struct report *r, const char *name)
+{
+	char buf[1024];
+	char *copy;
+
+	if (!name)
+		return NULL;
+	short_name(name, buf, sizeof(buf));
+	if (!strcmp(buf, name))
+		return name;
+	copy = xstrdup(buf);
+	r->owned = xrealloc(r->owned, (r->nowned + 1) * sizeof(*r->owned));
+	r->owned[r->nowned++] = copy;
+	return copy;
+}
+
+static struct report_frame *symbolize(struct report *r, const struct stack *s, struct sym *sym,
+				      bool short_names, unsigned *n)
 {
 	struct report_frame *v = NULL;
 	size_t cap = 0, k = 0;
@@ -48,7 +67,8 @@ static struct report_frame *symbolize(const struct stack *s, struct sym *sym, un
 				v = xrealloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
 			v[k++] = (struct report_frame){
 				.pc = s->pcs[i],
-				.func = p->frames[j].func,
+				.func = short_names ? shorten(r, p->frames[j].func)
+						    : p->frames[j].func,
 				.file = p->frames[j].file,
 				.line = p->frames[j].line,
 				.module = p->module,
@@ -88,6 +108,7 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 	r->wsize = img->wsize;
 	r->big_endian = img->big_endian;
 	r->modules = sym_source(sym);
+	r->mods = sym_modules(sym, &r->nmods);
 	r->saturated = scan->stacks.saturated || r->live_bytes == UINT64_MAX;
 	v = xcalloc(n ? n : 1, sizeof(*v));
 	for (size_t i = 0; i < n; i++) {
@@ -106,7 +127,7 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 		v[keep].recorded_frames = s->nframes;
 		if (o->sizes)
 			v[keep].sizes = stacks_sizes(s, &v[keep].nsizes);
-		v[keep].frames = symbolize(s, sym, &v[keep].nframes);
+		v[keep].frames = symbolize(r, s, sym, o->short_names, &v[keep].nframes);
 		keep++;
 	}
 	r->stacks = v;
@@ -121,6 +142,10 @@ void report_free(struct report *r)
 		free((void *)r->stacks[i].frames);
 	}
 	free((void *)r->stacks);
+	for (size_t i = 0; i < r->nowned; i++)
+		free(r->owned[i]);
+	free(r->owned);
+	free((void *)r->mods);
 }
 
 const char *report_frame_name(const struct report_frame *f, char *buf, size_t size)

@@ -52,13 +52,18 @@ struct report {
 	const struct scan_result *scan;
 	const struct image *img;
 	const char *modules;		/* which module list symbolized the stacks */
+	const struct sym_module_info *mods; /* the module table, by start address */
+	size_t nmods;
 	bool saturated;			/* a total did not fit 64 bits */
+	char **owned;			/* names the report made (--short-names) */
+	size_t nowned;
 };
 
 struct report_opts {
 	size_t top;		/* 0: all */
 	double min_percent;	/* stacks below this share are left out */
 	bool sizes;		/* count the shown stacks' blocks by size (text does) */
+	bool short_names;	/* C++ templates and parameter lists left out */
 };
 
 /* Build r from a scan; symbolizes only the stacks shown. */
@@ -81,6 +86,6 @@ struct out_format {
 	int (*write)(const struct report *r, FILE *f);
 };
 
-extern const struct out_format out_text, out_collapsed;
+extern const struct out_format out_text, out_collapsed, out_pprof, out_svg;
 
 #endif

@@ -73,6 +73,16 @@ const struct sym_pc *sym_lookup(struct sym *s, uint64_t pc, bool is_return_addr)
  */
 void sym_add_unloaded(struct sym *s, const struct hp_module_rec *mods, size_t n);
 
+/* A module as the symbolizer placed it: [start, end) in the target, build-id in hex. */
+struct sym_module_info {
+	const char *path;	/* the module's file as the core names it; lives until sym_close() */
+	uint64_t start, end;
+	char build_id[129];	/* "" if none */
+};
+
+/* Every module, by start address; *n gets how many. The caller frees the array. */
+struct sym_module_info *sym_modules(struct sym *s, size_t *n);
+
 /* Which module list was used, for the report summary: "core notes", "link_map", ... */
 const char *sym_source(const struct sym *s);
 

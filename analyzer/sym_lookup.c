@@ -23,6 +23,9 @@
 #include "sym_dwfl.h"
 #include "util.h"
 
+/* libiberty's (binutils) demangler, for Rust; the header is C and self-contained */
+#include <demangle.h>
+
 /* libstdc++'s demangler (extern "C"), declared here so that no C++ header is needed */
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
@@ -110,16 +113,25 @@ const char *sym_intern(struct sym *s, const char *str)
 	return *slot;
 }
 
-/* C++ names come demangled; C names, and anything the demangler rejects, as they are. */
+/*
+ * C++ and Rust names come demangled; C names, and anything the demanglers reject, as
+ * they are. Rust's legacy names (_ZN...17h<hash>E) are also valid C++ manglings, so
+ * libiberty's Rust demangler goes first: it takes only names with the hash suffix
+ * (and drops the hash) or v0 names (_R...), and gives NULL for all others.
+ */
 const char *sym_name(struct sym *s, const char *name)
 {
-	char *d;
+	char *d = NULL;
 	const char *r;
 	int status = -1;
 
-	if (!name || name[0] != '_' || name[1] != 'Z')
+	if (!name || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
 		return sym_intern(s, name);
-	d = __cxa_demangle(name, NULL, NULL, &status);
+	d = rust_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+	if (d)
+		status = 0;
+	else if (name[1] == 'Z')
+		d = __cxa_demangle(name, NULL, NULL, &status);
 	r = sym_intern(s, status == 0 && d ? d : name);
 	free(d);
 	return r;

@@ -2,7 +2,8 @@
 # Included from the top Makefile; built with the analyzer's flags and sanitizers.
 
 U := $(B)/unit
-UNIT_TESTS := $(U)/sym_test $(U)/scan_test $(U)/v2_test
+UNIT_TESTS := $(U)/sym_test $(U)/scan_test $(U)/v2_test $(U)/pprof_test $(U)/flame_test \
+	$(U)/names_test
 
 check-build: $(UNIT_TESTS)
 

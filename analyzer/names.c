@@ -1,0 +1,101 @@
+/*
+ * short_name(): one left-to-right pass with a small stack of open brackets, copying
+ * only what is outside template arguments and parameter lists.
+ */
+#include <ctype.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "names.h"
+
+#define NAMES_DEPTH 64
+
+struct out {
+	char *buf;
+	size_t size, len;
+};
+
+static void put(struct out *o, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n && o->len + 1 < o->size; i++)
+		o->buf[o->len++] = s[i];
+}
+
+static bool ends_with(const struct out *o, const char *s)
+{
+	size_t n = strlen(s);
+
+	return o->len >= n && !memcmp(o->buf + o->len - n, s, n);
+}
+
+/* At "operator" (as a word): how many bytes the operator's own name takes. */
+static size_t operator_len(const char *p)
+{
+	static const char *const ops[] = { "operator<=>", "operator<<=", "operator>>=",
+		"operator()", "operator[]", "operator->*", "operator->", "operator<<", "operator>>",
+		"operator<=", "operator>=", "operator<", "operator>" };
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strncmp(p, ops[i], strlen(ops[i])))
+			return strlen(ops[i]);
+	return 0;
+}
+
+const char *short_name(const char *demangled, char *buf, size_t size)
+{
+	struct out o = { buf, size, 0 };
+	char stack[NAMES_DEPTH];	/* 'T' template args, 'Q' Rust path, 'P' parameters */
+	size_t depth = 0, hidden = 0;	/* hidden: open 'T' and 'P' brackets */
+	size_t braces = 0;		/* inside "{lambda...}": parameters there end nothing */
+	bool after_op = false;		/* just past an operator's name */
+	const char *p = demangled;
+
+	while (*p) {
+		size_t n;
+
+		if (!hidden && (p == demangled || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) &&
+		    (n = operator_len(p))) {
+			put(&o, p, n);		/* operator< is a name, not a bracket */
+			p += n;
+			while (*p == ' ')	/* "operator< <int>": what follows is arguments */
+				p++;
+			after_op = true;
+			continue;
+		}
+		if (!strncmp(p, "(anonymous namespace)", 21) && !hidden) {
+			put(&o, p, 21);
+			p += 21;
+			continue;
+		}
+		if ((*p == '<' || *p == '(') && depth < NAMES_DEPTH) {
+			/* "<" opening a name, not following one, is a Rust qualified path */
+			bool q = *p == '<' && !hidden && !after_op &&
+				 (o.len == 0 || ends_with(&o, "::") || ends_with(&o, " ") ||
+				  ends_with(&o, "<"));
+
+			stack[depth++] = q ? 'Q' : *p == '<' ? 'T' : 'P';
+			if (q)
+				put(&o, p, 1);
+			else
+				hidden++;
+		} else if ((*p == '>' || *p == ')') && depth) {
+			char kind = stack[--depth];
+
+			if (kind == 'Q')
+				put(&o, p, 1);
+			else if (--hidden == 0 && kind == 'P' && !braces && strncmp(p + 1, "::", 2))
+				break;	/* the function's own parameters: the rest is qualifiers */
+		} else if (!hidden) {
+			braces += *p == '{';
+			braces -= *p == '}' && braces;
+			put(&o, p, 1);
+		}
+		after_op = false;
+		p++;
+	}
+	/* "foo<int> " before a cut, or a space left by "operator< <int>" */
+	while (o.len && o.buf[o.len - 1] == ' ')
+		o.len--;
+	buf[o.len] = '\0';
+	return buf;
+}

@@ -1,0 +1,62 @@
+/*
+ * The module table of a report (sym.h): every module the symbolizer reported, with its
+ * address range and build-id, for writers that name mappings (pprof) and for stable
+ * frame identities (module + offset).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sym_dwfl.h"
+#include "util.h"
+
+struct mods_acc {
+	struct sym_module_info *v;
+	size_t n, cap;
+};
+
+static int one_module(Dwfl_Module *m, void **userdata, const char *name, Dwarf_Addr start,
+		      void *arg)
+{
+	struct mods_acc *a = arg;
+	struct sym_mod *sm = *userdata;
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	Dwarf_Addr end;
+	const char *file = NULL;
+	int len;
+	struct sym_module_info *i;
+
+	if (a->n == a->cap)
+		a->v = xrealloc(a->v, (a->cap = a->cap ? a->cap * 2 : 16) * sizeof(*a->v));
+	i = &a->v[a->n++];
+	memset(i, 0, sizeof(*i));
+	dwfl_module_info(m, NULL, NULL, &end, NULL, NULL, &file, NULL);
+	(void)sm;
+	i->path = file ? file : name;	/* the file, as pprof wants it */
+	i->start = start;
+	i->end = end;
+	len = dwfl_module_build_id(m, &id, &vaddr);
+	for (int k = 0; k < len && k < (int)sizeof(i->build_id) / 2; k++)
+		snprintf(i->build_id + 2 * k, 3, "%02x", id[k]);
+	return DWARF_CB_OK;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct sym_module_info *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+struct sym_module_info *sym_modules(struct sym *s, size_t *n)
+{
+	struct mods_acc a = { 0 };
+
+	if (s && s->dwfl)
+		dwfl_getmodules(s->dwfl, one_module, &a, 0);
+	if (a.n)
+		qsort(a.v, a.n, sizeof(*a.v), by_start);
+	*n = a.n;
+	return a.v;
+}
