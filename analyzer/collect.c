@@ -112,13 +112,26 @@ static int module_cmp(const void *a, const void *b)
 	return (x->addr > y->addr) - (x->addr < y->addr);
 }
 
+/* A v1 block holds its stack and thread, but names no site and so no region. */
+static void add_v1_block(struct collect *c, const struct hp_block *b)
+{
+	struct stack_key k = { b->pcs, b->nframes, 0, c->opts.by_thread ? b->tid : 0 };
+	struct stack_add a = { .bytes = b->size, .blocks = 1, .sizes = &b->size, .nsizes = 1 };
+
+	if (c->opts.region) {
+		c->v1_left_out++;
+		return;
+	}
+	stacks_add_group(&c->stacks, &k, &a);
+}
+
 void collect_add(struct collect *c, const struct decoded *d)
 {
 	struct decoded *r;
 
 	if (d->kind == DEC_BLOCK) {
 		if (d->block.version == 1)
-			stacks_add(&c->stacks, d->block.pcs, d->block.nframes, d->block.size);
+			add_v1_block(c, &d->block);
 		else
 			add_v2_block(c, &d->block);
 		return;
@@ -127,7 +140,7 @@ void collect_add(struct collect *c, const struct decoded *d)
 		add_module(c, &d->module, true);
 		return;
 	}
-	if (d->kind != DEC_STACK && d->kind != DEC_SITE && d->kind != DEC_PROC)
+	if (d->kind <= DEC_BLOCK || d->kind >= DEC_NKINDS)
 		return;
 	if (c->nrecs == c->recs_cap)
 		c->recs = xrealloc(c->recs, (c->recs_cap = c->recs_cap ? 2 * c->recs_cap : 16) *
@@ -182,17 +195,33 @@ void collect_merge(struct collect *into, struct collect *from)
 	for (size_t i = 0; i < from->nmods; i++)
 		add_module(into, &from->mods[i], false);
 	from->nmods = 0;
+	into->v1_left_out += from->v1_left_out;
+	from->v1_left_out = 0;
 }
 
+/* A record's id: stacks, sites and regions their own; threads and rings the tid. */
 static uint32_t rec_id(const struct decoded *d)
 {
-	return d->kind == DEC_STACK ? d->stack.id : d->kind == DEC_SITE ? d->site.id : 0;
+	switch (d->kind) {
+	case DEC_STACK: return d->stack.id;
+	case DEC_SITE: return d->site.id;
+	case DEC_THREAD: return d->thread.tid;
+	case DEC_REGION: return d->region.id;
+	case DEC_RING: return d->ring.tid;
+	default: return 0;
+	}
 }
 
 static uint64_t rec_addr(const struct decoded *d)
 {
-	return d->kind == DEC_STACK ? d->stack.addr : d->kind == DEC_SITE ? d->site.addr
-									  : d->proc.addr;
+	switch (d->kind) {
+	case DEC_STACK: return d->stack.addr;
+	case DEC_SITE: return d->site.addr;
+	case DEC_THREAD: return d->thread.addr;
+	case DEC_REGION: return d->region.addr;
+	case DEC_RING: return d->ring.addr;
+	default: return d->proc.addr;
+	}
 }
 
 /* by kind, id, then address: groups of one id, the lowest address first */
@@ -217,6 +246,10 @@ static bool rec_same(const struct decoded *x, const struct decoded *y)
 	if (x->kind == DEC_SITE)
 		return x->site.stack == y->site.stack && x->site.tid == y->site.tid &&
 		       x->site.entry == y->site.entry && x->site.flags == y->site.flags;
+	if (x->kind == DEC_REGION)
+		return !strcmp(x->region.name, y->region.name);
+	if (x->kind == DEC_THREAD || x->kind == DEC_RING)
+		return true;	/* one tid, several records: a reused tid, or a fork */
 	return x->proc.sample_period == y->proc.sample_period && x->proc.pid == y->proc.pid &&
 	       x->proc.start_mono_ns == y->proc.start_mono_ns;
 }
@@ -226,7 +259,7 @@ static void sort_recs(struct collect *c)
 {
 	if (c->nrecs > 1)	/* recs is NULL while empty, and qsort wants a pointer */
 		qsort(c->recs, c->nrecs, sizeof(*c->recs), rec_cmp);
-	for (int k = 0; k <= DEC_PROC; k++) {
+	for (int k = 0; k < DEC_NKINDS; k++) {
 		size_t i = 0;
 
 		while (i < c->nrecs && c->recs[i].kind != (enum decode_kind)k)
@@ -310,28 +343,25 @@ static void find_proc(const struct collect *c, struct join_info *out)
 			out->procs_differ = true;
 }
 
-/* The stack record a site id leads to, or NULL: missing, damaged or ambiguous. */
-static const struct hp_stack_rec *site_stack(const struct collect *c, uint32_t site)
+/* The site record of id and the stack record it leads to; either NULL when missing,
+ * damaged or ambiguous. */
+static const struct hp_site_rec *site_of(const struct collect *c, uint32_t id,
+					 const struct hp_stack_rec **stack)
 {
 	bool ambiguous;
-	const struct decoded *s = rec_find(c, DEC_SITE, site, &ambiguous), *k;
+	const struct decoded *s = rec_find(c, DEC_SITE, id, &ambiguous), *k = NULL;
 
-	if (!s)
-		return NULL;
-	k = rec_find(c, DEC_STACK, s->site.stack, &ambiguous);
-	return k ? &k->stack : NULL;
+	if (s)
+		k = rec_find(c, DEC_STACK, s->site.stack, &ambiguous);
+	*stack = k ? &k->stack : NULL;
+	return s ? &s->site : NULL;
 }
 
 static const uint64_t no_pcs[1];	/* memcmp and memcpy want a pointer even for 0 bytes */
 
-/* One site's blocks into the stacks; sampled sizes summed in sorted order. */
-static void join_site(struct collect *c, struct site_agg *s, struct join_info *out)
+/* Sampled sizes (sorted first: the sum must not depend on the scan's order) into a. */
+static void add_sampled(struct site_agg *s, struct stack_add *a, struct join_info *out)
 {
-	const struct hp_stack_rec *k = NULL;
-	struct stack_add a = { .bytes = s->bytes, .blocks = s->blocks, .sizes = s->sizes.v,
-			       .nsizes = s->sizes.n };
-	unsigned flags = 0;
-
 	if (s->sampled.n > 1)
 		qsort(s->sampled.v, s->sampled.n, sizeof(uint64_t), u64_cmp);
 	out->sampled_blocks += s->sampled.n;
@@ -340,23 +370,79 @@ static void join_site(struct collect *c, struct site_agg *s, struct join_info *o
 		double w;
 
 		if (!out->have_proc) {
-			a.blocks++;
-			sat_add(&a.bytes, size);
+			a->blocks++;
+			sat_add(&a->bytes, size);
 			continue;
 		}
 		w = decode_sample_weight(size, out->proc.sample_period);
-		a.est_blocks += w;
-		a.est_bytes += w * (double)size;
+		a->est_blocks += w;
+		a->est_bytes += w * (double)size;
 	}
-	if (s->id && !(k = site_stack(c, s->id))) {
-		flags = STACK_UNKNOWN;
+}
+
+/* One site's blocks and counters into the stacks. */
+static void join_site(struct collect *c, struct site_agg *s, struct join_info *out)
+{
+	const struct hp_stack_rec *k = NULL;
+	const struct hp_site_rec *site = s->id ? site_of(c, s->id, &k) : NULL;
+	struct stack_add a = { .bytes = s->bytes, .blocks = s->blocks, .sizes = s->sizes.v,
+			       .nsizes = s->sizes.n };
+	struct stack_key key = { no_pcs, 0, 0, 0 };
+
+	if (c->opts.region && (!site || site->flags != out->region_id || out->region_unknown)) {
+		out->left_out_blocks += s->sizes.n;
+		return;
+	}
+	add_sampled(s, &a, out);
+	if (s->id && !k) {
+		key.flags = STACK_UNKNOWN;
 		out->unknown_blocks += s->sizes.n;
 		for (size_t i = 0; i < s->sizes.n; i++)
 			sat_add(&out->unknown_bytes, s->sizes.v[i]);
-	} else if (k && (k->flags & HP2_STACK_TRUNCATED)) {
-		flags = STACK_TRUNCATED;
+	} else if (k) {
+		key = (struct stack_key){ k->pcs, k->nframes,
+					  k->flags & HP2_STACK_TRUNCATED ? STACK_TRUNCATED : 0, 0 };
 	}
-	stacks_add_group(&c->stacks, k ? k->pcs : no_pcs, k ? k->nframes : 0, flags, &a);
+	if (site && site->have_counts) {
+		a.counts = (struct stack_counts){ site->counts.calls, site->counts.bytes,
+						  site->counts.frees, site->counts.freed,
+						  site->counts.time_ns };
+		out->counted_sites++;
+	}
+	if (c->opts.by_thread && site)
+		key.tid = site->tid;
+	stacks_add_group(&c->stacks, &key, &a);
+}
+
+/* Sites with counters but no live block get an (empty) aggregate, so the join sees them. */
+static void add_counted_sites(struct collect *c)
+{
+	size_t i, end;
+
+	kind_range(c, DEC_SITE, &i, &end);
+	for (; i < end; i++) {
+		const struct hp_site_rec *s = &c->recs[i].site;
+
+		if (s->have_counts && (s->counts.calls || s->counts.frees) && s->id)
+			site_get(c, s->id);
+	}
+}
+
+/* opts.region to its id, from the region records. */
+static void find_region(const struct collect *c, struct join_info *out)
+{
+	size_t i, end;
+
+	if (!c->opts.region)
+		return;
+	kind_range(c, DEC_REGION, &i, &end);
+	for (; i < end; i++) {
+		if (!strcmp(c->recs[i].region.name, c->opts.region)) {
+			out->region_id = c->recs[i].region.id;
+			return;
+		}
+	}
+	out->region_unknown = true;
 }
 
 static int site_cmp(const void *a, const void *b)
@@ -368,7 +454,7 @@ static int site_cmp(const void *a, const void *b)
 
 void collect_join(struct collect *c, struct join_info *out)
 {
-	struct site_agg *v = xmalloc((c->nsites ? c->nsites : 1) * sizeof(*v));
+	struct site_agg *v;
 	size_t n = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -378,6 +464,17 @@ void collect_join(struct collect *c, struct join_info *out)
 	find_proc(c, out);
 	count_ids(c, DEC_STACK, &out->stack_recs, &out->conflicts);
 	count_ids(c, DEC_SITE, &out->site_recs, &out->conflicts);
+	count_ids(c, DEC_REGION, &out->region_recs, &out->conflicts);
+	count_ids(c, DEC_THREAD, &out->thread_recs, &out->conflicts);
+	count_ids(c, DEC_RING, &out->rings, &out->conflicts);
+	if (out->have_proc) {
+		out->sampled_counts = out->proc.sample_period > 0;
+		out->have_time = (out->proc.p_flags & HP2_P_TIME) != 0;
+	}
+	find_region(c, out);
+	out->left_out_blocks = c->v1_left_out;
+	add_counted_sites(c);
+	v = xmalloc((c->nsites ? c->nsites : 1) * sizeof(*v));
 	for (size_t i = 0; i < c->sites_cap; i++)
 		if (c->sites[i].used)
 			v[n++] = c->sites[i];
@@ -399,6 +496,34 @@ void collect_join(struct collect *c, struct join_info *out)
 		else
 			out->noise++;
 	}
+}
+
+const struct decoded *collect_records(const struct collect *c, enum decode_kind kind, size_t *n)
+{
+	size_t i, end;
+
+	kind_range(c, kind, &i, &end);
+	*n = end - i;
+	return c->recs + i;
+}
+
+const char *collect_thread_name(const struct collect *c, uint32_t tid)
+{
+	size_t i, end;
+
+	kind_range(c, DEC_THREAD, &i, &end);
+	for (; i < end; i++)	/* few threads: a walk is enough */
+		if (c->recs[i].thread.tid == tid && c->recs[i].thread.name[0])
+			return c->recs[i].thread.name;
+	return NULL;
+}
+
+const struct hp_stack_rec *collect_site_stack(const struct collect *c, uint32_t site)
+{
+	const struct hp_stack_rec *k;
+
+	site_of(c, site, &k);
+	return k;
 }
 
 void collect_free(struct collect *c)

@@ -27,7 +27,14 @@ struct site_agg {
 	struct u64vec sampled;		/* the sizes of the sampled ones */
 };
 
+/* How the join keys and filters what it adds (the default, all zero: per stack, all). */
+struct join_opts {
+	bool by_thread;		/* split stacks per thread: v2 the site's tid, v1 the header's */
+	const char *region;	/* keep only the sites of the region of this name */
+};
+
 struct collect {
+	struct join_opts opts;		/* set before the first collect_add */
 	struct stacks stacks;		/* v1 blocks now; v2 ones after the join */
 	struct site_agg *sites;		/* open-addressed by id */
 	size_t nsites, sites_cap;
@@ -37,7 +44,8 @@ struct collect {
 	struct hp_module_rec *mods;	/* module records (paths owned), by address after
 					 * the join */
 	size_t nmods, mods_cap;
-	size_t kind_lo[DEC_PROC + 1], kind_hi[DEC_PROC + 1]; /* recs of a kind, once sorted */
+	size_t kind_lo[DEC_NKINDS], kind_hi[DEC_NKINDS]; /* recs of a kind, once sorted */
+	uint64_t v1_left_out;		/* v1 blocks --region left out (they have no site) */
 };
 
 /* What the join found; all counts in blocks as found unless said otherwise. */
@@ -53,6 +61,13 @@ struct join_info {
 	uint64_t noise;			/* the other v2 tags with a bad check */
 	uint64_t stack_recs, site_recs;	/* distinct ids read */
 	uint64_t conflicts;		/* ids claimed by two different records */
+	uint64_t thread_recs, region_recs, rings; /* distinct ids (tids) read */
+	uint64_t counted_sites;		/* site records whose counters were added */
+	bool sampled_counts;		/* counters are estimates (process w3 > 0) */
+	bool have_time;			/* process flag HP2_P_TIME: w9 holds time */
+	bool region_unknown;		/* opts.region names no region record */
+	uint32_t region_id;		/* opts.region's id */
+	uint64_t left_out_blocks;	/* live blocks outside opts.region, as found */
 };
 
 void collect_init(struct collect *c);
@@ -68,6 +83,15 @@ void collect_merge(struct collect *into, struct collect *from);
  * the result does not depend on the order values were added or merged in.
  */
 void collect_join(struct collect *c, struct join_info *out);
+/* After the join: the sorted records of kind (lowest address first within an id); *n
+ * gets how many. Valid until collect_free(). */
+const struct decoded *collect_records(const struct collect *c, enum decode_kind kind, size_t *n);
+/* After the join: the name of thread tid from its thread records, or NULL (none, or
+ * no name). Of several records for one tid the lowest-addressed named one wins. */
+const char *collect_thread_name(const struct collect *c, uint32_t tid);
+/* After the join: the stack record that site id leads to, or NULL (missing, damaged or
+ * ambiguous records). */
+const struct hp_stack_rec *collect_site_stack(const struct collect *c, uint32_t site);
 void collect_free(struct collect *c);
 
 #endif

@@ -3,11 +3,14 @@
  * fields through the bounds-checked reader, validate, and return a plain value.
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "decode.h"
 #include "image.h"
 #include "rd.h"
+
+#define HP2_RING_MAX (1u << 24)	/* HEAPPROF_EVENTS' limit */
 
 const char *decode_reason(enum decode_reject r)
 {
@@ -80,13 +83,15 @@ static bool read_pcs(const struct decode_src *src, uint64_t addr, unsigned n, ui
 	return true;
 }
 
-/* n 64-bit words at addr; false when any byte is absent or addr + 8n wraps. */
+#define MAX_WORDS 16	/* the longest record read at once (a site's 10 words) */
+
+/* n (<= MAX_WORDS) 64-bit words at addr; false when any byte is absent or addr + 8n wraps. */
 static bool read_words(const struct decode_src *src, uint64_t addr, uint64_t *w, unsigned n)
 {
-	unsigned char raw[8 * 8];
+	unsigned char raw[MAX_WORDS * 8];
 	struct rd r = { raw, (size_t)n * 8, src->img->big_endian };
 
-	if (addr + (uint64_t)n * 8 < addr || !fetch(src, addr, raw, (size_t)n * 8))
+	if (n > MAX_WORDS || addr + (uint64_t)n * 8 < addr || !fetch(src, addr, raw, (size_t)n * 8))
 		return false;
 	for (unsigned i = 0; i < n; i++)
 		rd_u64(&r, &w[i]);
@@ -211,10 +216,12 @@ static enum decode_reject stack_rec(const struct decode_src *src, uint64_t addr,
 static enum decode_reject site_rec(const struct decode_src *src, uint64_t addr,
 				   struct decoded *out)
 {
-	uint64_t w[4];
+	uint64_t w[10] = { 0 };
+	bool counts;
 
-	/* w4..w7 are not checked: a record whose unchecked tail is cut off still counts */
-	if (!read_words(src, addr, w, 4))
+	/* w4 on are not checked: a record whose unchecked tail is cut off still counts,
+	 * only without its counters */
+	if (!(counts = read_words(src, addr, w, 10)) && !read_words(src, addr, w, 4))
 		return REJ_TRUNCATED;
 	if (rec_check(addr, w + 2, 2) != w[1])
 		return REJ_CHECK;
@@ -222,8 +229,121 @@ static enum decode_reject site_rec(const struct decode_src *src, uint64_t addr,
 	out->site = (struct hp_site_rec){ .addr = addr, .id = (uint32_t)w[2],
 					  .stack = (uint32_t)(w[2] >> 32), .tid = (uint32_t)w[3],
 					  .entry = (w[3] >> 32) & 0xFFFF,
-					  .flags = (unsigned)(w[3] >> 48) };
+					  .flags = (unsigned)(w[3] >> 48), .have_counts = counts,
+					  .counts = { w[5], w[6], w[7], w[8], w[9] } };
 	return DECODE_OK;
+}
+
+/* n name bytes at addr into out (n + 1 bytes): cut at the first NUL, unprintable as '?' */
+static bool read_name(const struct decode_src *src, uint64_t addr, char *out, size_t n)
+{
+	unsigned char raw[32];
+
+	if (n > sizeof(raw) || !fetch(src, addr, raw, n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (!raw[i]) {
+			out[i] = 0;
+			return true;
+		}
+		out[i] = raw[i] < 0x20 || raw[i] >= 0x7F ? '?' : (char)raw[i];
+	}
+	out[n] = 0;
+	return true;
+}
+
+static enum decode_reject thread_rec(const struct decode_src *src, uint64_t addr,
+				     struct decoded *out)
+{
+	uint64_t w[6];
+
+	if (!read_words(src, addr, w, 6))
+		return REJ_TRUNCATED;
+	if (rec_check(addr, w + 2, 1) != w[1])
+		return REJ_CHECK;
+	if (w[2] >> 32)
+		return REJ_LAYOUT;
+	out->kind = DEC_THREAD;
+	out->thread = (struct hp_thread_rec){ .addr = addr, .tid = (uint32_t)w[2],
+					      .live = (int64_t)w[5] };
+	read_name(src, addr + 24, out->thread.name, 16);
+	return DECODE_OK;
+}
+
+static enum decode_reject region_rec(const struct decode_src *src, uint64_t addr,
+				     struct decoded *out)
+{
+	uint64_t w[7];
+
+	if (!read_words(src, addr, w, 7))
+		return REJ_TRUNCATED;
+	if (rec_check(addr, w + 2, 5) != w[1])
+		return REJ_CHECK;
+	if (w[2] < 1 || w[2] > 0xFFFF)
+		return REJ_LAYOUT;
+	out->kind = DEC_REGION;
+	out->region = (struct hp_region_rec){ .addr = addr, .id = (uint32_t)w[2] };
+	read_name(src, addr + 24, out->region.name, 31);
+	return DECODE_OK;
+}
+
+static enum decode_reject ring_rec(const struct decode_src *src, uint64_t addr,
+				   struct decoded *out)
+{
+	uint64_t w[HP2_RING_WORDS];
+	uint32_t n;
+
+	if (!read_words(src, addr, w, HP2_RING_WORDS))
+		return REJ_TRUNCATED;
+	if (rec_check(addr, w + 2, 1) != w[1])
+		return REJ_CHECK;
+	n = (uint32_t)(w[2] >> 32);
+	if (n < 1 || n > HP2_RING_MAX)
+		return REJ_LAYOUT;
+	out->kind = DEC_RING;
+	out->ring = (struct hp_ring_rec){ .addr = addr, .tid = (uint32_t)w[2], .n = n,
+					  .written = w[3] };
+	return DECODE_OK;
+}
+
+size_t decode_ring_events(const struct decode_src *src, const struct hp_ring_rec *ring,
+			  struct hp_event *out, size_t max)
+{
+	uint64_t first, slots = ring->addr + HP2_RING_WORDS * 8;
+	size_t k = 0;
+
+	/* the newest n events are seq written-n+1 .. written; slot of seq is (seq-1) % n */
+	first = ring->written > ring->n ? ring->written - ring->n + 1 : 1;
+	if (ring->written - first + 1 > max)
+		first = ring->written - max + 1;
+	for (uint64_t seq = first; seq && seq <= ring->written && k < max; seq++) {
+		uint64_t s[HP2_SLOT_WORDS], at = slots + ((seq - 1) % ring->n) * HP2_SLOT_WORDS * 8;
+
+		if (at < slots || !read_words(src, at, s, HP2_SLOT_WORDS) || s[5] != seq)
+			continue;
+		out[k++] = (struct hp_event){ .entry = s[0] & 0xFF, .site = (uint32_t)(s[0] >> 32),
+					      .arg = { s[1], s[2] }, .result = s[3],
+					      .mono_ns = s[4], .seq = s[5] };
+	}
+	return k;
+}
+
+const char *decode_entry_name(unsigned entry, char *buf, size_t size)
+{
+	static const char *const names[HP2_ENTRY_COUNT] = {
+		[HP2_ENTRY_NONE] = "none", [HP2_ENTRY_MALLOC] = "malloc",
+		[HP2_ENTRY_CALLOC] = "calloc", [HP2_ENTRY_REALLOC] = "realloc",
+		[HP2_ENTRY_REALLOCARRAY] = "reallocarray",
+		[HP2_ENTRY_POSIX_MEMALIGN] = "posix_memalign",
+		[HP2_ENTRY_ALIGNED_ALLOC] = "aligned_alloc", [HP2_ENTRY_MEMALIGN] = "memalign",
+		[HP2_ENTRY_VALLOC] = "valloc", [HP2_ENTRY_PVALLOC] = "pvalloc",
+		[HP2_ENTRY_FREE] = "free",
+	};
+
+	if (entry < HP2_ENTRY_COUNT)
+		return names[entry];
+	snprintf(buf, size, "entry %u", entry);
+	return buf;
 }
 
 static enum decode_reject proc_rec(const struct decode_src *src, uint64_t addr,
@@ -249,7 +369,8 @@ static enum decode_reject proc_rec(const struct decode_src *src, uint64_t addr,
 					  .flags = (w[2] >> 24) & 0xFF,
 					  .pid = (uint32_t)(w[2] >> 32), .sample_period = w[3],
 					  .start_mono_ns = w[4], .start_real_ns = w[5],
-					  .frame_limit = w[6] & 0xFFFFFFFFu };
+					  .frame_limit = w[6] & 0xFFFFFFFFu,
+					  .p_flags = (unsigned)(w[6] >> 32) };
 	return DECODE_OK;
 }
 
@@ -299,6 +420,9 @@ enum decode_reject decode_at(const struct decode_src *src, uint64_t addr, uint64
 	case HP2_STACK_MAGIC: why = stack_rec(src, addr, buf, out); break;
 	case HP2_SITE_MAGIC: why = site_rec(src, addr, out); break;
 	case HP2_PROC_MAGIC: why = proc_rec(src, addr, out); break;
+	case HP2_THREAD_MAGIC: why = thread_rec(src, addr, out); break;
+	case HP2_REGION_MAGIC: why = region_rec(src, addr, out); break;
+	case HP2_RING_MAGIC: why = ring_rec(src, addr, out); break;
 	case HP2_MODULE_MAGIC: why = module_rec(src, addr, buf, out); break;
 	default: return v2_block(src, addr, word, out);
 	}

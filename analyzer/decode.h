@@ -1,12 +1,14 @@
 /*
  * The block codec: decode the one candidate at an address (a v1 block, a v2 block, a
- * v2 stack, site or process record) into a plain value, or say why it is not one.
- * Knows include/heapprof_format.h; knows nothing of scans, totals or reports.
+ * v2 stack, site, process, thread, region or event ring record) into a plain value, or
+ * say why it is not one. Knows include/heapprof_format.h; knows nothing of scans,
+ * totals or reports.
  */
 #ifndef HP_DECODE_H
 #define HP_DECODE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "heapprof_format.h"
@@ -30,7 +32,11 @@ enum decode_kind {
 	DEC_STACK,	/* v2 stack record */
 	DEC_SITE,	/* v2 site record */
 	DEC_PROC,	/* v2 process record */
+	DEC_THREAD,	/* v2 thread record */
+	DEC_REGION,	/* v2 region record */
+	DEC_RING,	/* v2 event ring (its header; the slots are read on demand) */
 	DEC_MODULE,	/* v2 module record (a shared object dlclose unloaded) */
+	DEC_NKINDS
 };
 
 /* One live block as either version describes it. */
@@ -56,12 +62,53 @@ struct hp_stack_rec {
 	const uint64_t *pcs;	/* in the caller's decode_buf */
 };
 
+/* A site's counters (w5..w9): as read, not checked. With sampling, calls and frees are
+ * in units of 1/HP2_COUNT_ONE and every figure is an estimate. */
+struct hp_counts {
+	uint64_t calls, bytes;	/* allocation calls, bytes they asked for */
+	uint64_t frees, freed;	/* frees (by this site's thread), bytes of those blocks */
+	uint64_t time_ns;	/* HEAPPROF_TIME: wall time before the calls, summed */
+};
+
 struct hp_site_rec {
 	uint64_t addr;
 	uint32_t id, stack;
 	uint32_t tid;
 	unsigned entry;		/* enum hp2_entry (unknown values kept as read) */
-	unsigned flags;
+	unsigned flags;		/* w3 bits 48..63: the region id, 0 = none */
+	bool have_counts;	/* false: the record's tail is cut off (counts all 0) */
+	struct hp_counts counts;
+};
+
+struct hp_thread_rec {
+	uint64_t addr;
+	uint32_t tid;
+	char name[17];		/* NUL-terminated; unprintable bytes as '?'; "" = none */
+	int64_t live;		/* w5: bytes allocated minus bytes freed */
+};
+
+struct hp_region_rec {
+	uint64_t addr;
+	uint32_t id;		/* 1..65535 */
+	char name[32];		/* NUL-terminated; unprintable bytes as '?' */
+};
+
+/* An event ring's header: slots are read by decode_ring_events(). */
+struct hp_ring_rec {
+	uint64_t addr;
+	uint32_t tid;
+	uint32_t n;		/* slots: 1..2^24 */
+	uint64_t written;	/* events written so far (not checked) */
+};
+
+/* One valid slot of a ring. */
+struct hp_event {
+	unsigned entry;		/* enum hp2_entry, HP2_ENTRY_FREE included */
+	uint32_t site;		/* the block's site, 0 = none */
+	uint64_t arg[2];	/* the arguments (pointer or size) */
+	uint64_t result;	/* pointer, or posix_memalign's return value; 0 for free */
+	uint64_t mono_ns;	/* CLOCK_MONOTONIC */
+	uint64_t seq;		/* from 1 within its thread */
 };
 
 struct hp_proc_rec {
@@ -71,6 +118,7 @@ struct hp_proc_rec {
 	uint64_t sample_period;	/* bytes; 0 = every block has a header */
 	uint64_t start_mono_ns, start_real_ns;
 	unsigned frame_limit;
+	unsigned p_flags;	/* w6 bits 32..63: HP2_P_* */
 };
 
 struct hp_module_rec {
@@ -90,6 +138,9 @@ struct decoded {
 		struct hp_stack_rec stack;
 		struct hp_site_rec site;
 		struct hp_proc_rec proc;
+		struct hp_thread_rec thread;
+		struct hp_region_rec region;
+		struct hp_ring_rec ring;
 		struct hp_module_rec module;
 	};
 	/* when rejected: the version found (REJ_VERSION), and whether the candidate was
@@ -119,6 +170,18 @@ struct decode_src {
  */
 enum decode_reject decode_at(const struct decode_src *src, uint64_t addr, uint64_t word,
 			     struct decode_buf *buf, struct decoded *out);
+
+/*
+ * The valid events of ring (decoded from src earlier), oldest first: at most max of
+ * them, from the slot after the newest back to it. A slot is valid when its sequence
+ * number is the one its position says (a slot being rewritten, or cut off, is skipped).
+ * Returns how many went into out.
+ */
+size_t decode_ring_events(const struct decode_src *src, const struct hp_ring_rec *ring,
+			  struct hp_event *out, size_t max);
+
+/* Entry point names: "malloc", ..., "free"; "entry N" for unknown ones (in buf). */
+const char *decode_entry_name(unsigned entry, char *buf, size_t size);
 
 /* The v2 block weight of a sampled block of size bytes under sample period P bytes. */
 double decode_sample_weight(uint64_t size, uint64_t period);

@@ -16,6 +16,7 @@
 #include "scan.h"
 #include "sym.h"
 #include "util.h"
+#include "views.h"
 
 #define MAX_LIST 256
 
@@ -23,6 +24,7 @@ struct opts {
 	const struct out_format *format;
 	const char *output;
 	struct report_opts report;
+	struct join_opts join;
 	const char *debug_dirs[MAX_LIST + 1];
 	size_t ndebug_dirs;
 	const char *sysroot;
@@ -36,6 +38,8 @@ struct opts {
 	unsigned jobs;
 	const char *program;
 	const char *core;
+	const char *base;		/* --base=OLD */
+	struct view_opts view;
 };
 
 static void usage(FILE *f)
@@ -55,7 +59,30 @@ static void usage(FILE *f)
 	      "      --short-names      C++ names without template arguments and parameter lists\n"
 	      "      --top=N            show the N largest stacks (text default 20, others all;\n"
 	      "                         0 = all)\n"
-	      "      --min-percent=P    leave out stacks holding less than P% of the live bytes\n"
+	      "      --metric=NAME      what stacks are sorted by and collapsed output counts:\n"
+	      "                         inuse_space (default: live bytes), inuse_objects (live\n"
+	      "                         blocks), alloc_space (bytes allocated since the start),\n"
+	      "                         alloc_objects (allocation calls), alloc_time (ns of wall\n"
+	      "                         time before the calls; needs HEAPPROF_TIME=1)\n"
+	      "      --min-percent=P    leave out stacks holding less than P% of the metric\n"
+	      "      --by-thread        split every figure per thread; collapsed stacks start\n"
+	      "                         with a [thread TID NAME] frame\n"
+	      "      --region=NAME      only blocks and counts of sites in region NAME\n"
+	      "                         (heapprof_region_begin)\n"
+	      "      --events           each thread's last calls (HEAPPROF_EVENTS=N), oldest\n"
+	      "                         first, instead of the stacks\n"
+	      "  -v, --stacks           with --events: each call's stack too\n"
+	      "      --base=OLD         report NEW - OLD: CORE minus the core OLD of the same\n"
+	      "                         program (another moment or another run); stacks match\n"
+	      "                         by module file and offset, or by function name where a\n"
+	      "                         module was rebuilt; growth first, shrinkage negative\n"
+	      "      --focus=REGEX      keep only stacks with a frame whose name matches\n"
+	      "      --ignore=REGEX     leave out stacks with a frame whose name matches\n"
+	      "      --hide=REGEX       remove the frames whose name matches (e.g. '^operator new')\n"
+	      "      --max-frames=N     keep the N innermost frames of each stack\n"
+	      "      --by=WHAT          bottom-up table of self and total bytes per function,\n"
+	      "                         file or module (pprof's -top; text only)\n"
+	      "                         (REGEX: POSIX extended, matched against frame names)\n"
 	      "      --debug-dir=DIR    look for separate debug info in DIR too (by build-id,\n"
 	      "                         DIR/.build-id/xx/rest.debug); repeatable\n"
 	      "      --sysroot=DIR      find the target's shared libraries under DIR\n"
@@ -107,19 +134,31 @@ static unsigned long long number(const char *s, const char *opt)
 }
 
 enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE,
-       OPT_SHORT };
+       OPT_METRIC, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_SHORT, OPT_BASE, OPT_FOCUS,
+       OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY };
 
 static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "top", required_argument, NULL, OPT_TOP },
 	{ "min-percent", required_argument, NULL, OPT_MINPCT },
+	{ "metric", required_argument, NULL, OPT_METRIC },
+	{ "by-thread", no_argument, NULL, OPT_BYTHREAD },
+	{ "region", required_argument, NULL, OPT_REGION },
+	{ "events", no_argument, NULL, OPT_EVENTS },
+	{ "stacks", no_argument, NULL, 'v' },
 	{ "debug-dir", required_argument, NULL, OPT_DEBUGDIR },
 	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
 	{ "raw", required_argument, NULL, OPT_RAW },
 	{ "load-base", required_argument, NULL, OPT_LOADBASE },
 	{ "module", required_argument, NULL, OPT_MODULE },
 	{ "short-names", no_argument, NULL, OPT_SHORT },
+	{ "base", required_argument, NULL, OPT_BASE },
+	{ "focus", required_argument, NULL, OPT_FOCUS },
+	{ "ignore", required_argument, NULL, OPT_IGNORE },
+	{ "hide", required_argument, NULL, OPT_HIDE },
+	{ "max-frames", required_argument, NULL, OPT_MAXFRAMES },
+	{ "by", required_argument, NULL, OPT_BY },
 	{ "jobs", required_argument, NULL, 'j' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -130,19 +169,34 @@ static const struct option long_opts[] = {
 static const struct out_format *find_format(const char *name)
 {
 	static const struct out_format *const all[] = { &out_text, &out_collapsed, &out_pprof,
-							&out_svg };
+							&out_svg, &out_json };
 
 	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
 		if (!strcmp(all[i]->name, name))
 			return all[i];
-	bad_usage("unknown format '%s' (text, collapsed, pprof, svg)", name);
+	bad_usage("unknown format '%s' (text, collapsed, pprof, svg, json)", name);
 }
 
 static void parse_option(struct opts *o, int c, bool *top_set)
 {
 	char *end;
+	int m;
 
 	switch (c) {
+	case OPT_METRIC:
+		if ((m = report_metric_parse(optarg)) < 0)
+			bad_usage("unknown metric '%s' (inuse_space, inuse_objects, alloc_space, "
+				  "alloc_objects, alloc_time)", optarg);
+		o->report.metric = (enum report_metric)m;
+		break;
+	case OPT_BYTHREAD: o->join.by_thread = o->report.by_thread = true; break;
+	case OPT_REGION:
+		if (!*optarg)
+			bad_usage("%s needs a region name", "--region");
+		o->join.region = o->report.region = optarg;
+		break;
+	case OPT_EVENTS: o->report.events = true; break;
+	case 'v': o->report.event_stacks = true; break;
 	case 'f': o->format = find_format(optarg); break;
 	case 'o': o->output = optarg; break;
 	case OPT_TOP: o->report.top = (size_t)number(optarg, "--top"); *top_set = true; break;
@@ -172,6 +226,25 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 		o->nmodules++;
 		break;
 	case OPT_SHORT: o->report.short_names = true; break;
+	case OPT_BASE: o->base = optarg; break;
+	case OPT_FOCUS: o->view.focus = optarg; break;
+	case OPT_IGNORE: o->view.ignore = optarg; break;
+	case OPT_HIDE: o->view.hide = optarg; break;
+	case OPT_MAXFRAMES:
+		o->view.max_frames = (unsigned)number(optarg, "--max-frames");
+		if (!o->view.max_frames)
+			bad_usage("%s", "--max-frames needs a number above 0");
+		break;
+	case OPT_BY:
+		if (!strcmp(optarg, "function"))
+			o->view.by = BY_FUNCTION;
+		else if (!strcmp(optarg, "file"))
+			o->view.by = BY_FILE;
+		else if (!strcmp(optarg, "module"))
+			o->view.by = BY_MODULE;
+		else
+			bad_usage("--by takes function, file or module, not '%s'", optarg);
+		break;
 	case 'j': o->jobs = (unsigned)number(optarg, "--jobs"); break;
 	case 'q': util_quiet = true; break;
 	case 'h': usage(stdout); exit(0);
@@ -190,11 +263,24 @@ static void parse(struct opts *o, int argc, char **argv)
 
 	memset(o, 0, sizeof(*o));
 	o->format = &out_text;
-	while ((c = getopt_long(argc, argv, "f:o:j:qhV", long_opts, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "f:o:j:qvhV", long_opts, NULL)) != -1)
 		parse_option(o, c, &top_set);
+	if (o->report.events)
+		o->format = &out_events;
+	else if (o->report.event_stacks)
+		bad_usage("%s", "--stacks (-v) goes with --events");
 	if (!top_set && o->format == &out_text)
 		o->report.top = 20;
-	o->report.sizes = o->format == &out_text;
+	o->report.sizes = o->format == &out_text || o->format == &out_json;
+	o->view.top = o->report.top;
+	o->view.min_percent = o->report.min_percent;
+	if (o->view.by != BY_NONE && o->format != &out_text)
+		bad_usage("%s", "--by writes a text table: not with -f");
+	if ((o->base || views_active(&o->view)) && o->report.events)
+		bad_usage("%s", "--events lists calls, not stacks: no --base or views with it");
+	if (o->base && o->format == &out_svg)
+		bad_usage("%s", "--base gives negative figures, which a flame graph cannot draw: "
+			  "use -f text, collapsed, pprof or json");
 	if (o->nraw) {
 		if (argc - optind != 1)
 			bad_usage("%s", "raw mode takes PROGRAM and no CORE");
@@ -353,6 +439,50 @@ static void no_blocks(const struct opts *o, const struct image *img,
 	    "LD_PRELOAD=heapprof.so?)", source, o->program);
 }
 
+/* The region's known names, for the message when --region names none of them. */
+static void __attribute__((noreturn)) unknown_region(const struct scan_result *s,
+						     const char *name, const char *source)
+{
+	size_t n, len = 1;
+	const struct decoded *rec = collect_records(&s->found, DEC_REGION, &n);
+	char *list;
+
+	if (!n)
+		die(EXIT_NO_REPORT, "no region '%s' in '%s': it records no regions", name, source);
+	for (size_t i = 0; i < n; i++)
+		len += strlen(rec[i].region.name) + 2;
+	list = xcalloc(1, len);
+	for (size_t i = 0; i < n; i++)
+		if (!i || strcmp(rec[i].region.name, rec[i - 1].region.name))
+			strcat(strcat(list, i ? ", " : ""), rec[i].region.name);
+	die(EXIT_NO_REPORT, "no region '%s' in '%s' (known regions: %s)", name, source, list);
+}
+
+/* Whether the dump holds what the options ask for; exits with one line when not. */
+static void check_data(const struct opts *o, const struct image *img,
+		       const struct scan_result *s, const char *source)
+{
+	enum report_metric m = o->report.metric;
+
+	if (s->join.region_unknown)
+		unknown_region(s, o->join.region, source);
+	if (o->report.events) {
+		if (!s->join.rings)
+			die(EXIT_NO_REPORT, "no event rings in '%s' (run with HEAPPROF_EVENTS=N)",
+			    source);
+		return;
+	}
+	if (m == METRIC_ALLOC_TIME && !s->join.have_time)
+		die(EXIT_NO_REPORT, "alloc_time was not recorded (run with HEAPPROF_TIME=1)");
+	if (m == METRIC_INUSE_SPACE || m == METRIC_INUSE_OBJECTS || !s->join.counted_sites) {
+		if (!s->blocks)
+			no_blocks(o, img, s, source);
+	}
+	if (m != METRIC_INUSE_SPACE && m != METRIC_INUSE_OBJECTS && !s->join.counted_sites)
+		die(EXIT_NO_REPORT, "'%s' holds no allocation counts (blocks of format version 1, "
+		    "or a heapprof.so before counters)", source);
+}
+
 static void warn_rejected(const struct scan_result *s)
 {
 	const struct join_info *j = &s->join;
@@ -392,6 +522,18 @@ static void write_report(const struct opts *o, const struct report *r)
 		    strerror(errno));
 }
 
+static void write_by(const struct opts *o, const struct report *r)
+{
+	FILE *f = stdout;
+
+	if (o->output && !(f = fopen(o->output, "w")))
+		die(EXIT_NO_REPORT, "cannot write '%s': %s", o->output, strerror(errno));
+	if (views_write_by(r, o->view.by, f) < 0 || fflush(f) != 0 ||
+	    (f != stdout && fclose(f) != 0))
+		die(EXIT_NO_REPORT, "cannot write '%s': %s", o->output ? o->output : "stdout",
+		    strerror(errno));
+}
+
 struct sym_job {
 	struct sym_opts opts;
 	struct sym *sym;
@@ -423,7 +565,7 @@ static struct sym *scan_and_open_symbols(const struct opts *o, const struct imag
 
 	warn_hold();
 	threaded = pthread_create(&t, NULL, sym_thread, &job) == 0;
-	scan_image(img, o->jobs, scan);
+	scan_image_with(img, o->jobs, &o->join, scan);
 	if (threaded)
 		pthread_join(t, NULL);
 	else
@@ -431,36 +573,92 @@ static struct sym *scan_and_open_symbols(const struct opts *o, const struct imag
 	return job.sym;
 }
 
+/* One core (or raw image set) from memory to a symbolized report. */
+struct session {
+	struct image img;
+	struct scan_result scan;
+	struct sym *sym;
+	char *source;
+	struct report r;
+};
+
+static void make_report(const struct opts *o, const struct report_opts *ro, struct session *s)
+{
+	memset(s, 0, sizeof(*s));
+	open_memory(o, &s->img, &s->source);
+	s->sym = scan_and_open_symbols(o, &s->img, &s->scan);
+	sym_add_unloaded(s->sym, s->scan.found.mods, s->scan.found.nmods);
+	check_data(o, &s->img, &s->scan, s->source);
+	warn_release();
+	warn_missing(&s->img, s->source);
+	warn_rejected(&s->scan);
+	s->r.program = o->program;
+	s->r.source = s->source;
+	report_build(&s->r, &s->scan, &s->img, s->sym, ro);
+}
+
+static void end_session(struct session *s)
+{
+	report_free(&s->r);
+	sym_close(s->sym);
+	scan_result_free(&s->scan);
+	image_close(&s->img);
+	free(s->source);
+}
+
+/* --base: the same program's other core, with NEW's symbol options */
+static void make_base(const struct opts *o, const struct report_opts *ro, struct session *s)
+{
+	struct opts *b = xcalloc(1, sizeof(*b));
+
+	*b = *o;
+	b->core = o->base;
+	b->nraw = 0;
+	b->nmodules = 0;
+	b->have_load_base = false;
+	make_report(b, ro, s);
+	free(b);
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o;
-	struct image img;
-	struct scan_result scan;
-	struct report r = { 0 };
-	struct sym *sym;
-	char *source = NULL;
+	struct session news, olds;
+	struct report d, *r = &news.r;
+	struct report_opts ro;
 
 	parse(&o, argc, argv);
-	open_memory(&o, &img, &source);
-	sym = scan_and_open_symbols(&o, &img, &scan);
-	sym_add_unloaded(sym, scan.found.mods, scan.found.nmods);
-	if (!scan.blocks)
-		no_blocks(&o, &img, &scan, source);
-	warn_release();
-	warn_missing(&img, source);
-	warn_rejected(&scan);
-	r.program = o.program;
-	r.source = source;
-	report_build(&r, &scan, &img, sym, &o.report);
-	write_report(&o, &r);
-	report_free(&r);
-	sym_close(sym);
-	scan_result_free(&scan);
-	image_close(&img);
+	views_compile(&o.view);
+	ro = o.report;
+	if (o.base || views_active(&o.view)) {
+		ro.top = 0;	/* the view or the difference cuts, later */
+		ro.min_percent = 0;
+	}
+	make_report(&o, &ro, &news);
+	if (o.base) {
+		make_base(&o, &ro, &olds);
+		views_apply(&news.r, &o.view, false);
+		views_apply(&olds.r, &o.view, false);
+		diff_build(&d, &news.r, &olds.r);
+		views_cut(&d, o.view.by != BY_NONE ? 0 : o.view.top, 0);
+		r = &d;
+	} else if (views_active(&o.view)) {
+		views_apply(&news.r, &o.view, true);
+	}
+	if (o.view.by != BY_NONE && o.format == &out_text) {
+		write_by(&o, r);
+	} else {
+		write_report(&o, r);
+	}
+	if (o.base) {
+		diff_free(&d);
+		end_session(&olds);
+	}
+	end_session(&news);
+	views_free(&o.view);
 	for (size_t i = 0; i < o.nmodules; i++)
 		free((void *)o.modules[i].path);
 	for (size_t i = 0; i < o.nraw; i++)
 		free((void *)o.raw[i].path);
-	free(source);
 	return 0;
 }

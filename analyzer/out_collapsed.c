@@ -1,8 +1,11 @@
 /*
  * Collapsed stacks, the input of flamegraph.pl and speedscope: one line per stack,
- * frames outermost first joined by ';', a space, the live bytes. A stack the writer cut
- * starts with a "[truncated]" frame; blocks without a readable stack are "[unknown stack]".
+ * frames outermost first joined by ';', a space, the report's metric (live bytes unless
+ * --metric says otherwise). Split by thread, the outermost frame is "[thread TID NAME]".
+ * A stack the writer cut starts with a "[truncated]" frame; blocks without a readable
+ * stack are "[unknown stack]".
  */
+#include <stdint.h>
 #include <stdio.h>
 
 #include "report.h"
@@ -23,6 +26,12 @@ static int write_collapsed(const struct report *r, FILE *f)
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];
 
+		if (r->by_thread) {
+			fprintf(f, "[thread %lu", (unsigned long)s->tid);
+			if (s->thread_name && (putc(' ', f) == EOF || put_name(s->thread_name, f) < 0))
+				return -1;
+			fputs("];", f);
+		}
 		/* a cut stack's outermost frame is not the root: say so rather than invent one */
 		if (s->flags & STACK_UNKNOWN)
 			fputs("[unknown stack]", f);
@@ -36,7 +45,10 @@ static int write_collapsed(const struct report *r, FILE *f)
 			if (j)
 				putc(';', f);
 		}
-		fprintf(f, " %llu\n", (unsigned long long)s->bytes);
+		if (r->diff)	/* --base: signed (flamegraph.pl skips negative lines) */
+			fprintf(f, " %lld\n", (long long)(int64_t)s->value);
+		else
+			fprintf(f, " %llu\n", (unsigned long long)s->value);
 	}
 	return ferror(f) ? -1 : 0;
 }

@@ -89,13 +89,18 @@ static uint64_t location(struct builder *b, const struct report *r, uint64_t pc,
 
 static int write_pprof(const struct report *r, FILE *f)
 {
+	/* the first two always; the alloc ones when the dump counted calls, time with them */
 	static const struct pprof_value_type types[] = { { "inuse_space", "bytes" },
-							  { "inuse_objects", "count" } };
+							  { "inuse_objects", "count" },
+							  { "alloc_space", "bytes" },
+							  { "alloc_objects", "count" },
+							  { "alloc_time", "nanoseconds" } };
+	size_t nt = r->have_counts ? (r->have_time ? 5 : 4) : 2;
 	struct builder b = { 0 };
 	struct pprof_sample *samples = xcalloc(r->nstacks ? r->nstacks : 1, sizeof(*samples));
 	struct pprof_mapping *maps = xcalloc(r->nmods ? r->nmods : 1, sizeof(*maps));
 	uint64_t **ids = xcalloc(r->nstacks ? r->nstacks : 1, sizeof(*ids));
-	int64_t *values = xcalloc(2 * (r->nstacks ? r->nstacks : 1), sizeof(*values));
+	int64_t *values = xcalloc(nt * (r->nstacks ? r->nstacks : 1), sizeof(*values));
 	char comment[1024];
 	struct pprof_profile p;
 	int rc;
@@ -119,9 +124,15 @@ static int write_pprof(const struct report *r, FILE *f)
 		}
 		if (s->flags & STACK_TRUNCATED)
 			ids[i][k++] = location(&b, r, 0, NULL, 0, "[truncated]");
-		values[2 * i] = (int64_t)s->bytes;
-		values[2 * i + 1] = (int64_t)s->blocks;
-		samples[i] = (struct pprof_sample){ ids[i], k, &values[2 * i] };
+		values[nt * i] = (int64_t)s->bytes;
+		values[nt * i + 1] = (int64_t)s->blocks;
+		if (nt > 2) {
+			values[nt * i + 2] = (int64_t)s->alloc_bytes;
+			values[nt * i + 3] = (int64_t)s->alloc_calls;
+		}
+		if (nt > 4)
+			values[nt * i + 4] = (int64_t)s->time_ns;
+		samples[i] = (struct pprof_sample){ ids[i], k, &values[nt * i] };
 	}
 	for (size_t i = 0; i < b.nlocs; i++)	/* the lines array stopped moving */
 		b.locs[i].lines = b.lines + (uintptr_t)b.locs[i].lines;
@@ -133,7 +144,7 @@ static int write_pprof(const struct report *r, FILE *f)
 	snprintf(comment, sizeof(comment), "heapprof-analyze %s: %s, %s%s", HP_VERSION, r->program,
 		 r->source, r->sample_period ? " (sampled: figures are estimates)" : "");
 	p = (struct pprof_profile){
-		.sample_types = types, .n_sample_types = 2,
+		.sample_types = types, .n_sample_types = nt,
 		.samples = samples, .n_samples = r->nstacks,
 		.locations = b.locs, .n_locations = b.nlocs,
 		.functions = b.funcs, .n_functions = b.nfuncs,
@@ -141,7 +152,7 @@ static int write_pprof(const struct report *r, FILE *f)
 		.comment = comment,
 		.period_type = r->sample_period ? types[0] : (struct pprof_value_type){ NULL, NULL },
 		.period = (int64_t)r->sample_period,
-		.default_sample_type = "inuse_space",
+		.default_sample_type = report_metric_name(r->metric),
 	};
 	rc = pprof_write(&p, f);
 	for (size_t i = 0; i < r->nstacks; i++)

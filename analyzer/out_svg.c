@@ -1,6 +1,6 @@
 /*
  * -f svg: the report as a self-contained interactive flame graph (flame.c draws it),
- * outermost frame at the bottom, live bytes as widths. Stacks the writer cut start
+ * outermost frame at the bottom, the metric (live bytes by default) as widths. Stacks the writer cut start
  * from a "[truncated]" frame, as in the collapsed output.
  */
 #include <stdlib.h>
@@ -39,11 +39,11 @@ static int write_svg(const struct report *r, FILE *f)
 			}
 			names[i][k++] = n;
 		}
-		v[i] = (struct flame_stack){ names[i], k, s->bytes };
+		v[i] = (struct flame_stack){ names[i], k, s->value };
 	}
 	snprintf(title, sizeof(title), "Live heap of %s (%s)%s", r->program, r->source,
 		 r->sample_period ? ", sampled: estimates" : "");
-	rc = flame_write(v, r->nstacks, "bytes", title, f);
+	rc = flame_write(v, r->nstacks, report_metric_unit(r->metric), title, f);
 	for (size_t i = 0; i < r->nstacks; i++)
 		free(names[i]);
 	for (size_t i = 0; i < nmade; i++)

@@ -1,7 +1,7 @@
 /*
- * From scan totals to a report: sort stacks (bytes descending, then blocks, then
- * frames, so that ties are stable), cut by --top and --min-percent, and symbolize
- * the stacks kept, expanding inlined functions into frames of their own.
+ * From scan totals to a report: each stack's figures, sorted by the chosen metric (then
+ * bytes, blocks, thread and frames, so that ties are stable), cut by --top and
+ * --min-percent, and the stacks kept symbolized, inlined functions as frames of their own.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,21 +10,97 @@
 #include "image.h"
 #include "names.h"
 #include "report.h"
+#include "report_int.h"
 #include "sym.h"
 #include "util.h"
 
-static int stack_cmp(const void *a, const void *b)
+static const char *const metric_names[METRIC_COUNT] = {
+	[METRIC_INUSE_SPACE] = "inuse_space", [METRIC_INUSE_OBJECTS] = "inuse_objects",
+	[METRIC_ALLOC_SPACE] = "alloc_space", [METRIC_ALLOC_OBJECTS] = "alloc_objects",
+	[METRIC_ALLOC_TIME] = "alloc_time",
+};
+
+const char *report_metric_name(enum report_metric m)
 {
-	const struct stack *x = *(const struct stack *const *)a, *y = *(const struct stack *const *)b;
+	return m < METRIC_COUNT ? metric_names[m] : "?";
+}
 
-	uint64_t xb = stack_bytes(x), yb = stack_bytes(y), xn = stack_blocks(x), yn = stack_blocks(y);
+const char *report_metric_unit(enum report_metric m)
+{
+	switch (m) {
+	case METRIC_INUSE_OBJECTS: return "blocks";
+	case METRIC_ALLOC_OBJECTS: return "calls";
+	case METRIC_ALLOC_TIME: return "ns";
+	default: return "bytes";
+	}
+}
 
-	if (xb != yb)
-		return xb > yb ? -1 : 1;
-	if (xn != yn)
-		return xn > yn ? -1 : 1;
+int report_metric_parse(const char *name)
+{
+	for (int m = 0; m < METRIC_COUNT; m++)
+		if (!strcmp(metric_names[m], name))
+			return m;
+	return -1;
+}
+
+/* A sampled count (units of 1/HP2_COUNT_ONE) in calls, rounded half up. */
+static uint64_t count_units(uint64_t v, bool sampled)
+{
+	return sampled ? v / HP2_COUNT_ONE + (v % HP2_COUNT_ONE >= HP2_COUNT_ONE / 2) : v;
+}
+
+/* A stack's figures, its metric in value; the rest of *out zeroed. */
+static void figures(const struct stack *s, const struct report *r, struct report_stack *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->bytes = stack_bytes(s);
+	out->blocks = stack_blocks(s);
+	out->alloc_bytes = s->counts.bytes;
+	out->alloc_calls = count_units(s->counts.calls, r->counts_sampled);
+	out->frees = count_units(s->counts.frees, r->counts_sampled);
+	out->freed_bytes = s->counts.freed;
+	out->time_ns = s->counts.time_ns;
+	switch (r->metric) {
+	case METRIC_INUSE_OBJECTS: out->value = out->blocks; break;
+	case METRIC_ALLOC_SPACE: out->value = out->alloc_bytes; break;
+	case METRIC_ALLOC_OBJECTS: out->value = out->alloc_calls; break;
+	case METRIC_ALLOC_TIME: out->value = out->time_ns; break;
+	default: out->value = out->bytes; break;
+	}
+}
+
+/* Whether a stack belongs in a report by this metric: a live block, a call or free, time. */
+static bool present(const struct stack *s, enum report_metric m)
+{
+	switch (m) {
+	case METRIC_INUSE_SPACE:
+	case METRIC_INUSE_OBJECTS: return s->nsizes > 0;
+	case METRIC_ALLOC_TIME: return s->counts.time_ns > 0;
+	/* frees alone too: another thread's blocks freed here (counted on this thread) */
+	default: return s->counts.calls > 0 || s->counts.frees > 0;
+	}
+}
+
+struct ranked {
+	const struct stack *s;
+	struct report_stack f;
+};
+
+static int ranked_cmp(const void *a, const void *b)
+{
+	const struct ranked *p = a, *q = b;
+	const struct stack *x = p->s, *y = q->s;
+
+	if (p->f.value != q->f.value)
+		return p->f.value > q->f.value ? -1 : 1;
+	if (p->f.bytes != q->f.bytes)
+		return p->f.bytes > q->f.bytes ? -1 : 1;
+	if (p->f.blocks != q->f.blocks)
+		return p->f.blocks > q->f.blocks ? -1 : 1;
 	if (x->flags != y->flags)
 		return x->flags < y->flags ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
 	for (unsigned i = 0; i < x->nframes && i < y->nframes; i++)
 		if (x->pcs[i] != y->pcs[i])
 			return x->pcs[i] < y->pcs[i] ? -1 : 1;
@@ -48,25 +124,25 @@ static const char *shorten(struct report *r, const char *name)
 	return copy;
 }
 
-static struct report_frame *symbolize(struct report *r, const struct stack *s, struct sym *sym,
-				      bool short_names, unsigned *n)
+struct report_frame *report_symbolize(struct report *r, const uint64_t *pcs, unsigned n,
+				      struct sym *sym, bool short_names, unsigned *nout)
 {
 	struct report_frame *v = NULL;
 	size_t cap = 0, k = 0;
 
-	for (unsigned i = 0; i < s->nframes; i++) {
+	for (unsigned i = 0; i < n; i++) {
 		/* every recorded pc is a return address: look up the call before it */
 		const struct sym_pc *p;
 
-		if (!s->pcs[i])
+		if (!pcs[i])
 			continue;	/* a null return address ends the stack on some ABIs */
-		p = sym_lookup(sym, s->pcs[i], true);
+		p = sym_lookup(sym, pcs[i], true);
 
 		for (unsigned j = 0; j < p->nframes; j++) {
 			if (k == cap)
 				v = xrealloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
 			v[k++] = (struct report_frame){
-				.pc = s->pcs[i],
+				.pc = pcs[i],
 				.func = short_names ? shorten(r, p->frames[j].func)
 						    : p->frames[j].func,
 				.file = p->frames[j].file,
@@ -78,60 +154,114 @@ static struct report_frame *symbolize(struct report *r, const struct stack *s, s
 			};
 		}
 	}
-	*n = (unsigned)k;
+	*nout = (unsigned)k;
 	return v;
+}
+
+static void sum(uint64_t *total, uint64_t v)
+{
+	if (__builtin_add_overflow(*total, v, total))
+		*total = UINT64_MAX;
+}
+
+/* What the dump holds, beside the stacks: counts, times, threads, regions, rings. */
+static void describe_data(struct report *r, const struct scan_result *scan,
+			  const struct report_opts *o)
+{
+	const struct join_info *j = &scan->join;
+	const struct decoded *rec;
+	size_t n;
+	const char **names;
+
+	r->metric = o->metric;
+	r->by_thread = o->by_thread;
+	r->region = o->region;
+	r->have_counts = j->counted_sites > 0 || (j->have_proc && j->site_recs > 0);
+	r->counts_sampled = j->sampled_counts;
+	r->counts_period = j->sampled_counts ? j->proc.sample_period : 0;
+	r->have_time = j->have_time;
+	r->nthreads = (size_t)j->thread_recs;
+	r->nrings = (size_t)j->rings;
+	rec = collect_records(&scan->found, DEC_REGION, &n);
+	names = xcalloc(n ? n : 1, sizeof(*names));
+	for (size_t i = 0; i < n; i++)	/* sorted by id; ids are unique per name */
+		if (!r->nregions || strcmp(names[r->nregions - 1], rec[i].region.name))
+			names[r->nregions++] = rec[i].region.name;
+	r->regions = names;
 }
 
 void report_build(struct report *r, const struct scan_result *scan, const struct image *img,
 		  struct sym *sym, const struct report_opts *o)
 {
-	size_t n, keep = 0;
+	size_t n, keep = 0, k = 0;
 	struct stack **all = stacks_list(&scan->stacks, &n);
+	struct ranked *rk = xcalloc(n ? n : 1, sizeof(*rk));
 	struct report_stack *v;
 
-	qsort(all, n, sizeof(*all), stack_cmp);
-	r->live_bytes = r->live_blocks = 0;
+	describe_data(r, scan, o);
+	r->live_bytes = r->live_blocks = r->total = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (__builtin_add_overflow(r->live_bytes, stack_bytes(all[i]), &r->live_bytes))
-			r->live_bytes = UINT64_MAX;
-		if (__builtin_add_overflow(r->live_blocks, stack_blocks(all[i]), &r->live_blocks))
-			r->live_blocks = UINT64_MAX;
+		struct report_stack f;
+
+		figures(all[i], r, &f);
+		sum(&r->live_bytes, f.bytes);
+		sum(&r->live_blocks, f.blocks);
+		r->live_stacks += all[i]->nsizes > 0;
+		sum(&r->alloc_bytes, f.alloc_bytes);
+		sum(&r->alloc_calls, f.alloc_calls);
+		sum(&r->frees, f.frees);
+		sum(&r->freed_bytes, f.freed_bytes);
+		sum(&r->time_ns, f.time_ns);
+		if (!present(all[i], o->metric))
+			continue;
+		sum(&r->total, f.value);
+		rk[k++] = (struct ranked){ all[i], f };
 	}
+	if (k > 1)
+		qsort(rk, k, sizeof(*rk), ranked_cmp);
 	if (scan->join.sampled_blocks && scan->join.have_proc)
 		r->sample_period = scan->join.proc.sample_period;
 	r->unknown_blocks = scan->join.unknown_blocks;
 	r->unknown_bytes = scan->join.unknown_bytes;
 	r->damaged = scan->join.damaged;
-	r->all_stacks = n;
+	r->all_stacks = k;
 	r->scan = scan;
 	r->img = img;
 	r->wsize = img->wsize;
 	r->big_endian = img->big_endian;
 	r->modules = sym_source(sym);
 	r->mods = sym_modules(sym, &r->nmods);
-	r->saturated = scan->stacks.saturated || r->live_bytes == UINT64_MAX;
-	v = xcalloc(n ? n : 1, sizeof(*v));
-	for (size_t i = 0; i < n; i++) {
-		const struct stack *s = all[i];
-		uint64_t bytes = stack_bytes(s), blocks = stack_blocks(s);
-		double pct = r->live_bytes ? 100.0 * (double)bytes / (double)r->live_bytes : 0;
+	r->saturated = scan->stacks.saturated || r->live_bytes == UINT64_MAX ||
+		       r->total == UINT64_MAX;
+	v = xcalloc(k ? k : 1, sizeof(*v));
+	for (size_t i = 0; i < k; i++) {
+		const struct stack *s = rk[i].s;
+		double pct = r->total ? 100.0 * (double)rk[i].f.value / (double)r->total : 0;
 
 		if ((o->top && keep >= o->top) || pct < o->min_percent) {
-			r->rest_bytes += bytes;
-			r->rest_blocks += blocks;
+			sum(&r->rest_value, rk[i].f.value);
+			sum(&r->rest_bytes, rk[i].f.bytes);
+			sum(&r->rest_blocks, rk[i].f.blocks);
 			continue;
 		}
-		v[keep].bytes = bytes;
-		v[keep].blocks = blocks;
+		v[keep] = rk[i].f;
 		v[keep].flags = s->flags;
 		v[keep].recorded_frames = s->nframes;
+		if (o->by_thread) {
+			v[keep].tid = s->tid;
+			v[keep].thread_name = collect_thread_name(&scan->found, s->tid);
+		}
 		if (o->sizes)
 			v[keep].sizes = stacks_sizes(s, &v[keep].nsizes);
-		v[keep].frames = symbolize(r, s, sym, o->short_names, &v[keep].nframes);
+		v[keep].frames = report_symbolize(r, s->pcs, s->nframes, sym, o->short_names,
+						  &v[keep].nframes);
 		keep++;
 	}
 	r->stacks = v;
 	r->nstacks = keep;
+	if (o->events)
+		report_build_events(r, scan, img, sym, o);
+	free(rk);
 	free(all);
 }
 
@@ -142,6 +272,8 @@ void report_free(struct report *r)
 		free((void *)r->stacks[i].frames);
 	}
 	free((void *)r->stacks);
+	free((void *)r->regions);
+	report_free_events(r);
 	for (size_t i = 0; i < r->nowned; i++)
 		free(r->owned[i]);
 	free(r->owned);

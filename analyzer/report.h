@@ -26,8 +26,30 @@ struct report_frame {
 	bool inlined;		/* inlined into the next (outer) frame */
 };
 
+/* What a report sorts and cuts by, and what the collapsed output counts. */
+enum report_metric {
+	METRIC_INUSE_SPACE,	/* live bytes (the default) */
+	METRIC_INUSE_OBJECTS,	/* live blocks */
+	METRIC_ALLOC_SPACE,	/* bytes allocated, since the start */
+	METRIC_ALLOC_OBJECTS,	/* allocation calls, since the start */
+	METRIC_ALLOC_TIME,	/* ns of wall time before the calls (HEAPPROF_TIME=1) */
+	METRIC_COUNT
+};
+
+/* "inuse_space", ...; report_metric_parse() gives -1 for an unknown name. */
+const char *report_metric_name(enum report_metric m);
+int report_metric_parse(const char *name);
+/* What a metric counts: "bytes", "blocks", "calls", "ns". */
+const char *report_metric_unit(enum report_metric m);
+
 struct report_stack {
-	uint64_t bytes, blocks;		/* estimates when the report is sampled */
+	uint64_t value;			/* the report's metric */
+	uint64_t bytes, blocks;		/* live; estimates when the report is sampled */
+	uint64_t alloc_bytes, alloc_calls; /* from the sites' counters (0 without) */
+	uint64_t frees, freed_bytes;
+	uint64_t time_ns;
+	uint32_t tid;			/* --by-thread: the thread, 0 = unknown */
+	const char *thread_name;	/* --by-thread: its name, NULL = none */
 	unsigned flags;			/* STACK_TRUNCATED, STACK_UNKNOWN (stacks.h) */
 	unsigned recorded_frames;	/* pcs the stack record held */
 	const struct size_count *sizes; /* by count descending, then size */
@@ -36,19 +58,61 @@ struct report_stack {
 	unsigned nframes;
 };
 
+/* One allocator call from an event ring (--events). */
+struct report_event {
+	char entry[24];			/* "malloc", ..., "free" */
+	uint64_t arg[2];
+	unsigned nargs;			/* 1 or 2 */
+	bool arg0_is_pointer;		/* realloc, reallocarray, free; else sizes */
+	bool has_result;		/* all but free */
+	uint64_t result;
+	bool result_is_pointer;		/* else an error number (posix_memalign), or none */
+	int64_t time_ns;		/* since the process record's start */
+	uint64_t seq;
+	uint32_t site;
+	const char *func;		/* the site's innermost frame, NULL = no site or stack */
+	const struct report_frame *frames; /* --stacks: the site's stack, [0] innermost */
+	unsigned nframes;
+};
+
+/* One thread's ring, oldest call first. */
+struct report_ring {
+	uint32_t tid;
+	const char *thread_name;	/* NULL = none */
+	uint32_t slots;			/* HEAPPROF_EVENTS */
+	uint64_t written;		/* calls the thread made in all */
+	const struct report_event *events;
+	size_t nevents;
+};
+
 struct report {
 	const char *program;
 	const char *source;		/* the core, or the raw images, as named */
 	unsigned wsize;
 	bool big_endian;
+	enum report_metric metric;
+	uint64_t total;			/* the metric summed over all stacks */
 	uint64_t live_bytes, live_blocks; /* the stacks' sums: estimates when sampled */
+	size_t live_stacks;		/* stacks holding live blocks */
+	bool have_counts;		/* site counters were read */
+	bool counts_sampled;		/* ... and are estimates */
+	bool have_time;			/* alloc_time was recorded (HEAPPROF_TIME=1) */
+	uint64_t counts_period;		/* the process's sample period, bytes (0: exact) */
+	uint64_t alloc_bytes, alloc_calls, frees, freed_bytes, time_ns; /* sums */
+	bool by_thread;
+	const char *region;		/* --region, NULL = all */
+	size_t nthreads, nrings;	/* thread records, event rings read */
+	const char *const *regions;	/* the region names read, sorted */
+	size_t nregions;
+	const struct report_ring *rings; /* --events: by tid */
 	uint64_t sample_period;		/* bytes; 0 unless some block was sampled */
 	uint64_t unknown_blocks, unknown_bytes; /* under [unknown stack], as found */
 	uint64_t damaged;		/* v2 headers with a bad check naming a real site */
-	size_t all_stacks;		/* distinct stacks found */
-	const struct report_stack *stacks; /* the ones shown, bytes descending */
+	size_t all_stacks;		/* distinct stacks with a metric above 0 */
+	const struct report_stack *stacks; /* the ones shown, metric descending */
 	size_t nstacks;
-	uint64_t rest_bytes, rest_blocks; /* what --top / --min-percent left out */
+	uint64_t rest_value;		/* what --top / --min-percent left out */
+	uint64_t rest_bytes, rest_blocks;
 	const struct scan_result *scan;
 	const struct image *img;
 	const char *modules;		/* which module list symbolized the stacks */
@@ -57,16 +121,29 @@ struct report {
 	bool saturated;			/* a total did not fit 64 bits */
 	char **owned;			/* names the report made (--short-names) */
 	size_t nowned;
+	/* views.c, diff.c (issue 12) */
+	const char *view_note;		/* what --focus etc. kept, for the summary; NULL */
+	bool diff;			/* --base: each stack's bytes and blocks hold the
+					 * int64_t difference NEW - OLD, cast */
+	const char *base_source;	/* --base: OLD as named */
+	uint64_t base_live_bytes, base_live_blocks, base_total;
+	size_t base_stacks;
 };
 
 struct report_opts {
 	size_t top;		/* 0: all */
-	double min_percent;	/* stacks below this share are left out */
+	double min_percent;	/* stacks below this share of the metric are left out */
 	bool sizes;		/* count the shown stacks' blocks by size (text does) */
+	enum report_metric metric;
+	bool by_thread;		/* the scan was joined per thread: name the threads */
+	const char *region;	/* the scan kept only this region: say so */
+	bool events;		/* build the event rings too */
+	bool event_stacks;	/* ... each call with its site's stack */
 	bool short_names;	/* C++ templates and parameter lists left out */
 };
 
-/* Build r from a scan; symbolizes only the stacks shown. */
+/* Build r from a scan; symbolizes only the stacks shown (and, with o->events, the
+ * events' sites). */
 void report_build(struct report *r, const struct scan_result *scan, const struct image *img,
 		  struct sym *sym, const struct report_opts *o);
 void report_free(struct report *r);
@@ -86,6 +163,7 @@ struct out_format {
 	int (*write)(const struct report *r, FILE *f);
 };
 
-extern const struct out_format out_text, out_collapsed, out_pprof, out_svg;
+extern const struct out_format out_text, out_collapsed, out_pprof, out_svg, out_events;
+extern const struct out_format out_json;
 
 #endif

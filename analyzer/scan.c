@@ -239,10 +239,11 @@ static size_t make_chunks(const struct image *img, struct chunk **out)
 	return n;
 }
 
-static void result_init(struct scan_result *r)
+static void result_init(struct scan_result *r, const struct join_opts *opts)
 {
 	memset(r, 0, sizeof(*r));
 	collect_init(&r->found);
+	r->found.opts = *opts;
 }
 
 static void result_merge(struct scan_result *into, struct scan_result *from)
@@ -263,6 +264,12 @@ static void result_merge(struct scan_result *into, struct scan_result *from)
 
 void scan_image(const struct image *img, unsigned nthreads, struct scan_result *out)
 {
+	scan_image_with(img, nthreads, &(struct join_opts){ 0 }, out);
+}
+
+void scan_image_with(const struct image *img, unsigned nthreads, const struct join_opts *opts,
+		     struct scan_result *out)
+{
 	struct job job = { .img = img };
 	struct scan_result *parts;
 	pthread_t *tids;
@@ -277,9 +284,9 @@ void scan_image(const struct image *img, unsigned nthreads, struct scan_result *
 	parts = xcalloc(nthreads, sizeof(*parts));
 	tids = xcalloc(nthreads, sizeof(*tids));
 	args = xcalloc(nthreads, sizeof(*args));
-	result_init(out);
+	result_init(out, opts);
 	for (unsigned t = 0; t < nthreads; t++) {
-		result_init(&parts[t]);
+		result_init(&parts[t], opts);
 		args[t][0] = &job;
 		args[t][1] = &parts[t];
 		/* thread 0 is this one; a failed create leaves its share to the others */

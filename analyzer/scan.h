@@ -32,6 +32,9 @@ struct scan_result {
 
 /* Scan every segment of img with nthreads threads (>= 1) into *out (initialized here). */
 void scan_image(const struct image *img, unsigned nthreads, struct scan_result *out);
+/* The same, joined as opts says (per thread, one region); scan_image() joins with none. */
+void scan_image_with(const struct image *img, unsigned nthreads, const struct join_opts *opts,
+		     struct scan_result *out);
 
 void scan_result_free(struct scan_result *r);
 

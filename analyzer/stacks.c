@@ -1,4 +1,4 @@
-/* Live bytes per distinct stack (see stacks.h): open addressing, linear probing. */
+/* Figures per distinct stack (see stacks.h): open addressing, linear probing. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,13 +14,30 @@ void stacks_init(struct stacks *t)
 	t->slots = xcalloc(t->cap, sizeof(*t->slots));
 }
 
-static uint64_t hash_pcs(const uint64_t *pcs, unsigned n, unsigned flags)
+static uint64_t hash_key(const struct stack_key *k)
 {
-	uint64_t h = HP_CHECK_SEED ^ n ^ (uint64_t)flags << 32;
+	uint64_t h = hp_mix(HP_CHECK_SEED ^ k->nframes ^ (uint64_t)k->flags << 32, k->tid);
 
-	for (unsigned i = 0; i < n; i++)
-		h = hp_mix(h, pcs[i]);
+	for (unsigned i = 0; i < k->nframes; i++)
+		h = hp_mix(h, k->pcs[i]);
 	return hp_check_final(h);
+}
+
+static void sat_add(uint64_t *a, uint64_t b, bool *saturated)
+{
+	if (__builtin_add_overflow(*a, b, a)) {
+		*a = UINT64_MAX;
+		*saturated = true;
+	}
+}
+
+static void counts_add(struct stack_counts *c, const struct stack_counts *a, bool *saturated)
+{
+	sat_add(&c->calls, a->calls, saturated);
+	sat_add(&c->bytes, a->bytes, saturated);
+	sat_add(&c->frees, a->frees, saturated);
+	sat_add(&c->freed, a->freed, saturated);
+	sat_add(&c->time_ns, a->time_ns, saturated);
 }
 
 static void sizes_append(struct stack *s, const uint64_t *sizes, uint64_t n)
@@ -92,36 +109,35 @@ static void table_grow(struct stacks *t)
 }
 
 /* The slot for this stack: the one holding it, or the empty one where it belongs. */
-static struct stack **find(struct stacks *t, uint64_t hash, const uint64_t *pcs, unsigned n,
-			   unsigned flags)
+static struct stack **find(struct stacks *t, uint64_t hash, const struct stack_key *k)
 {
 	size_t i = (size_t)hash & (t->cap - 1);
 
 	for (;; i = (i + 1) & (t->cap - 1)) {
 		struct stack *s = t->slots[i];
 
-		if (!s || (s->hash == hash && s->nframes == n && s->flags == flags &&
-			   !memcmp(s->pcs, pcs, n * sizeof(*pcs))))
+		if (!s || (s->hash == hash && s->nframes == k->nframes && s->flags == k->flags &&
+			   s->tid == k->tid && !memcmp(s->pcs, k->pcs, k->nframes * sizeof(*k->pcs))))
 			return &t->slots[i];
 	}
 }
 
-static struct stack **find_or_insert(struct stacks *t, const uint64_t *pcs, unsigned n,
-				     unsigned flags)
+static struct stack **find_or_insert(struct stacks *t, const struct stack_key *k)
 {
-	uint64_t hash = hash_pcs(pcs, n, flags);
+	uint64_t hash = hash_key(k);
 	struct stack **slot;
 
 	if ((t->n + 1) * 4 > t->cap * 3)
 		table_grow(t);
-	slot = find(t, hash, pcs, n, flags);
+	slot = find(t, hash, k);
 	if (!*slot) {
-		struct stack *s = xcalloc(1, sizeof(*s) + n * sizeof(*pcs));
+		struct stack *s = xcalloc(1, sizeof(*s) + k->nframes * sizeof(*k->pcs));
 
 		s->hash = hash;
-		s->flags = flags;
-		s->nframes = n;
-		memcpy(s->pcs, pcs, n * sizeof(*pcs));
+		s->flags = k->flags;
+		s->tid = k->tid;
+		s->nframes = k->nframes;
+		memcpy(s->pcs, k->pcs, k->nframes * sizeof(*k->pcs));
 		*slot = s;
 		t->n++;
 	}
@@ -138,19 +154,12 @@ static void add_blocks(struct stacks *t, struct stack *s, const struct stack_add
 	s->est_bytes += a->est_bytes;
 	s->est_blocks += a->est_blocks;
 	sizes_append(s, a->sizes, a->nsizes);
+	counts_add(&s->counts, &a->counts, &t->saturated);
 }
 
-void stacks_add(struct stacks *t, const uint64_t *pcs, unsigned nframes, uint64_t size)
+void stacks_add_group(struct stacks *t, const struct stack_key *k, const struct stack_add *a)
 {
-	struct stack_add a = { .bytes = size, .blocks = 1, .sizes = &size, .nsizes = 1 };
-
-	add_blocks(t, *find_or_insert(t, pcs, nframes, 0), &a);
-}
-
-void stacks_add_group(struct stacks *t, const uint64_t *pcs, unsigned nframes, unsigned flags,
-		      const struct stack_add *a)
-{
-	add_blocks(t, *find_or_insert(t, pcs, nframes, flags), a);
+	add_blocks(t, *find_or_insert(t, k), a);
 }
 
 /* exact plus an estimate rounded half up, saturating */
@@ -186,7 +195,7 @@ void stacks_merge(struct stacks *into, struct stacks *from)
 		from->slots[i] = NULL;
 		if ((into->n + 1) * 4 > into->cap * 3)
 			table_grow(into);
-		slot = find(into, f->hash, f->pcs, f->nframes, f->flags);
+		slot = find(into, f->hash, &(struct stack_key){ f->pcs, f->nframes, f->flags, f->tid });
 		if (!*slot) {	/* new to into: move it over whole */
 			*slot = f;
 			into->n++;
@@ -194,7 +203,8 @@ void stacks_merge(struct stacks *into, struct stacks *from)
 		}
 		s = *slot;
 		add_blocks(into, s, &(struct stack_add){ f->bytes, f->blocks, f->est_bytes,
-							 f->est_blocks, f->sizes, f->nsizes });
+							 f->est_blocks, f->sizes, f->nsizes,
+							 f->counts });
 		free(f->sizes);
 		free(f);
 	}

@@ -1,7 +1,8 @@
 /*
- * Live bytes per distinct stack: a hash table from a pc array (and its flags) to byte
- * and block totals and the sizes of its blocks. One table per scanning thread, merged
- * after; sampled blocks add estimates, which the report rounds.
+ * Figures per distinct stack: a hash table from a pc array (with its flags, and its
+ * thread when split by thread) to live byte and block totals, the sizes of its live
+ * blocks, and the sites' counters summed. One table per scanning thread, merged after;
+ * sampled blocks add estimates, which the report rounds.
  */
 #ifndef HP_STACKS_H
 #define HP_STACKS_H
@@ -18,6 +19,14 @@ struct size_count {
 #define STACK_TRUNCATED 0x1u	/* the writer cut the stack at its frame limit */
 #define STACK_UNKNOWN 0x2u	/* no readable stack record: "[unknown stack]" */
 
+/* Counters summed from site records, as read (sampled: calls and frees in units of
+ * 1/HP2_COUNT_ONE); each saturates at UINT64_MAX. */
+struct stack_counts {
+	uint64_t calls, bytes;	/* allocation calls, bytes asked for */
+	uint64_t frees, freed;	/* frees, bytes of the blocks freed */
+	uint64_t time_ns;	/* HEAPPROF_TIME */
+};
+
 struct stack {
 	uint64_t hash;
 	uint64_t bytes;		/* blocks counted one for one (not sampled); saturates at
@@ -30,17 +39,30 @@ struct stack {
 				 * stacks a report shows are ever counted by size */
 	uint64_t nsizes;	/* blocks found, sampled or not: entries of sizes[] */
 	size_t sizes_cap;
+	struct stack_counts counts;
 	unsigned flags;		/* STACK_*; part of the stack's identity */
+	uint32_t tid;		/* split by thread: the thread (0 = unknown); else 0. Part of
+				 * the identity */
 	unsigned nframes;
 	uint64_t pcs[];		/* pcs[0] innermost, as in the block header */
 };
 
-/* What a group of blocks adds to a stack. */
+/* Which stack: pcs[0..nframes-1] (pcs non-NULL even when nframes is 0), STACK_* flags,
+ * thread (0 unless split by thread). */
+struct stack_key {
+	const uint64_t *pcs;
+	unsigned nframes;
+	unsigned flags;
+	uint32_t tid;
+};
+
+/* What a group of blocks and counters adds to a stack. */
 struct stack_add {
 	uint64_t bytes, blocks;	/* counted one for one */
 	double est_bytes, est_blocks;
-	const uint64_t *sizes;	/* every block's size, sampled or not */
+	const uint64_t *sizes;	/* every live block's size, sampled or not */
 	uint64_t nsizes;
+	struct stack_counts counts;
 };
 
 struct stacks {
@@ -50,11 +72,8 @@ struct stacks {
 };
 
 void stacks_init(struct stacks *t);
-/* Count one live block of size bytes allocated at pcs[0..nframes-1]. */
-void stacks_add(struct stacks *t, const uint64_t *pcs, unsigned nframes, uint64_t size);
-/* Count a group of blocks at pcs[0..nframes-1] with STACK_* flags. */
-void stacks_add_group(struct stacks *t, const uint64_t *pcs, unsigned nframes, unsigned flags,
-		      const struct stack_add *a);
+/* Add a group of blocks and counters to the stack k (created if new). */
+void stacks_add_group(struct stacks *t, const struct stack_key *k, const struct stack_add *a);
 /* A stack's bytes and blocks, sampled estimates rounded in; saturating. */
 uint64_t stack_bytes(const struct stack *s);
 uint64_t stack_blocks(const struct stack *s);

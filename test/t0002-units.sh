@@ -6,3 +6,4 @@
 run_tap scan_test "$BUILD/unit/scan_test"
 run_tap sym_test "$BUILD/unit/sym_test" "$TEST_DIR/unit"
 run_tap v2_test "$BUILD/unit/v2_test"
+run_tap counts_test "$BUILD/unit/counts_test"

@@ -5,7 +5,7 @@ P := $(B)/progs
 # -fno-ipa-icf: identical site functions must stay apart, or one name would stand for all
 PROG_CFLAGS := -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread
 TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(P)/stress \
-	$(P)/stacktab $(P)/cxx $(P)/forker $(P)/dlfork $(P)/realloc_check $(P)/libc_semantics \
+	$(P)/stacktab $(P)/counts $(P)/cxx $(P)/forker $(P)/dlfork $(P)/realloc_check $(P)/libc_semantics \
 	$(P)/libstrict_aligned.so $(P)/mangle $(P)/demo \
 	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so \
 	$(P)/libplugin.so $(P)/plugin_host $(P)/nolive
@@ -47,6 +47,13 @@ PLAIN_PROGS := $(addprefix $(P)/,stress forker dlfork realloc_check libc_semanti
 $(PLAIN_PROGS): $(P)/%: test/progs/%.c include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
+
+# C and C++ sites in one program; -ldl for dlsym of the region API
+$(P)/counts: test/progs/counts.c test/progs/counts_cxx.cc
+	@mkdir -p $(@D)
+	$(Q)$(call say,CXX,$@)$(CC) $(PROG_CFLAGS) -c -o $@.o test/progs/counts.c && \
+		$(CXX) -O2 -g -fno-ipa-icf -Wall -Wextra -c -o $@-cxx.o test/progs/counts_cxx.cc && \
+		$(CXX) -pthread -o $@ $@.o $@-cxx.o -ldl
 
 $(P)/cxx: test/progs/cxx.cc
 	@mkdir -p $(@D)

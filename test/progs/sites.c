@@ -3,7 +3,9 @@
  * a known size in one way, so a report must show exact bytes per function. Arguments
  * are NAME=COUNTxSIZE, free-NAME=K to free the last K of them again, and smash-NAME=K to
  * overwrite the header of the first K as a buggy program would. When done it prints
- * "ready" and waits for a signal, so the test can take a core.
+ * "ready" and waits for a signal, so the test can take a core. The argument "wait"
+ * prints "ready" and waits for SIGUSR1 before the arguments after it: a core of each
+ * phase (heapprof-analyze --base).
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -139,6 +141,18 @@ static void do_arg(const char *arg)
 	unsigned count;
 	size_t size;
 
+	if (!strcmp(arg, "wait")) {
+		sigset_t set;
+		int sig;
+
+		printf("ready\n");
+		fflush(stdout);
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigwait(&set, &sig);
+		return;
+	}
+
 	if (!eq)
 		exit(2);
 	if (!strncmp(arg, "smash-", 6)) {
@@ -173,6 +187,11 @@ static void do_arg(const char *arg)
 
 int main(int argc, char **argv)
 {
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);	/* for "wait": sigwait() takes it */
 	for (int i = 1; i < argc; i++)
 		do_arg(argv[i]);
 	printf("ready\n");

@@ -1,0 +1,394 @@
+/*
+ * Views on a report: --focus/--ignore keep or drop stacks with a frame whose name
+ * matches, --hide removes matching frames, --max-frames keeps the innermost N; the
+ * stacks that became equal are merged (their sizes too), sorted again and cut by
+ * --top / --min-percent. --by prints the bottom-up table (pprof's -top): per
+ * function, file or module the bytes of the stacks it is the innermost frame of
+ * (self) and of the stacks it is in at all (total).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "views.h"
+
+#define USAGE_EXIT 64
+
+static void compile(const char *what, const char *re, regex_t *out)
+{
+	char msg[256];
+	int rc;
+
+	if (!re)
+		return;
+	rc = regcomp(out, re, REG_EXTENDED | REG_NOSUB);
+	if (rc) {
+		regerror(rc, out, msg, sizeof(msg));
+		fprintf(stderr, "heapprof-analyze: %s: bad regular expression '%s': %s\n", what, re, msg);
+		fprintf(stderr, "Try 'heapprof-analyze --help' for more information.\n");
+		exit(USAGE_EXIT);
+	}
+}
+
+void views_compile(struct view_opts *v)
+{
+	compile("--focus", v->focus, &v->focus_re);
+	compile("--ignore", v->ignore, &v->ignore_re);
+	compile("--hide", v->hide, &v->hide_re);
+}
+
+void views_free(struct view_opts *v)
+{
+	if (v->focus)
+		regfree(&v->focus_re);
+	if (v->ignore)
+		regfree(&v->ignore_re);
+	if (v->hide)
+		regfree(&v->hide_re);
+}
+
+bool views_active(const struct view_opts *v)
+{
+	return v->focus || v->ignore || v->hide || v->max_frames || v->by != BY_NONE;
+}
+
+static bool frame_matches(const struct report_frame *f, const regex_t *re)
+{
+	char buf[512];
+
+	return regexec(re, report_frame_name(f, buf, sizeof(buf)), 0, NULL, 0) == 0;
+}
+
+static bool any_frame(const struct report_stack *s, const regex_t *re)
+{
+	for (unsigned j = 0; j < s->nframes; j++)
+		if (frame_matches(&s->frames[j], re))
+			return true;
+	return false;
+}
+
+static int frame_cmp(const struct report_frame *a, const struct report_frame *b)
+{
+	if (a->pc != b->pc)
+		return a->pc < b->pc ? -1 : 1;
+	if (a->inlined != b->inlined)
+		return a->inlined ? -1 : 1;
+	if (a->func != b->func)
+		return !a->func ? -1 : !b->func ? 1 : strcmp(a->func, b->func);
+	return 0;
+}
+
+/* the frames, then the flags: what makes two stacks one after a view */
+static int same_cmp(const void *pa, const void *pb)
+{
+	const struct report_stack *a = pa, *b = pb;
+
+	if (a->flags != b->flags)
+		return a->flags < b->flags ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	for (unsigned i = 0; i < a->nframes && i < b->nframes; i++) {
+		int c = frame_cmp(&a->frames[i], &b->frames[i]);
+
+		if (c)
+			return c;
+	}
+	return (a->nframes > b->nframes) - (a->nframes < b->nframes);
+}
+
+static int64_t sval(const struct report *r, uint64_t v)
+{
+	return r->diff ? (int64_t)v : (int64_t)(v > INT64_MAX ? INT64_MAX : v);
+}
+
+static const struct report *sort_r;
+
+/* the metric descending (signed with --base), then bytes, blocks, frames: stable ties */
+static int order_cmp(const void *pa, const void *pb)
+{
+	const struct report_stack *a = pa, *b = pb;
+
+	if (sort_r->diff) {
+		int64_t x = (int64_t)a->value, y = (int64_t)b->value;
+
+		if (x != y)
+			return x > y ? -1 : 1;
+		x = (int64_t)a->bytes, y = (int64_t)b->bytes;
+		if (x != y)
+			return x > y ? -1 : 1;
+		x = (int64_t)a->blocks, y = (int64_t)b->blocks;
+		if (x != y)
+			return x > y ? -1 : 1;
+	} else {
+		if (a->value != b->value)
+			return a->value > b->value ? -1 : 1;
+		if (a->bytes != b->bytes)
+			return a->bytes > b->bytes ? -1 : 1;
+		if (a->blocks != b->blocks)
+			return a->blocks > b->blocks ? -1 : 1;
+	}
+	return same_cmp(a, b);
+}
+
+static int size_cmp(const void *pa, const void *pb)
+{
+	const struct size_count *a = pa, *b = pb;
+
+	if (a->size != b->size)
+		return a->size < b->size ? -1 : 1;
+	return 0;
+}
+
+static int count_cmp(const void *pa, const void *pb)
+{
+	const struct size_count *a = pa, *b = pb;
+
+	if (a->count != b->count)
+		return a->count > b->count ? -1 : 1;
+	return (a->size > b->size) - (a->size < b->size);
+}
+
+/* into's sizes and from's, as one list by count descending then size */
+static void merge_sizes(struct report_stack *into, const struct report_stack *from)
+{
+	size_t n = into->nsizes + from->nsizes, k = 0;
+	struct size_count *v;
+
+	if (!from->nsizes)
+		return;
+	v = xcalloc(n, sizeof(*v));
+	memcpy(v, into->sizes, into->nsizes * sizeof(*v));
+	memcpy(v + into->nsizes, from->sizes, from->nsizes * sizeof(*v));
+	qsort(v, n, sizeof(*v), size_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (k && v[k - 1].size == v[i].size)
+			v[k - 1].count += v[i].count;
+		else
+			v[k++] = v[i];
+	}
+	qsort(v, k, sizeof(*v), count_cmp);
+	free((void *)into->sizes);
+	into->sizes = v;
+	into->nsizes = k;
+}
+
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+	return a + b < a ? UINT64_MAX : a + b;
+}
+
+static void fig(uint64_t *into, uint64_t v, int sign, bool diff)
+{
+	if (diff)
+		*into = sign < 0 ? *into - v : *into + v;
+	else
+		*into = add_sat(*into, v);
+}
+
+void views_add_figures(struct report_stack *into, const struct report_stack *from, int sign,
+		       bool diff)
+{
+	fig(&into->value, from->value, sign, diff);
+	fig(&into->bytes, from->bytes, sign, diff);
+	fig(&into->blocks, from->blocks, sign, diff);
+	fig(&into->alloc_bytes, from->alloc_bytes, sign, diff);
+	fig(&into->alloc_calls, from->alloc_calls, sign, diff);
+	fig(&into->frees, from->frees, sign, diff);
+	fig(&into->freed_bytes, from->freed_bytes, sign, diff);
+	fig(&into->time_ns, from->time_ns, sign, diff);
+}
+
+void views_cut(struct report *r, size_t top, double min_percent)
+{
+	struct report_stack *v = (struct report_stack *)r->stacks;
+	size_t keep = 0;
+
+	sort_r = r;
+	qsort(v, r->nstacks, sizeof(*v), order_cmp);
+	r->rest_bytes = r->rest_blocks = r->rest_value = 0;
+	for (size_t i = 0; i < r->nstacks; i++) {
+		double base = (double)(r->diff ? r->base_total : r->total);
+		double pct = base ? 100.0 * (double)sval(r, v[i].value) / base : 0;
+
+		if (pct < 0)
+			pct = -pct;
+		if ((top && keep >= top) || (!r->diff && pct < min_percent)) {
+			r->rest_value += v[i].value;	/* wraps to the signed sum with --base */
+			r->rest_bytes += v[i].bytes;
+			r->rest_blocks += v[i].blocks;
+			free((void *)v[i].sizes);
+			free((void *)v[i].frames);
+			continue;
+		}
+		v[keep++] = v[i];
+	}
+	r->nstacks = keep;
+}
+
+void views_apply(struct report *r, const struct view_opts *v, bool cut)
+{
+	struct report_stack *s = (struct report_stack *)r->stacks;
+	size_t n = 0, dropped = 0;
+	uint64_t dropped_value = 0;
+	char note[256];
+
+	for (size_t i = 0; i < r->nstacks; i++) {
+		struct report_stack st = s[i];
+		struct report_frame *fr;
+		unsigned k = 0;
+
+		if ((v->focus && !any_frame(&st, &v->focus_re)) ||
+		    (v->ignore && any_frame(&st, &v->ignore_re))) {
+			dropped++;
+			dropped_value = add_sat(dropped_value, st.value);
+			free((void *)st.sizes);
+			free((void *)st.frames);
+			continue;
+		}
+		fr = (struct report_frame *)st.frames;
+		for (unsigned j = 0; j < st.nframes; j++)
+			if (!v->hide || !frame_matches(&fr[j], &v->hide_re))
+				fr[k++] = fr[j];
+		if (v->max_frames && k > v->max_frames) {
+			k = v->max_frames;
+			st.flags |= STACK_TRUNCATED;
+			st.recorded_frames = k;
+		}
+		st.nframes = k;
+		s[n++] = st;
+	}
+	/* merge the stacks that became one */
+	qsort(s, n, sizeof(*s), same_cmp);
+	{
+		size_t k = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (k && !same_cmp(&s[k - 1], &s[i])) {
+				views_add_figures(&s[k - 1], &s[i], 1, r->diff);
+				merge_sizes(&s[k - 1], &s[i]);
+				free((void *)s[i].sizes);
+				free((void *)s[i].frames);
+				continue;
+			}
+			s[k++] = s[i];
+		}
+		n = k;
+	}
+	r->nstacks = n;
+	r->all_stacks = n;
+	if (v->focus || v->ignore) {
+		snprintf(note, sizeof(note), "%zu stacks (%llu %s) left out by --focus/--ignore",
+			 dropped, (unsigned long long)dropped_value, report_metric_unit(r->metric));
+		r->owned = xrealloc(r->owned, (r->nowned + 1) * sizeof(*r->owned));
+		r->view_note = r->owned[r->nowned++] = xstrdup(note);
+	}
+	if (cut)
+		views_cut(r, v->by != BY_NONE ? 0 : v->top, v->by != BY_NONE ? 0 : v->min_percent);
+	else {
+		sort_r = r;
+		qsort(s, n, sizeof(*s), order_cmp);
+	}
+}
+
+struct by_row {
+	const char *key;
+	int64_t self, total;
+	uint64_t self_blocks, total_blocks;
+	size_t seen;		/* the last stack counted into total, + 1 */
+};
+
+static const char *by_key(const struct report_frame *f, enum view_by by, char *buf, size_t size)
+{
+	const char *base;
+
+	switch (by) {
+	case BY_FILE:
+		return f->file ? f->file : "[unknown file]";
+	case BY_MODULE:
+		if (!f->module)
+			return "[no module]";
+		base = strrchr(f->module, '/');
+		return base ? base + 1 : f->module;
+	default:
+		return report_frame_name(f, buf, size);
+	}
+}
+
+static int row_self_cmp(const void *pa, const void *pb)
+{
+	const struct by_row *a = pa, *b = pb;
+
+	if (a->self != b->self)
+		return a->self > b->self ? -1 : 1;
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	return strcmp(a->key, b->key);
+}
+
+int views_write_by(const struct report *r, enum view_by by, FILE *f)
+{
+	struct by_row *rows = NULL;
+	size_t nrows = 0, cap = 0;
+	char **names = NULL;
+	size_t nnames = 0;
+	int64_t all = 0;
+	static const char *const what[] = { "", "function", "file", "module" };
+
+	for (size_t i = 0; i < r->nstacks; i++) {
+		const struct report_stack *s = &r->stacks[i];
+		int64_t b = sval(r, s->value);
+
+		all += b;
+		for (unsigned j = 0; j < s->nframes || (j == 0 && !s->nframes); j++) {
+			char buf[512];
+			const char *key = s->nframes ? by_key(&s->frames[j], by, buf, sizeof(buf))
+				: s->flags & STACK_UNKNOWN ? "[unknown stack]" : "[no stack]";
+			size_t k;
+
+			for (k = 0; k < nrows && strcmp(rows[k].key, key); k++)
+				;
+			if (k == nrows) {
+				if (nrows == cap)
+					rows = xrealloc(rows, (cap = cap ? cap * 2 : 64) * sizeof(*rows));
+				if (key == buf) {
+					names = xrealloc(names, (nnames + 1) * sizeof(*names));
+					key = names[nnames++] = xstrdup(buf);
+				}
+				rows[nrows++] = (struct by_row){ .key = key };
+			}
+			if (j == 0) {
+				rows[k].self += b;
+				rows[k].self_blocks += s->blocks;
+			}
+			if (rows[k].seen != i + 1) {
+				rows[k].seen = i + 1;
+				rows[k].total += b;
+				rows[k].total_blocks += s->blocks;
+			}
+		}
+	}
+	qsort(rows, nrows, sizeof(*rows), row_self_cmp);
+	fprintf(f, "%s%s (%s) by %s (self: as the innermost frame; total: anywhere in the "
+		"stack)\n", r->diff ? "difference of " : "", report_metric_name(r->metric),
+		report_metric_unit(r->metric), what[by]);
+	fprintf(f, "%14s %6s %14s %6s %10s  %s\n", "self", "self%", "total", "total%", "blocks",
+		what[by]);
+	for (size_t k = 0; k < nrows; k++) {
+		double sp = all ? 100.0 * (double)rows[k].self / (double)all : 0;
+		double tp = all ? 100.0 * (double)rows[k].total / (double)all : 0;
+
+		if (r->diff)
+			fprintf(f, "%+14lld %5.1f%% %+14lld %5.1f%% %+10lld  %s\n",
+				(long long)rows[k].self, sp, (long long)rows[k].total, tp,
+				(long long)(int64_t)rows[k].total_blocks, rows[k].key);
+		else
+			fprintf(f, "%14lld %5.1f%% %14lld %5.1f%% %10llu  %s\n",
+				(long long)rows[k].self, sp, (long long)rows[k].total, tp,
+				(unsigned long long)rows[k].total_blocks, rows[k].key);
+	}
+	for (size_t i = 0; i < nnames; i++)
+		free(names[i]);
+	free(names);
+	free(rows);
+	return ferror(f) ? -1 : 0;
+}

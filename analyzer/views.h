@@ -1,0 +1,53 @@
+/*
+ * Views on a built report (issue 12): --focus, --ignore, --hide, --max-frames and
+ * --by, applied to the symbolized frames after report_build(), and the --top /
+ * --min-percent cut made again afterwards. Also --base: the difference of two reports
+ * (diff.c). Kept apart from report.c so that the report stays one simple pass.
+ */
+#ifndef HP_VIEWS_H
+#define HP_VIEWS_H
+
+#include <regex.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "report.h"
+
+enum view_by { BY_NONE, BY_FUNCTION, BY_FILE, BY_MODULE };
+
+struct view_opts {
+	const char *focus, *ignore, *hide;	/* POSIX extended regexes, NULL = none */
+	regex_t focus_re, ignore_re, hide_re;
+	unsigned max_frames;			/* 0: all */
+	enum view_by by;
+	size_t top;				/* the cut, made after the view */
+	double min_percent;
+};
+
+/* Compile the regexes; exits with a usage message naming the bad one. */
+void views_compile(struct view_opts *v);
+void views_free(struct view_opts *v);
+/* Does anything need every stack symbolized (report_build with no cut)? */
+bool views_active(const struct view_opts *v);
+/*
+ * Filter, hide and shorten r's stacks (built with no cut), merge the stacks that
+ * became equal, sort them again and cut by v->top / v->min_percent (not with
+ * cut == false: --base cuts after the difference). Sets r->view_note.
+ */
+void views_apply(struct report *r, const struct view_opts *v, bool cut);
+/* Sort r's stacks again (bytes descending; signed with r->diff) and cut them. */
+void views_cut(struct report *r, size_t top, double min_percent);
+/* into's figures (value, bytes, blocks, counters) plus sign times from's; with
+ * diff the sums wrap as int64_t, else they saturate. */
+void views_add_figures(struct report_stack *into, const struct report_stack *from, int sign,
+		       bool diff);
+/* --by: the bottom-up table, self and total per function, file or module. */
+int views_write_by(const struct report *r, enum view_by by, FILE *f);
+
+/* diff.c: out = new - old, stacks matched by module and offset (or by symbol when a
+ * module's build-id differs). out borrows frames and names from both. */
+void diff_build(struct report *out, const struct report *new_r, const struct report *old_r);
+void diff_free(struct report *out);
+int diff_write_text(const struct report *r, FILE *f);
+
+#endif
