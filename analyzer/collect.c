@@ -504,7 +504,7 @@ const struct decoded *collect_records(const struct collect *c, enum decode_kind 
 
 	kind_range(c, kind, &i, &end);
 	*n = end - i;
-	return c->recs + i;
+	return c->recs ? c->recs + i : NULL;	/* no records: no array either */
 }
 
 const char *collect_thread_name(const struct collect *c, uint32_t tid)

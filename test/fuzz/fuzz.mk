@@ -6,7 +6,7 @@ FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FZ := $(B)/fuzz
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-Iinclude -Ianalyzer $(DW_CFLAGS) -DHP_VERSION='"$(VERSION)"'
+	-Iinclude -Ianalyzer $(DW_CFLAGS) $(IBERTY_CFLAGS) -DHP_VERSION='"$(VERSION)"'
 FUZZ_LIB_SRCS := $(filter-out analyzer/main.c,$(ANALYZER_SRCS))
 FUZZ_SCAN_ARGS := -max_len=8192
 FUZZ_CORE_ARGS := -max_len=65536 -timeout=10
