@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include "heapprof_format.h"
+#include "ages.h"
 #include "image.h"
+#include "leaks.h"
 #include "report.h"
 #include "scan.h"
 #include "sym.h"
@@ -40,6 +42,12 @@ struct opts {
 	const char *core;
 	const char *base;		/* --base=OLD */
 	struct view_opts view;
+	unsigned leak_mask;		/* --leaks: classes shown; 0 = no classification */
+	bool fail_on_leak;
+	const char *suppressions;
+	struct leak_supp *supp;		/* read from --suppressions */
+	bool age;			/* --age */
+	int64_t older_than_ms;		/* --older-than, -1 if not given */
 };
 
 static void usage(FILE *f)
@@ -57,6 +65,9 @@ static void usage(FILE *f)
 	      "                         svg (an interactive flame graph for a browser)\n"
 	      "  -o, --output=FILE      write the report to FILE instead of standard output\n"
 	      "      --short-names      C++ names without template arguments and parameter lists\n"
+	      "      --age              live bytes by age; a block's age counts from the newest\n"
+	      "                         live block's allocation (a core has no time of its own)\n"
+	      "      --older-than=D     only blocks allocated D (90s, 5m, 2h, 1d) before the newest\n"
 	      "      --top=N            show the N largest stacks (text default 20, others all;\n"
 	      "                         0 = all)\n"
 	      "      --metric=NAME      what stacks are sorted by and collapsed output counts:\n"
@@ -89,6 +100,13 @@ static void usage(FILE *f)
 	      "      --raw=IMAGE@ADDR   raw mode: IMAGE holds memory as it was at ADDR; repeatable\n"
 	      "      --load-base=ADDR   raw mode: where a PIE PROGRAM was loaded\n"
 	      "      --module=FILE@ADDR raw mode: a shared object loaded at ADDR; repeatable\n"
+	      "      --leaks[=CLASSES]  classify blocks by reachability, as memcheck does, and\n"
+	      "                         show only CLASSES (comma-separated: definite, indirect,\n"
+	      "                         possible, reachable, all; default definite,indirect)\n"
+	      "      --fail-on-leak     exit with status 3 when definitely lost bytes remain\n"
+	      "                         (implies --leaks)\n"
+	      "      --suppressions=FILE  leave out leaks whose stack matches a LeakSanitizer\n"
+	      "                         'leak:PATTERN' line of FILE (implies --leaks)\n"
 	      "  -j, --jobs=N           scan with N threads (default: online CPUs)\n"
 	      "  -q, --quiet            no warnings\n"
 	      "  -h, --help             this text\n"
@@ -96,7 +114,7 @@ static void usage(FILE *f)
 	      "\n"
 	      "Exit status: 0 a report was written (what was skipped is counted in it and on\n"
 	      "stderr); 2 no report could be made (unreadable or unusable input, no heapprof\n"
-	      "blocks); 64 bad usage.\n",
+	      "blocks); 3 --fail-on-leak found definitely lost bytes; 64 bad usage.\n",
 	      f);
 }
 
@@ -135,7 +153,8 @@ static unsigned long long number(const char *s, const char *opt)
 
 enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE,
        OPT_METRIC, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_SHORT, OPT_BASE, OPT_FOCUS,
-       OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY };
+       OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY, OPT_LEAKS, OPT_FAILLEAK, OPT_SUPP,
+       OPT_AGE, OPT_OLDER };
 
 static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -152,7 +171,12 @@ static const struct option long_opts[] = {
 	{ "raw", required_argument, NULL, OPT_RAW },
 	{ "load-base", required_argument, NULL, OPT_LOADBASE },
 	{ "module", required_argument, NULL, OPT_MODULE },
+	{ "leaks", optional_argument, NULL, OPT_LEAKS },
+	{ "fail-on-leak", no_argument, NULL, OPT_FAILLEAK },
+	{ "suppressions", required_argument, NULL, OPT_SUPP },
 	{ "short-names", no_argument, NULL, OPT_SHORT },
+	{ "age", no_argument, NULL, OPT_AGE },
+	{ "older-than", required_argument, NULL, OPT_OLDER },
 	{ "base", required_argument, NULL, OPT_BASE },
 	{ "focus", required_argument, NULL, OPT_FOCUS },
 	{ "ignore", required_argument, NULL, OPT_IGNORE },
@@ -225,7 +249,22 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 			 &o->modules[o->nmodules].base);
 		o->nmodules++;
 		break;
+	case OPT_LEAKS:
+		if (!optarg)
+			o->leak_mask = LEAK_MASK_LOST;
+		else if (!leaks_parse_classes(optarg, &o->leak_mask))
+			bad_usage("--leaks takes definite, indirect, possible, reachable or all, "
+				  "comma-separated, not '%s'", optarg);
+		break;
+	case OPT_FAILLEAK: o->fail_on_leak = true; break;
+	case OPT_SUPP: o->suppressions = optarg; break;
 	case OPT_SHORT: o->report.short_names = true; break;
+	case OPT_AGE: o->age = true; break;
+	case OPT_OLDER:
+		if ((o->older_than_ms = ages_parse_duration(optarg)) < 0)
+			bad_usage("--older-than needs a duration such as 90s, 5m, 2h or 1d, not '%s'",
+				  optarg);
+		break;
 	case OPT_BASE: o->base = optarg; break;
 	case OPT_FOCUS: o->view.focus = optarg; break;
 	case OPT_IGNORE: o->view.ignore = optarg; break;
@@ -262,9 +301,14 @@ static void parse(struct opts *o, int argc, char **argv)
 	int c;
 
 	memset(o, 0, sizeof(*o));
+	o->older_than_ms = -1;
 	o->format = &out_text;
 	while ((c = getopt_long(argc, argv, "f:o:j:qvhV", long_opts, NULL)) != -1)
 		parse_option(o, c, &top_set);
+	if (o->older_than_ms >= 0 && o->leak_mask)
+		bad_usage("%s", "--older-than and --leaks cannot be combined yet");
+	if (!o->leak_mask && (o->fail_on_leak || o->suppressions))
+		o->leak_mask = LEAK_MASK_LOST;
 	if (o->report.events)
 		o->format = &out_events;
 	else if (o->report.event_stacks)
@@ -565,7 +609,8 @@ static struct sym *scan_and_open_symbols(const struct opts *o, const struct imag
 
 	warn_hold();
 	threaded = pthread_create(&t, NULL, sym_thread, &job) == 0;
-	scan_image_with(img, o->jobs, &o->join, scan);
+	(o->leak_mask || o->age || o->older_than_ms >= 0 ? scan_image_blocks_with
+							 : scan_image_with)(img, o->jobs, &o->join, scan);
 	if (threaded)
 		pthread_join(t, NULL);
 	else
@@ -579,6 +624,8 @@ struct session {
 	struct scan_result scan;
 	struct sym *sym;
 	char *source;
+	struct leak_summary leaks;	/* --leaks */
+	struct age_summary ages;	/* --age, --older-than */
 	struct report r;
 };
 
@@ -594,6 +641,14 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 	warn_rejected(&s->scan);
 	s->r.program = o->program;
 	s->r.source = s->source;
+	if (o->age || o->older_than_ms >= 0) {
+		ages_apply(&s->img, &s->scan, o->older_than_ms, &s->ages);
+		s->r.ages = &s->ages;
+	}
+	if (o->leak_mask) {
+		leaks_apply(&s->img, &s->scan, s->sym, o->supp, o->leak_mask, &s->leaks);
+		s->r.leaks = &s->leaks;
+	}
 	report_build(&s->r, &s->scan, &s->img, s->sym, ro);
 }
 
@@ -627,7 +682,15 @@ int main(int argc, char **argv)
 	struct report d, *r = &news.r;
 	struct report_opts ro;
 
+	int status = 0;
+
 	parse(&o, argc, argv);
+	if (o.suppressions) {
+		char err[1024];
+
+		if (!(o.supp = leaks_read_suppressions(o.suppressions, err, sizeof(err))))
+			die(EXIT_NO_REPORT, "%s", err);
+	}
 	views_compile(&o.view);
 	ro = o.report;
 	if (o.base || views_active(&o.view)) {
@@ -635,6 +698,8 @@ int main(int argc, char **argv)
 		ro.min_percent = 0;
 	}
 	make_report(&o, &ro, &news);
+	if (o.fail_on_leak && news.leaks.blocks[LEAK_DEFINITE])
+		status = EXIT_LEAKS;
 	if (o.base) {
 		make_base(&o, &ro, &olds);
 		views_apply(&news.r, &o.view, false);
@@ -660,5 +725,6 @@ int main(int argc, char **argv)
 		free((void *)o.modules[i].path);
 	for (size_t i = 0; i < o.nraw; i++)
 		free((void *)o.raw[i].path);
-	return 0;
+	leaks_free_suppressions(o.supp);
+	return status;
 }

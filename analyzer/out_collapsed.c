@@ -3,11 +3,13 @@
  * frames outermost first joined by ';', a space, the report's metric (live bytes unless
  * --metric says otherwise). Split by thread, the outermost frame is "[thread TID NAME]".
  * A stack the writer cut starts with a "[truncated]" frame; blocks without a readable
- * stack are "[unknown stack]".
+ * stack are "[unknown stack]". Under --leaks every stack starts with its class:
+ * "[definitely lost]", ...
  */
 #include <stdint.h>
 #include <stdio.h>
 
+#include "leaks.h"
 #include "report.h"
 
 /* ';' separates frames and a newline ends the record: neither may appear in a name. */
@@ -26,6 +28,8 @@ static int write_collapsed(const struct report *r, FILE *f)
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];
 
+		if (leaks_class_name(s->flags))	/* --leaks: the class is the root */
+			fprintf(f, "[%s];", leaks_class_name(s->flags));
 		if (r->by_thread) {
 			fprintf(f, "[thread %lu", (unsigned long)s->tid);
 			if (s->thread_name && (putc(' ', f) == EOF || put_name(s->thread_name, f) < 0))

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "image.h"
+#include "ages.h"
+#include "leaks.h"
 #include "report.h"
 #include "views.h"
 
@@ -135,6 +137,10 @@ static void summary(const struct report *r, FILE *f)
 	data_line(r, f);
 	if (r->view_note)
 		fprintf(f, "  view:       %s\n", r->view_note);
+	if (r->leaks)
+		leaks_write_summary(r->leaks, f);
+	if (r->ages)
+		ages_write_summary(r->ages, f);
 }
 
 static void sizes(const struct report_stack *s, FILE *f)
@@ -233,6 +239,8 @@ static int write_text(const struct report *r, FILE *f)
 			sizes(s, f);
 		else
 			fputc('\n', f);
+		if (leaks_class_name(s->flags))
+			fprintf(f, "    are %s\n", leaks_class_name(s->flags));
 		others(r, s, f);
 		if (s->flags & STACK_UNKNOWN)
 			fputs("    [unknown stack: no readable stack record]\n", f);

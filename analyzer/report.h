@@ -14,6 +14,7 @@
 
 struct image;
 struct sym;
+struct leak_summary;
 
 struct report_frame {
 	uint64_t pc;
@@ -119,6 +120,8 @@ struct report {
 	const struct sym_module_info *mods; /* the module table, by start address */
 	size_t nmods;
 	bool saturated;			/* a total did not fit 64 bits */
+	const struct leak_summary *leaks; /* --leaks: classes (leaks.h); else NULL */
+	const struct age_summary *ages;	/* --age, --older-than (ages.h); else NULL */
 	char **owned;			/* names the report made (--short-names) */
 	size_t nowned;
 	/* views.c, diff.c (issue 12) */

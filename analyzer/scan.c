@@ -21,6 +21,15 @@
  * past a window's end through image_read */
 #define BACK ((uint64_t)HP_HDR_SIZE + HP_MAX_FRAMES * 8)
 
+static void keep_block(struct scan_blocks *l, const struct hp_block *b, unsigned wsize)
+{
+	if (l->n == l->cap)
+		l->v = xrealloc(l->v, (l->cap = l->cap ? 2 * l->cap : 1024) * sizeof(*l->v));
+	l->v[l->n++] = (struct scan_block){
+		.user = b->user, .size = b->size, .version = (uint8_t)b->version,
+		.below = b->version == 2 ? 16u << b->shift : HP_HDR_SIZE + b->nframes * wsize };
+}
+
 /* Decode the candidate at addr (its word in the target's bytes at raw) and pass it on. */
 static void check_at(const struct image *img, const struct seg *s, uint64_t addr,
 		     const unsigned char *raw, struct scan_result *out)
@@ -52,6 +61,8 @@ static void check_at(const struct image *img, const struct seg *s, uint64_t addr
 		out->v2_blocks += d.block.version == 2;
 		if (__builtin_add_overflow(out->bytes, d.block.size, &out->bytes))
 			out->bytes = UINT64_MAX;
+		if (out->keep_blocks)
+			keep_block(&out->list, &d.block, img->wsize);
 	} else {
 		out->records++;
 	}
@@ -260,15 +271,20 @@ static void result_merge(struct scan_result *into, struct scan_result *from)
 	if (from->other_version)
 		into->other_version = from->other_version;
 	collect_merge(&into->found, &from->found);
+	if (from->list.n) {
+		struct scan_blocks *l = &into->list;
+
+		if (l->n + from->list.n > l->cap)
+			l->v = xrealloc(l->v, (l->cap = l->n + from->list.n) * sizeof(*l->v));
+		memcpy(l->v + l->n, from->list.v, from->list.n * sizeof(*l->v));
+		l->n += from->list.n;
+	}
+	free(from->list.v);
+	from->list = (struct scan_blocks){ 0 };
 }
 
-void scan_image(const struct image *img, unsigned nthreads, struct scan_result *out)
-{
-	scan_image_with(img, nthreads, &(struct join_opts){ 0 }, out);
-}
-
-void scan_image_with(const struct image *img, unsigned nthreads, const struct join_opts *opts,
-		     struct scan_result *out)
+static void scan_all(const struct image *img, unsigned nthreads, const struct join_opts *opts,
+		     bool keep, struct scan_result *out)
 {
 	struct job job = { .img = img };
 	struct scan_result *parts;
@@ -285,8 +301,10 @@ void scan_image_with(const struct image *img, unsigned nthreads, const struct jo
 	tids = xcalloc(nthreads, sizeof(*tids));
 	args = xcalloc(nthreads, sizeof(*args));
 	result_init(out, opts);
+	out->keep_blocks = keep;
 	for (unsigned t = 0; t < nthreads; t++) {
 		result_init(&parts[t], opts);
+		parts[t].keep_blocks = keep;
 		args[t][0] = &job;
 		args[t][1] = &parts[t];
 		/* thread 0 is this one; a failed create leaves its share to the others */
@@ -310,8 +328,26 @@ void scan_image_with(const struct image *img, unsigned nthreads, const struct jo
 	free(job.chunks);
 }
 
+void scan_image(const struct image *img, unsigned nthreads, struct scan_result *out)
+{
+	scan_all(img, nthreads, &(struct join_opts){ 0 }, false, out);
+}
+
+void scan_image_with(const struct image *img, unsigned nthreads, const struct join_opts *opts,
+		     struct scan_result *out)
+{
+	scan_all(img, nthreads, opts, false, out);
+}
+
+void scan_image_blocks_with(const struct image *img, unsigned nthreads,
+			    const struct join_opts *opts, struct scan_result *out)
+{
+	scan_all(img, nthreads, opts, true, out);
+}
+
 void scan_result_free(struct scan_result *r)
 {
+	free(r->list.v);
 	stacks_free(&r->stacks);
 	collect_free(&r->found);
 }

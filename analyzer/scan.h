@@ -6,6 +6,8 @@
 #ifndef HP_SCAN_H
 #define HP_SCAN_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "collect.h"
@@ -13,6 +15,19 @@
 #include "stacks.h"
 
 struct image;
+
+/* One live block as found, for the leak classifier (leaks.c); 24 bytes. */
+struct scan_block {
+	uint64_t user, size;	/* size as the header says */
+	uint32_t below;		/* header bytes below user: v2 16 << shift, v1 48 + pcs */
+	uint8_t version;
+	uint8_t state;		/* leaks.c's */
+};
+
+struct scan_blocks {
+	struct scan_block *v;
+	size_t n, cap;
+};
 
 struct scan_result {
 	struct stacks stacks;	/* v1 and v2 blocks per stack, after the join */
@@ -28,6 +43,8 @@ struct scan_result {
 				 * or join.noise */
 	uint64_t tags_cut;	/* v2 tags whose header is cut off: noise too */
 	unsigned other_version;	/* last unknown version seen, for the message */
+	bool keep_blocks;	/* fill list (scan_image_blocks_with) */
+	struct scan_blocks list; /* every valid block header, in no order */
 };
 
 /* Scan every segment of img with nthreads threads (>= 1) into *out (initialized here). */
@@ -35,6 +52,9 @@ void scan_image(const struct image *img, unsigned nthreads, struct scan_result *
 /* The same, joined as opts says (per thread, one region); scan_image() joins with none. */
 void scan_image_with(const struct image *img, unsigned nthreads, const struct join_opts *opts,
 		     struct scan_result *out);
+/* The same, and list every block found in out->list (for leaks.c). */
+void scan_image_blocks_with(const struct image *img, unsigned nthreads,
+			    const struct join_opts *opts, struct scan_result *out);
 
 void scan_result_free(struct scan_result *r);
 

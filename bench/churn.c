@@ -1,9 +1,12 @@
 /*
- * The churn workload: malloc/free/realloc over a live working set of about 100k
- * blocks, sizes 16..4096, from a handful of call sites.
- *   churn [-t THREADS] [-n OPS] [-d] [-w WORKING_SET] [-h]
- * -d makes each allocation 30..60 frames deep; -h holds the final working set of
- * the main thread (for a snapshot) and prints "ready". Prints ops/s on stderr.
+ * The churn workload: malloc/free/realloc over a live working set (default 100k
+ * blocks), sizes 16..4096, from a handful of call sites; one operation in eight is a
+ * realloc of the slot's block.
+ *   churn [-t THREADS] [-n OPS] [-d] [-r MIN-MAX] [-w WORKING_SET] [-m MAX_SIZE] [-h]
+ * -d makes each allocation 30..60 frames deep (the same as -r 30-60); -r MIN-MAX makes
+ * it MIN..MAX frames of recursion deep; -m MAX_SIZE: sizes 16..MAX_SIZE; -h holds the
+ * final working set of the main thread (for a snapshot) and prints "ready". Prints
+ * ops/s on stderr. bench/run's main churn is `-w 50000 -r 8-24 -m 1024`.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -16,8 +19,9 @@
 #define NOINLINE __attribute__((noinline, no_icf))	/* no_icf: -O2 folds identical sites */
 
 static unsigned long ops = 10000000;
-static unsigned nthreads = 1, working = 100000;
-static int deep, hold;
+static unsigned nthreads = 1, working = 100000, max_size = 4096;
+static unsigned depth_lo, depth_hi;	/* recursion per allocation; 0..0: none */
+static int hold;
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -36,7 +40,7 @@ NOINLINE static void *site_e(size_t n) { void *p = malloc(n); __asm__ volatile("
 
 static void *one_alloc(void **slot, uint64_t r)
 {
-	size_t n = 16 + (r >> 20) % 4081;
+	size_t n = 16 + (r >> 20) % (max_size - 15);
 
 	switch (r % 8) {
 	case 0: case 1: case 2: return site_a(n);
@@ -63,7 +67,8 @@ static void churn(void **slots, unsigned long n, uint64_t seed)
 	for (unsigned long i = 0; i < n; i++) {
 		uint64_t r = rnd(&seed);
 		void **slot = &slots[(r >> 8) % working];
-		void *p = deep ? descend(30 + (unsigned)(r >> 40) % 31, slot, r) : one_alloc(slot, r);
+		void *p = depth_hi ? descend(depth_lo + (unsigned)(r >> 40) % (depth_hi - depth_lo + 1), slot, r)
+				  : one_alloc(slot, r);
 
 		if (p != *slot)
 			free(r % 8 == 6 && *slot ? NULL : *slot);	/* realloc freed the old */
@@ -88,17 +93,23 @@ int main(int argc, char **argv)
 	struct timespec a, b;
 	int c;
 
-	while ((c = getopt(argc, argv, "t:n:dw:h")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:dr:w:m:h")) != -1) {
 		switch (c) {
 		case 't': nthreads = (unsigned)atoi(optarg); break;
 		case 'n': ops = strtoul(optarg, NULL, 10); break;
-		case 'd': deep = 1; break;
+		case 'd': depth_lo = 30, depth_hi = 60; break;
+		case 'r':
+			if (sscanf(optarg, "%u-%u", &depth_lo, &depth_hi) != 2 || depth_lo > depth_hi ||
+			    !depth_hi)
+				return 2;
+			break;
 		case 'w': working = (unsigned)atoi(optarg); break;
+		case 'm': max_size = (unsigned)atoi(optarg); break;
 		case 'h': hold = 1; break;
 		default: return 2;
 		}
 	}
-	if (nthreads < 1 || nthreads > 64 || !working)
+	if (nthreads < 1 || nthreads > 64 || !working || max_size < 16)
 		return 2;
 	clock_gettime(CLOCK_MONOTONIC, &a);
 	if (hold) {

@@ -2,18 +2,24 @@
  * The time-to-an-answer workload: holds about 1 GiB of live blocks made at 4,096
  * distinct call sites (each its own function), sizes log-uniform in 32..8192 (mean
  * ~1.5 KiB, so ~730k blocks), reached through 2..9 frames of recursion per site.
- *   gibheap [-m MIB] [-z SIZE] [-h]
+ *   gibheap [-m MIB] [-z SIZE] [-h] [-s N]
  * -z gives every block SIZE bytes instead (heaptrack's interpreter needs memory per
  * distinct size and stack, and cannot trace the default mix in 4 GiB).
  * Prints "ready" and waits for a snapshot with -h; otherwise exits once the heap is
- * built (for tracers that report at exit).
+ * built (for tracers that report at exit). -s N: asks heapprof.so for N snapshots
+ * (include/heapprof.h) before that, 5 s apart, and prints how long each call paused,
+ * then times N plain fork()s of the process for comparison.
  */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "heapprof.h"
 
 #define NOINLINE __attribute__((noinline, no_icf))	/* no_icf: -O2 folds identical sites */
 
@@ -59,13 +65,14 @@ int main(int argc, char **argv)
 	unsigned long long want = 1024ull << 20, live = 0, n = 0;
 	uint64_t seed = 0x9E3779B97F4A7C15ull;
 	size_t fixed = 0;
-	int c, hold = 0;
+	int c, hold = 0, snaps = 0;
 
-	while ((c = getopt(argc, argv, "m:z:h")) != -1) {
+	while ((c = getopt(argc, argv, "m:z:hs:")) != -1) {
 		switch (c) {
 		case 'm': want = strtoull(optarg, NULL, 10) << 20; break;
 		case 'z': fixed = strtoul(optarg, NULL, 10); break;
 		case 'h': hold = 1; break;
+		case 's': snaps = atoi(optarg); break;
 		default: return 2;
 		}
 	}
@@ -82,10 +89,36 @@ int main(int argc, char **argv)
 		n++;
 	}
 	printf("%llu blocks, %llu live bytes, %zu call sites\n", n, live, N_SITES);
+	for (int i = 0; i < snaps; i++) {
+		struct timespec a, b;
+		int rc;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		rc = heapprof_snapshot(NULL);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		printf("snapshot call %d: %d, paused %.1f ms\n", i + 1, rc,
+		       (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6);
+		fflush(stdout);
+		sleep(5);
+	}
+	for (int i = 0; i < snaps; i++) {	/* what a plain fork of this process costs */
+		struct timespec a, b;
+		pid_t pid;
+
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		pid = fork();
+		if (pid == 0)
+			_exit(0);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		waitpid(pid, NULL, 0);
+		printf("fork %d: parent paused %.1f ms\n", i + 1,
+		       (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6);
+	}
 	if (hold) {
 		printf("ready\n");
 		fflush(stdout);
-		pause();
+		for (;;)
+			pause();	/* a snapshot signal must not end it */
 	}
 	return 0;
 }

@@ -20,6 +20,7 @@
 #include "events.h"
 #include "options.h"
 #include "table.h"
+#include "triggers.h"
 #include "unwind.h"
 #include "util.h"
 
@@ -168,26 +169,26 @@ static void resolve(void)
 }
 
 static HP_TLS bool resolving;
-static int boot_state;	/* 0 not started, 1 resolving, 2 ready */
+int hp_boot_state;
 
-bool boot_ensure(void)
+bool boot_ensure_slow(void)
 {
 	int expect = 0;
 
-	if (likely(__atomic_load_n(&boot_state, __ATOMIC_ACQUIRE) == 2))
+	if (__atomic_load_n(&hp_boot_state, __ATOMIC_ACQUIRE) == 2)
 		return true;
 	if (resolving)
 		return false;
-	if (__atomic_compare_exchange_n(&boot_state, &expect, 1, false, __ATOMIC_ACQ_REL,
+	if (__atomic_compare_exchange_n(&hp_boot_state, &expect, 1, false, __ATOMIC_ACQ_REL,
 					__ATOMIC_ACQUIRE)) {
 		resolving = true;
 		resolve();
 		resolving = false;
-		__atomic_store_n(&boot_state, 2, __ATOMIC_RELEASE);
+		__atomic_store_n(&hp_boot_state, 2, __ATOMIC_RELEASE);
 		return true;
 	}
 	/* Another thread is resolving; dlsym does not wait for us, so this ends. */
-	while (__atomic_load_n(&boot_state, __ATOMIC_ACQUIRE) != 2)
+	while (__atomic_load_n(&hp_boot_state, __ATOMIC_ACQUIRE) != 2)
 		sched_yield();
 	return true;
 }
@@ -201,4 +202,5 @@ __attribute__((constructor)) static void boot_ctor(void)
 {
 	boot_ensure();
 	pthread_atfork(NULL, NULL, forget_tid);
+	triggers_init();
 }

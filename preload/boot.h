@@ -34,8 +34,17 @@ extern bool hp_stacks HP_HIDDEN;	/* the unwinder is ready: take stacks */
 /*
  * Make hp_real usable. Returns false while this thread is itself looking the
  * allocator up (dlsym and dlopen allocate): the caller then uses the arena.
+ * Inline: after start-up it is one load on every malloc and free.
  */
-HP_HIDDEN bool boot_ensure(void);
+extern int hp_boot_state HP_HIDDEN;	/* 0 not started, 1 resolving, 2 ready */
+HP_HIDDEN bool boot_ensure_slow(void);
+
+static inline bool boot_ensure(void)
+{
+	if (likely(__atomic_load_n(&hp_boot_state, __ATOMIC_ACQUIRE) == 2))
+		return true;
+	return boot_ensure_slow();
+}
 
 /* Bootstrap arena: bump allocation from static memory, never reused. */
 HP_HIDDEN void *arena_alloc(size_t size, size_t align);

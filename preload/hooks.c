@@ -19,6 +19,7 @@
 #include "events.h"
 #include "options.h"
 #include "table.h"
+#include "triggers.h"
 #include "unwind.h"
 
 #define HP_EXPORT __attribute__((visibility("default")))
@@ -65,18 +66,9 @@ static uint64_t sample_interval(void)
 	return (uint64_t)(-log(u) * (double)hp_opt.sample) + 1;
 }
 
-/*
- * Whether a block of size bytes gets a header: always, unless sampling. Sampled
- * blocks are the ones a Poisson process of one point per HEAPPROF_SAMPLE bytes
- * falls into, so a block is taken with probability 1 - exp(-size / period) and the
- * analyzer weighs it back by the inverse: an unbiased estimate, O(1) per call.
- */
-static bool sample_take(uint64_t size, unsigned *flags)
+/* sample_take's slow path: the thread's first call, or a sample point reached. */
+static __attribute__((noinline)) bool sample_point(uint64_t size, unsigned *flags)
 {
-	if (unlikely(!tagging_on))
-		return false;	/* heapprof_enable(0) or heapprof_thread_enable(0) */
-	if (likely(!hp_opt.sample))
-		return true;
 	if (unlikely(!sample_rng)) {
 		sample_rng = (hp_opt.seed ? hp_opt.seed : boot_now_ns()) ^
 			     (uint64_t)boot_tid() * 0x9E3779B97F4A7C15ULL;
@@ -92,9 +84,31 @@ static bool sample_take(uint64_t size, unsigned *flags)
 	return true;
 }
 
+/*
+ * Whether a block of size bytes gets a header: always, unless sampling. Sampled
+ * blocks are the ones a Poisson process of one point per HEAPPROF_SAMPLE bytes
+ * falls into, so a block is taken with probability 1 - exp(-size / period) and the
+ * analyzer weighs it back by the inverse: an unbiased estimate, O(1) per call.
+ * Inline: when sampling, nearly every call is the subtraction alone (sample_left is
+ * 0 until the thread's first call, which so takes the slow path).
+ */
+static inline __attribute__((always_inline)) bool sample_take(uint64_t size, unsigned *flags)
+{
+	if (unlikely(!tagging_on))
+		return false;	/* heapprof_enable(0) or heapprof_thread_enable(0) */
+	if (likely(!hp_opt.sample))
+		return true;
+	if (likely(size < sample_left)) {
+		sample_left -= size;
+		return false;
+	}
+	return sample_point(size, flags);
+}
+
 void hooks_after_fork(void)
 {
 	sample_rng = 0;	/* the child draws its own points */
+	sample_left = 0;	/* ... from its first call on (sample_point) */
 }
 
 /* ---- counting ---------------------------------------------------------------------- */
@@ -189,7 +203,10 @@ static void *tag(void *real, unsigned shift, uint64_t size, unsigned entry, unsi
 		in_hook = false;
 	}
 	time = hp2_time_encode(table_ms());
-	return block_write(real, shift, size, site, flags, time);
+	real = block_write(real, shift, size, site, flags, time);
+	if (unlikely(hp_opt.peak) && !in_hook)
+		peak_check(size);	/* after the header: a snapshot holds this block */
+	return real;
 }
 
 /* size + offset, or false (errno ENOMEM) when it does not fit a size_t. */

@@ -29,6 +29,14 @@ static const struct option_def defs[] = {
 	NUM("HEAPPROF_SEED", seed, 0, UINT64_MAX, 0),
 	NUM("HEAPPROF_TIME", time, 0, 1, 0),
 	NUM("HEAPPROF_EVENTS", events, 0, 1u << 24, 0),
+	STR("HEAPPROF_OUTPUT", output),
+	STR("HEAPPROF_SNAPSHOT", snapshot),
+	STR("HEAPPROF_SIGNAL", signal),
+	STR("HEAPPROF_TOGGLE_SIGNAL", toggle_signal),
+	STR("HEAPPROF_START", start),
+	NUM("HEAPPROF_AT_EXIT", at_exit, 0, 1, 0),
+	NUM("HEAPPROF_AT_CRASH", at_crash, 0, 1, 0),
+	NUM("HEAPPROF_PEAK", peak, 0, (uint64_t)1 << 62, 0),
 };
 
 void options_read(void)

@@ -18,6 +18,14 @@ struct hp_options {
 	uint64_t seed;		/* HEAPPROF_SEED: sampling seed, 0 = from the clock */
 	uint64_t time;		/* HEAPPROF_TIME: 1 = sum the time between allocation calls */
 	uint64_t events;	/* HEAPPROF_EVENTS: calls kept per thread, 0 = none */
+	const char *output;	/* HEAPPROF_OUTPUT: snapshot name pattern, NULL = default */
+	const char *snapshot;	/* HEAPPROF_SNAPSHOT: "compact" (NULL) or "full" */
+	const char *signal;	/* HEAPPROF_SIGNAL: a snapshot per delivery */
+	const char *toggle_signal; /* HEAPPROF_TOGGLE_SIGNAL: tagging on/off per delivery */
+	const char *start;	/* HEAPPROF_START: "off" = tagging starts switched off */
+	uint64_t at_exit;	/* HEAPPROF_AT_EXIT: 1 = a snapshot at normal exit */
+	uint64_t at_crash;	/* HEAPPROF_AT_CRASH: 1 = a snapshot on SEGV, BUS, ILL, FPE, ABRT */
+	uint64_t peak;		/* HEAPPROF_PEAK: a snapshot per BYTES of new peak, 0 = none */
 };
 
 extern struct hp_options hp_opt HP_HIDDEN;

@@ -5,10 +5,10 @@
 
 # dlclose: the unwinders learn of unloaded libraries through it (preload/unwind.c);
 # pthread_setname_np: a thread that names itself is seen at once (preload/threads.c)
-test_case 'heapprof.so exports only the malloc family, dlclose and pthread_setname_np' '
+test_case 'heapprof.so exports only the malloc family, dlclose, pthread_setname_np and the API' '
 	nm -D --defined-only $PRELOAD | awk "{ print \$3 }" | sort >exports &&
 	printf "%s\n" aligned_alloc calloc dlclose free malloc malloc_usable_size memalign \
-		posix_memalign pthread_setname_np pvalloc realloc reallocarray valloc | sort >want &&
+		heapprof_api_v1 posix_memalign pthread_setname_np pvalloc realloc reallocarray valloc | sort >want &&
 	expect_same want exports
 '
 

@@ -6,9 +6,9 @@ P := $(B)/progs
 PROG_CFLAGS := -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread
 TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(P)/stress \
 	$(P)/stacktab $(P)/counts $(P)/cxx $(P)/forker $(P)/dlfork $(P)/realloc_check $(P)/libc_semantics \
-	$(P)/libstrict_aligned.so $(P)/mangle $(P)/demo \
+	$(P)/libstrict_aligned.so $(P)/mangle $(P)/demo $(P)/leaky \
 	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so \
-	$(P)/libplugin.so $(P)/plugin_host $(P)/nolive
+	$(P)/snapapi $(P)/snapapi-cxx $(P)/libplugin.so $(P)/plugin_host $(P)/nolive
 
 check-build: $(TEST_PROGS)
 
@@ -43,7 +43,7 @@ $(P)/sites-stripped: $(P)/sites
 		objcopy --strip-all $< $@
 
 # Programs built from one C file with nothing special.
-PLAIN_PROGS := $(addprefix $(P)/,stress forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab nolive)
+PLAIN_PROGS := $(addprefix $(P)/,stress forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky nolive)
 $(PLAIN_PROGS): $(P)/%: test/progs/%.c include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
@@ -73,3 +73,12 @@ $(P)/libdecoy2.so: DECOY := -DFRAME=72 -DSLOT=8
 $(P)/libdecoy1.so $(P)/libdecoy2.so: test/progs/decoy.S
 	@mkdir -p $(@D)
 	$(Q)$(call say,AS,$@)$(CC) $(DECOY) -shared -fPIC -nostdlib -o $@ $<
+
+# Built against include/heapprof.h alone: runs with and without the preload.
+$(P)/snapapi: test/progs/snapapi.c include/heapprof.h
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
+
+$(P)/snapapi-cxx: test/progs/snapapi.c include/heapprof.h
+	@mkdir -p $(@D)
+	$(Q)$(call say,CXX,$@)$(CXX) -x c++ -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread -o $@ $<

@@ -1,7 +1,7 @@
 /*
  * End-to-end test program: each site_* function allocates a known number of blocks of
  * a known size in one way, so a report must show exact bytes per function. Arguments
- * are NAME=COUNTxSIZE, free-NAME=K to free the last K of them again, and smash-NAME=K to
+ * are NAME=COUNTxSIZE, sleep=MS to pause, free-NAME=K to free the last K of them again, and smash-NAME=K to
  * overwrite the header of the first K as a buggy program would. When done it prints
  * "ready" and waits for a signal, so the test can take a core. The argument "wait"
  * prints "ready" and waits for SIGUSR1 before the arguments after it: a core of each
@@ -141,6 +141,10 @@ static void do_arg(const char *arg)
 	unsigned count;
 	size_t size;
 
+	if (!strncmp(arg, "sleep=", 6)) {	/* sleep=MS: blocks after it are younger */
+		usleep((useconds_t)atoi(arg + 6) * 1000);
+		return;
+	}
 	if (!strcmp(arg, "wait")) {
 		sigset_t set;
 		int sig;

@@ -1,0 +1,150 @@
+/* Block ages (see ages.h): one pass over the block list, a second join if filtered. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ages.h"
+#include "collect.h"
+#include "decode.h"
+#include "image.h"
+#include "rd.h"
+#include "report.h"
+#include "util.h"
+
+static const uint64_t bucket_top_ms[AGE_BUCKETS - 1] = {
+	1000, 10000, 60000, 600000, 3600000, 21600000, 86400000,
+};
+static const char *const bucket_name[AGE_BUCKETS] = {
+	"under 1 s", "1-10 s", "10 s-1 min", "1-10 min", "10 min-1 h", "1-6 h", "6 h-1 day",
+	"over 1 day",
+};
+
+int64_t ages_parse_duration(const char *s)
+{
+	char *end;
+	double v = strtod(s, &end), unit = 1000;
+
+	if (end == s || v < 0)
+		return -1;
+	if (!strcmp(end, "ms"))
+		unit = 1;
+	else if (!strcmp(end, "s") || !*end)
+		unit = 1000;
+	else if (!strcmp(end, "m") || !strcmp(end, "min"))
+		unit = 60000;
+	else if (!strcmp(end, "h"))
+		unit = 3600000;
+	else if (!strcmp(end, "d"))
+		unit = 86400000;
+	else
+		return -1;
+	return v * unit > 9e18 ? -1 : (int64_t)(v * unit);
+}
+
+/* Decode the block at user again (the list keeps only address and size). */
+static bool redecode(const struct image *img, const struct scan_block *b, struct decode_buf *buf,
+		     struct decoded *d)
+{
+	struct decode_src src = { img, NULL };
+	unsigned char raw[8];
+	uint64_t w;
+
+	if (!image_read(img, b->user - 8, raw, 8))
+		return false;
+	memcpy(&w, raw, 8);
+	if (img->big_endian != host_big_endian())
+		w = __builtin_bswap64(w);
+	return decode_at(&src, b->user - 8, w, buf, d) == DECODE_OK && d->kind == DEC_BLOCK;
+}
+
+/* A block's time in ms (v2: since the process start; v1: monotonic), or false. */
+static bool block_ms(const struct hp_block *b, uint64_t *ms)
+{
+	if (b->version == 2) {
+		*ms = b->age_ms;
+		return true;
+	}
+	*ms = b->birth_ns / 1000000;
+	return b->birth_ns != 0;
+}
+
+void ages_apply(const struct image *img, struct scan_result *scan, int64_t older_than_ms,
+		struct age_summary *sum)
+{
+	struct decode_buf *buf = xmalloc(sizeof(*buf));
+	uint64_t newest[3] = { 0 };	/* by version */
+	struct collect cc;
+	struct join_info ji;
+
+	memset(sum, 0, sizeof(*sum));
+	sum->older_than_ms = older_than_ms;
+	for (size_t i = 0; i < scan->list.n; i++) {
+		struct decoded d;
+		uint64_t ms;
+
+		if (redecode(img, &scan->list.v[i], buf, &d) && block_ms(&d.block, &ms) &&
+		    ms > newest[d.block.version])
+			newest[d.block.version] = ms;
+	}
+	sum->newest_ms = newest[2];
+	if (older_than_ms >= 0) {
+		collect_init(&cc);
+		cc.opts = scan->found.opts;
+		for (size_t i = 0; i < scan->found.nrecs; i++)
+			collect_add(&cc, &scan->found.recs[i]);
+	}
+	for (size_t i = 0; i < scan->list.n; i++) {
+		struct decoded d;
+		uint64_t ms, age;
+		unsigned k = 0;
+
+		if (!redecode(img, &scan->list.v[i], buf, &d))
+			continue;
+		if (!block_ms(&d.block, &ms)) {
+			sum->untimed_bytes += d.block.size;
+			sum->untimed_blocks++;
+			continue;
+		}
+		age = newest[d.block.version] - ms;
+		while (k < AGE_BUCKETS - 1 && age >= bucket_top_ms[k])
+			k++;
+		sum->bytes[k] += d.block.size;
+		sum->blocks[k]++;
+		if (older_than_ms >= 0 && age >= (uint64_t)older_than_ms) {
+			sum->kept_bytes += d.block.size;
+			sum->kept_blocks++;
+			collect_add(&cc, &d);
+		}
+	}
+	free(buf);
+	if (older_than_ms >= 0) {
+		collect_join(&cc, &ji);
+		stacks_free(&scan->stacks);
+		scan->stacks = cc.stacks;
+		memset(&cc.stacks, 0, sizeof(cc.stacks));
+		stacks_init(&cc.stacks);
+		scan->join.unknown_blocks = ji.unknown_blocks;
+		scan->join.unknown_bytes = ji.unknown_bytes;
+		collect_free(&cc);
+	}
+}
+
+void ages_write_summary(const struct age_summary *sum, FILE *f)
+{
+	char a[32], b[32];
+
+	fputs("  ages:       of the live blocks as found (not weighted), measured from the "
+	      "newest one's allocation\n", f);
+	for (unsigned k = 0; k < AGE_BUCKETS; k++)
+		if (sum->blocks[k])
+			fprintf(f, "              %-11s %s bytes in %s blocks\n", bucket_name[k],
+				report_thousands(sum->bytes[k], a),
+				report_thousands(sum->blocks[k], b));
+	if (sum->untimed_blocks)
+		fprintf(f, "              no time     %s bytes in %s blocks\n",
+			report_thousands(sum->untimed_bytes, a),
+			report_thousands(sum->untimed_blocks, b));
+	if (sum->older_than_ms >= 0)
+		fprintf(f, "  older than: %lld ms: %s bytes in %s blocks shown\n",
+			(long long)sum->older_than_ms, report_thousands(sum->kept_bytes, a),
+			report_thousands(sum->kept_blocks, b));
+}

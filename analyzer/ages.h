@@ -1,0 +1,41 @@
+/*
+ * Block ages: --age (live bytes by age) and --older-than (only blocks made more than a
+ * duration before the dump). A core does not say when it was taken, so a block's age
+ * is measured from the newest live block's allocation time: "now" is the last
+ * allocation that is still live. Format 2 blocks carry their time (1/128 precision);
+ * format 1 blocks their birth in ns.
+ */
+#ifndef HP_AGES_H
+#define HP_AGES_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "scan.h"
+
+struct image;
+
+#define AGE_BUCKETS 8
+
+struct age_summary {
+	uint64_t bytes[AGE_BUCKETS], blocks[AGE_BUCKETS];	/* as found, not weighted */
+	uint64_t untimed_bytes, untimed_blocks;		/* no time recorded */
+	uint64_t newest_ms;				/* v2: the "now" of the dump */
+	int64_t older_than_ms;				/* -1: no filter */
+	uint64_t kept_bytes, kept_blocks;		/* what --older-than kept */
+};
+
+/* "90s", "5m", "2h", "1d", "250ms", or a number of seconds: ms, or -1 if malformed. */
+int64_t ages_parse_duration(const char *s);
+
+/*
+ * Age every block of scan (made by scan_image_blocks_with) into *sum; with older_than_ms
+ * >= 0, replace scan->stacks by the stacks of the blocks at least that old.
+ */
+void ages_apply(const struct image *img, struct scan_result *scan, int64_t older_than_ms,
+		struct age_summary *sum);
+
+/* The summary lines of the text report. */
+void ages_write_summary(const struct age_summary *sum, FILE *f);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * Leaks by reachability (memcheck's classes) from the blocks of one scan: which live
+ * heapprof blocks no root reaches. Roots are conservative: every thread's registers
+ * (core notes), and every byte of the memory image that is not inside a live block
+ * (stacks from their thread's stack pointer up); then, transitively, the contents of
+ * every block reached. See README.md ("Leaks") for the classes and what conservative
+ * scanning cannot see.
+ */
+#ifndef HP_LEAKS_H
+#define HP_LEAKS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct image;
+struct scan_result;
+struct sym;
+
+enum leak_class {
+	LEAK_DEFINITE,		/* no pointer to the block anywhere (or a cycle's head) */
+	LEAK_INDIRECT,		/* pointed to only from lost blocks */
+	LEAK_POSSIBLE,		/* reached, but only through interior pointers or from
+				 * possibly lost blocks */
+	LEAK_REACHABLE,		/* reached from a root through start pointers */
+	LEAK_NCLASSES
+};
+#define LEAK_MASK_LOST (1u << LEAK_DEFINITE | 1u << LEAK_INDIRECT)
+#define LEAK_MASK_ALL ((1u << LEAK_NCLASSES) - 1)
+
+/* A stack's class, kept in its flags (stacks.h) so that one stack gives one report
+ * entry per class, as memcheck's loss records do. 0: no class (plain report). */
+#define LEAK_FLAG_SHIFT 8
+#define LEAK_FLAG_MASK (7u << LEAK_FLAG_SHIFT)
+
+/* EXIT status of --fail-on-leak when definitely lost bytes remain (not suppressed). */
+#define EXIT_LEAKS 3
+
+struct leak_supp;
+
+struct leak_summary {
+	unsigned mask;				/* classes shown */
+	uint64_t bytes[LEAK_NCLASSES];		/* not suppressed; estimates when sampled */
+	uint64_t blocks[LEAK_NCLASSES];
+	uint64_t supp_bytes[LEAK_NCLASSES];	/* removed by --suppressions */
+	uint64_t supp_blocks[LEAK_NCLASSES];
+	const struct leak_supp *supp;
+	unsigned threads;			/* threads whose registers were roots */
+	bool stack_cut;				/* stacks scanned from the stack pointer up */
+	uint64_t root_bytes;			/* memory scanned as roots */
+	uint64_t scanned_bytes;			/* block contents scanned */
+};
+
+/* "definite,indirect" -> mask; false on an unknown name. */
+bool leaks_parse_classes(const char *s, unsigned *mask);
+
+/* Read LeakSanitizer-style suppressions ("leak:PATTERN" lines); NULL with err. */
+struct leak_supp *leaks_read_suppressions(const char *path, char *err, size_t errlen);
+void leaks_free_suppressions(struct leak_supp *s);
+
+/*
+ * Classify every block of scan (made by scan_image_blocks_with) and replace scan->stacks by
+ * the stacks of the classes in mask, each stack once per class, minus what the
+ * suppressions match (sym symbolizes for them). Fills *sum for all four classes.
+ */
+void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *sym,
+		 const struct leak_supp *supp, unsigned mask, struct leak_summary *sum);
+
+/* "definitely lost", ... for a stack's flags; NULL when it carries no class. */
+const char *leaks_class_name(unsigned stack_flags);
+
+/* The LEAK SUMMARY lines of the text report. */
+void leaks_write_summary(const struct leak_summary *sum, FILE *f);
+
+#endif

@@ -1,0 +1,546 @@
+/*
+ * A snapshot's bytes: an ELF core of this process as the forked writer sees it. One
+ * PT_NOTE (NT_PRSTATUS of the thread that asked, NT_PRPSINFO, NT_AUXV, NT_FILE) and a
+ * PT_LOAD per mapping kept, zero pages of anonymous memory left as holes (as the
+ * kernel's cores do). Compact keeps what the analyzer reads: the private writable
+ * mappings (heap, anonymous memory, heapprof's tables, modules' data) and each
+ * module's ELF header page; full adds every other readable mapping but program text.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "snapshot_core.h"
+#include "util.h"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE 1
+#endif
+
+extern const ElfW(Ehdr) __ehdr_start;	/* our own header: the machine we run on */
+
+struct vma {
+	uint64_t start, end, pgoff;
+	const char *path;	/* "" for anonymous memory */
+	char perms[5];
+	uint64_t dump;		/* bytes kept from start: 0, the header page or all */
+	bool holes;		/* anonymous: zero pages may stay holes */
+};
+
+/* The writer's own scratch memory: shared mappings, which never merge with the
+ * program's and are left out of the core by their exact range. */
+#define MAX_SCRATCH 8
+static struct { void *p; size_t len; } scratch[MAX_SCRATCH];
+static unsigned n_scratch;
+
+static void *grab(size_t len)
+{
+	void *p;
+
+	if (n_scratch == MAX_SCRATCH)
+		return NULL;
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	scratch[n_scratch].p = p;
+	scratch[n_scratch++].len = len;
+	return p;
+}
+
+static bool is_scratch(uint64_t start, uint64_t end)
+{
+	for (unsigned i = 0; i < n_scratch; i++)
+		if ((uintptr_t)scratch[i].p == start && start + scratch[i].len == end)
+			return true;
+	return false;
+}
+
+/* A whole /proc file into scratch memory; NULL on failure, *len its size. */
+static char *slurp(const char *path, size_t *len, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *buf;
+	ssize_t r;
+
+	*len = 0;
+	if (fd < 0)
+		return NULL;	/* errno from open */
+	if (!(buf = grab(max))) {
+		close(fd);
+		errno = ENOMEM;
+		return NULL;
+	}
+	while ((r = read(fd, buf + *len, max - 1 - *len)) > 0)
+		*len += (size_t)r;
+	close(fd);
+	buf[*len] = 0;
+	return buf;
+}
+
+static uint64_t hex(const char **s)
+{
+	uint64_t v = 0;
+
+	for (;; (*s)++) {
+		char c = **s;
+
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (uint64_t)(c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/* "start-end perms offset dev inode   path" per line; the lines are cut in place. */
+static size_t parse_maps(char *text, struct vma *v, size_t max)
+{
+	size_t n = 0;
+
+	for (char *line = text; *line && n < max;) {
+		char *eol = strchr(line, '\n');
+		const char *s = line;
+
+		if (eol)
+			*eol = 0;
+		v[n].start = hex(&s);
+		s++;
+		v[n].end = hex(&s);
+		s++;
+		memcpy(v[n].perms, s, 4);
+		v[n].perms[4] = 0;
+		s += 5;
+		v[n].pgoff = hex(&s);
+		for (int field = 0; field < 2 && *s; field++) {	/* dev, inode */
+			while (*s == ' ')
+				s++;
+			while (*s && *s != ' ')
+				s++;
+		}
+		while (*s == ' ')
+			s++;
+		v[n].path = s;
+		n++;
+		if (!eol)
+			break;
+		line = eol + 1;
+	}
+	return n;
+}
+
+static bool starts(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/*
+ * What of v goes into the core (v->dump, v->holes). next: the mapping after it, or
+ * NULL. A module's read-only mapping just below its writable one is its RELRO part,
+ * written by the loader: the dynamic section's DT_DEBUG (the way to the link_map)
+ * lives there, so it is kept whole.
+ */
+static void choose(struct vma *v, const struct vma *next, bool full, uint64_t page)
+{
+	bool relro = next && v->path[0] == '/' && v->pgoff && next->start == v->end &&
+		     !strcmp(v->perms, "r--p") && !strcmp(next->perms, "rw-p") &&
+		     !strcmp(v->path, next->path);
+
+	bool file = v->path[0] == '/', anon = !file && !starts(v->path, "[v");
+	bool priv = v->perms[3] == 'p', writable = v->perms[1] == 'w';
+
+	v->dump = 0;
+	v->holes = !file;
+	if (v->perms[0] != 'r' || starts(v->path, "[vvar") || starts(v->path, "[vsyscall]") ||
+	    is_scratch(v->start, v->end))
+		return;
+	/* device memory may not read like memory: only shared memory files are safe */
+	if (starts(v->path, "/dev/") && !starts(v->path, "/dev/shm/") &&
+	    !starts(v->path, "/dev/zero"))
+		return;
+	if (!strcmp(v->path, "[vdso]") || relro || (priv && writable && strcmp(v->path, "[stack]")) ||
+	    (full && (writable || anon)))
+		v->dump = v->end - v->start;
+	else if (file && v->pgoff == 0)
+		v->dump = page;	/* the ELF header: modules are found by it */
+}
+
+/* ---- notes ------------------------------------------------------------------------ */
+
+struct notes {
+	unsigned char *p;
+	size_t n, max;
+};
+
+static void note(struct notes *nb, uint32_t type, const void *desc, size_t size)
+{
+	ElfW(Nhdr) h = { sizeof("CORE"), (uint32_t)size, type };
+	size_t need = sizeof(h) + 8 + ((size + 3) & ~(size_t)3);
+
+	if (nb->n + need > nb->max)
+		return;
+	memcpy(nb->p + nb->n, &h, sizeof(h));
+	memcpy(nb->p + nb->n + sizeof(h), "CORE\0\0\0", 8);
+	memcpy(nb->p + nb->n + sizeof(h) + 8, desc, size);
+	nb->n += need;
+}
+
+static void note_status(struct notes *nb, const struct snap_job *j)
+{
+	struct elf_prstatus st;
+
+	memset(&st, 0, sizeof(st));
+	st.pr_info.si_signo = st.pr_cursig = (short)j->cursig;
+	st.pr_pid = j->tid;
+	st.pr_ppid = j->ppid;
+	st.pr_pgrp = j->pgrp;
+	st.pr_sid = j->sid;
+	memcpy(&st.pr_reg, j->regs, sizeof(st.pr_reg));
+	note(nb, NT_PRSTATUS, &st, sizeof(st));
+}
+
+static void note_psinfo(struct notes *nb, const struct snap_job *j)
+{
+	struct elf_prpsinfo ps;
+	size_t len;
+	char *cmd = slurp("/proc/self/cmdline", &len, 1 << 16);
+	const char *base;
+
+	memset(&ps, 0, sizeof(ps));
+	ps.pr_sname = 'R';
+	ps.pr_pid = j->pid;
+	ps.pr_ppid = j->ppid;
+	ps.pr_pgrp = j->pgrp;
+	ps.pr_sid = j->sid;
+	ps.pr_uid = getuid();
+	ps.pr_gid = getgid();
+	if (cmd && len) {
+		base = strrchr(cmd, '/');
+		base = base ? base + 1 : cmd;
+		memcpy(ps.pr_fname, base, strnlen(base, sizeof(ps.pr_fname) - 1));
+		for (size_t i = 0; i + 1 < len; i++)
+			if (!cmd[i])
+				cmd[i] = ' ';
+		memcpy(ps.pr_psargs, cmd, len < sizeof(ps.pr_psargs) ? len : sizeof(ps.pr_psargs) - 1);
+	}
+	note(nb, NT_PRPSINFO, &ps, sizeof(ps));
+}
+
+static bool in_file_note(const struct vma *v)
+{
+	return v->path[0] == '/' && !is_scratch(v->start, v->end);
+}
+
+/* NT_FILE: count, page size, (start, end, offset in pages) each, then the names. */
+static void note_files(struct notes *nb, const struct vma *v, size_t n, uint64_t page)
+{
+	size_t count = 0, names = 0, size;
+	unsigned long *w;
+	char *s;
+
+	for (size_t i = 0; i < n; i++)
+		if (in_file_note(&v[i])) {
+			count++;
+			names += strlen(v[i].path) + 1;
+		}
+	size = (2 + 3 * count) * sizeof(long) + names;
+	if (!(w = grab(size)))
+		return;
+	w[0] = count;
+	w[1] = page;
+	s = (char *)(w + 2 + 3 * count);
+	count = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!in_file_note(&v[i]))
+			continue;
+		w[2 + 3 * count] = v[i].start;
+		w[3 + 3 * count] = v[i].end;
+		w[4 + 3 * count] = v[i].pgoff / page;
+		count++;
+		memcpy(s, v[i].path, strlen(v[i].path) + 1);
+		s += strlen(v[i].path) + 1;
+	}
+	note(nb, NT_FILE, w, size);
+}
+
+/* ---- writing ---------------------------------------------------------------------- */
+
+static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t w = pwrite(fd, buf, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? errno : EIO;
+		buf = (const char *)buf + w;
+		len -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
+static bool zero_page(const unsigned char *p, uint64_t page)
+{
+	const uint64_t *w = (const uint64_t *)p;
+
+	for (uint64_t i = 0; i < page / 8; i++)
+		if (w[i])
+			return false;
+	return true;
+}
+
+/* A mapping's kept bytes at off: runs of non-zero pages; a page that cannot be read
+ * (a file mapping past its file's end) stays a hole, as zeros. */
+static int write_vma(int fd, const struct vma *v, uint64_t off, uint64_t page, uint64_t *data)
+{
+	const unsigned char *base = (const unsigned char *)(uintptr_t)v->start;
+	uint64_t i = 0, n = v->dump;
+
+	while (i < n) {
+		uint64_t run = i;
+		int err;
+
+		if (v->holes) {
+			while (i < n && zero_page(base + i, page))
+				i += page;
+			run = i;
+			while (run < n && !zero_page(base + run, page) && run - i < (64u << 20))
+				run += page;
+		} else {
+			run = i + (n - i > (64u << 20) ? (64u << 20) : n - i);
+		}
+		if (run == i)
+			continue;
+		err = pwrite_all(fd, base + i, run - i, off + i);
+		if (err == EFAULT) {
+			for (; i < run; i += page)
+				if (pwrite_all(fd, base + i, page, off + i) == 0)
+					*data += page;
+			continue;
+		}
+		if (err)
+			return err;
+		*data += run - i;
+		i = run;
+	}
+	return 0;
+}
+
+static int publish(const struct snap_job *j)
+{
+	if (syscall(SYS_renameat2, AT_FDCWD, j->tmp, AT_FDCWD, j->final, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return errno;
+	/* a file system without RENAME_NOREPLACE: link() never replaces either */
+	if (link(j->tmp, j->final) < 0)
+		return errno;
+	unlink(j->tmp);
+	return 0;
+}
+
+static void say(const struct snap_job *j, int err, const char *what, uint64_t size,
+		uint64_t data)
+{
+	struct snap_line l = { .n = 0 };
+
+	snap_line_add(&l, "snapshot '");
+	snap_line_add(&l, j->final);
+	if (err) {
+		snap_line_add(&l, "' failed: ");
+		snap_line_add(&l, what);
+		snap_line_add(&l, snap_strerror(err));
+	} else {
+		snap_line_add(&l, "' written: ");
+		snap_line_num(&l, size);
+		snap_line_add(&l, " bytes, ");
+		snap_line_num(&l, data);
+		snap_line_add(&l, " of them data, in ");
+		snap_line_ns(&l, snap_clock_ns() - j->t0_ns);
+	}
+	snap_line_say(&l);
+}
+
+/* Offsets: ELF header, program headers, (section 0 past 65535 segments), notes, data. */
+static int write_headers(const struct snap_job *j, const struct vma *v, size_t n,
+			 const struct notes *nb, uint64_t page, size_t nload, uint64_t *end)
+{
+	size_t phnum = 1 + nload, hsize = sizeof(ElfW(Ehdr)) + phnum * sizeof(ElfW(Phdr));
+	bool xnum = phnum >= PN_XNUM;
+	uint64_t shoff = hsize, notes_off = hsize + (xnum ? sizeof(ElfW(Shdr)) : 0), off;
+	ElfW(Ehdr) eh;
+	ElfW(Phdr) *ph;
+	size_t k = 1;
+	int err;
+
+	if (!(ph = grab(phnum * sizeof(*ph))))
+		return ENOMEM;
+	memset(&eh, 0, sizeof(eh));
+	memcpy(eh.e_ident, __ehdr_start.e_ident, EI_NIDENT);
+	eh.e_ident[EI_OSABI] = ELFOSABI_NONE;
+	eh.e_ident[EI_ABIVERSION] = 0;
+	eh.e_type = ET_CORE;
+	eh.e_machine = __ehdr_start.e_machine;
+	eh.e_version = EV_CURRENT;
+	eh.e_flags = __ehdr_start.e_flags;
+	eh.e_phoff = sizeof(eh);
+	eh.e_ehsize = sizeof(eh);
+	eh.e_phentsize = sizeof(ElfW(Phdr));
+	eh.e_phnum = xnum ? PN_XNUM : (ElfW(Half))phnum;
+	if (xnum) {
+		eh.e_shoff = shoff;
+		eh.e_shentsize = sizeof(ElfW(Shdr));
+		eh.e_shnum = 1;
+	}
+	ph[0] = (ElfW(Phdr)){ .p_type = PT_NOTE, .p_offset = notes_off, .p_filesz = nb->n,
+			      .p_align = 4 };
+	off = (notes_off + nb->n + page - 1) & ~(page - 1);
+	for (size_t i = 0; i < n; i++) {
+		if (!v[i].dump)
+			continue;
+		ph[k++] = (ElfW(Phdr)){
+			.p_type = PT_LOAD, .p_offset = off, .p_vaddr = v[i].start,
+			.p_filesz = v[i].dump, .p_memsz = v[i].dump, .p_align = page,
+			.p_flags = (v[i].perms[0] == 'r' ? PF_R : 0) |
+				   (v[i].perms[1] == 'w' ? PF_W : 0) |
+				   (v[i].perms[2] == 'x' ? PF_X : 0),
+		};
+		off += v[i].dump;
+	}
+	*end = off;
+	if ((err = pwrite_all(j->fd, &eh, sizeof(eh), 0)) ||
+	    (err = pwrite_all(j->fd, ph, phnum * sizeof(*ph), sizeof(eh))))
+		return err;
+	if (xnum) {
+		ElfW(Shdr) sh;
+
+		memset(&sh, 0, sizeof(sh));
+		sh.sh_info = (ElfW(Word))phnum;	/* the real count */
+		if ((err = pwrite_all(j->fd, &sh, sizeof(sh), shoff)))
+			return err;
+	}
+	return pwrite_all(j->fd, nb->p, nb->n, notes_off);
+}
+
+int snap_core_write(struct snap_job *j)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), off, end = 0, data = 0;
+	size_t len, n, nload = 0, auxv_len;
+	struct notes nb = { 0 };
+	char *maps, *auxv;
+	struct vma *v;
+	int err = 0;
+
+	/* A process that made itself non-dumpable has its /proc files owned by root; the
+	 * writer, a process of its own, may take them back (the file it writes holds the
+	 * same memory, and is readable by the owner alone) */
+	if (access("/proc/self/auxv", R_OK) < 0)
+		prctl(PR_SET_DUMPABLE, 1);
+	maps = slurp("/proc/self/maps", &len, 64 << 20);
+	if (!maps || !len) {
+		say(j, maps ? EIO : errno, "cannot read /proc/self/maps: ", 0, 0);
+		return maps ? EIO : errno;
+	}
+	auxv = slurp("/proc/self/auxv", &auxv_len, 1 << 16);
+	if (!auxv) {
+		say(j, errno, "cannot read /proc/self/auxv: ", 0, 0);
+		return errno;
+	}
+	n = 1;
+	for (size_t i = 0; i < len; i++)
+		n += maps[i] == '\n';
+	if (!(v = grab(n * sizeof(*v)))) {
+		say(j, ENOMEM, "", 0, 0);
+		return ENOMEM;
+	}
+	n = parse_maps(maps, v, n);
+	for (size_t i = 0; i < n; i++) {
+		choose(&v[i], i + 1 < n ? &v[i + 1] : NULL, j->full, page);
+		if (v[i].dump > v[i].end - v[i].start)
+			v[i].dump = v[i].end - v[i].start;
+		nload += v[i].dump != 0;
+	}
+	nb.max = 4096 + auxv_len + len * 2;
+	if (!(nb.p = grab(nb.max))) {
+		say(j, ENOMEM, "", 0, 0);
+		return ENOMEM;
+	}
+	note_status(&nb, j);
+	note_psinfo(&nb, j);
+	note(&nb, NT_AUXV, auxv, auxv_len);
+	note_files(&nb, v, n, page);
+	err = write_headers(j, v, n, &nb, page, nload, &end);
+	off = end;
+	for (size_t i = n; !err && i-- > 0;) {	/* backwards: offsets were given forwards */
+		if (!v[i].dump)
+			continue;
+		off -= v[i].dump;
+		err = write_vma(j->fd, &v[i], off, page, &data);
+	}
+	if (!err && ftruncate(j->fd, (off_t)end) < 0)
+		err = errno;
+	if (err) {
+		say(j, err, "cannot write: ", 0, 0);
+		return err;
+	}
+	if ((err = publish(j))) {
+		say(j, err, "cannot name it: ", 0, 0);
+		return err;
+	}
+	say(j, 0, NULL, end, data);
+	return 0;
+}
+
+/* ---- in the parent ---------------------------------------------------------------- */
+
+/* The caller's registers in the layout of the kernel's NT_PRSTATUS. */
+static void regs_from(elf_gregset_t out, const ucontext_t *uc)
+{
+	memset(out, 0, sizeof(elf_gregset_t));
+	if (!uc)
+		return;
+#if defined(__x86_64__)
+	{
+		const greg_t *g = uc->uc_mcontext.gregs;
+		/* struct user_regs_struct's order, from ucontext's REG_* */
+		static const signed char from[27] = {
+			REG_R15, REG_R14, REG_R13, REG_R12, REG_RBP, REG_RBX, REG_R11, REG_R10,
+			REG_R9, REG_R8, REG_RAX, REG_RCX, REG_RDX, REG_RSI, REG_RDI, -1 /* orig_rax */,
+			REG_RIP, -1 /* cs */, REG_EFL, REG_RSP, -1 /* ss */, -1, -1, -1, -1, -1, -1,
+		};
+		unsigned long fs_base = 0;
+
+		for (int i = 0; i < 27; i++)
+			out[i] = from[i] >= 0 ? (elf_greg_t)g[from[i]] : 0;
+		out[15] = (elf_greg_t)-1;
+		out[17] = (elf_greg_t)(g[REG_CSGSFS] & 0xffff);
+		out[20] = 0x2b;	/* user SS: not in a ucontext */
+		syscall(SYS_arch_prctl, 0x1003 /* ARCH_GET_FS */, &fs_base);
+		out[21] = fs_base;
+	}
+#elif defined(__aarch64__)
+	/* regs[31], sp, pc, pstate: the same order in both */
+	memcpy(out, &uc->uc_mcontext.regs, 34 * sizeof(elf_greg_t));
+#endif
+}
+
+void snap_core_prepare(struct snap_job *j, const ucontext_t *uc)
+{
+	j->pid = getpid();
+	j->tid = (pid_t)syscall(SYS_gettid);
+	j->ppid = getppid();
+	j->pgrp = getpgrp();
+	j->sid = getsid(0);
+	regs_from(j->regs, uc);
+}

@@ -1,0 +1,46 @@
+/*
+ * The ELF core a snapshot is (snapshot_core.c), and what the parent hands the writer:
+ * the file, the caller's registers and ids. Async-signal-safe on both sides.
+ */
+#ifndef HP_SNAPSHOT_CORE_H
+#define HP_SNAPSHOT_CORE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/procfs.h>
+#include <sys/types.h>
+#include <ucontext.h>
+
+#include "boot.h"
+
+struct snap_job {
+	char final[PATH_MAX], tmp[PATH_MAX + 8];	/* tmp = final ".part" */
+	int fd;			/* tmp, opened by the parent */
+	bool full;		/* HEAPPROF_SNAPSHOT=full */
+	int cursig;		/* the signal that asked for it, 0 if none */
+	pid_t pid, tid, ppid, pgrp, sid;
+	elf_gregset_t regs;	/* the calling thread's, in the kernel's core layout */
+	uint64_t t0_ns;		/* CLOCK_MONOTONIC when it was asked for */
+};
+
+/* In the parent, before the fork: ids and registers (uc may be NULL: none). */
+HP_HIDDEN void snap_core_prepare(struct snap_job *j, const ucontext_t *uc);
+
+/* In the child: write the core to j->fd, then give it its name. 0 or an errno value;
+ * says one line on stderr either way. */
+HP_HIDDEN int snap_core_write(struct snap_job *j);
+
+/* One line of text built without stdio, said through hp_warn. */
+struct snap_line {
+	char buf[512];
+	size_t n;
+};
+HP_HIDDEN void snap_line_add(struct snap_line *l, const char *s);
+HP_HIDDEN void snap_line_num(struct snap_line *l, uint64_t v);
+HP_HIDDEN void snap_line_ns(struct snap_line *l, uint64_t ns);
+HP_HIDDEN void snap_line_say(struct snap_line *l);
+HP_HIDDEN const char *snap_strerror(int err);
+HP_HIDDEN uint64_t snap_clock_ns(void);
+
+#endif

@@ -1,0 +1,189 @@
+/*
+ * The triggers of snapshots (see triggers.h). Signal handlers are installed once, at
+ * start-up; a program that later installs its own handler for the same signal wins
+ * (heapprof does not wrap sigaction), as README says.
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "snapshot.h"
+#include "snapshot_core.h"
+#include "table.h"
+#include "triggers.h"
+#include "util.h"
+
+static const struct { const char *name; int sig; } sig_names[] = {
+	{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "USR1", SIGUSR1 },
+	{ "USR2", SIGUSR2 }, { "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
+	{ "CONT", SIGCONT }, { "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+	{ "URG", SIGURG }, { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ }, { "VTALRM", SIGVTALRM },
+	{ "PROF", SIGPROF }, { "WINCH", SIGWINCH }, { "IO", SIGIO }, { "PWR", SIGPWR },
+	{ "SYS", SIGSYS },
+};
+
+/* "USR2", "SIGUSR2", "12" or "RTMIN+3"; 0 (after one warning) if none of those. */
+static int parse_signal(const char *var, const char *s)
+{
+	const char *name = strncmp(s, "SIG", 3) ? s : s + 3;
+	char *end;
+	long n;
+
+	for (size_t i = 0; i < sizeof(sig_names) / sizeof(sig_names[0]); i++)
+		if (!strcmp(name, sig_names[i].name))
+			return sig_names[i].sig;
+	if (!strncmp(name, "RTMIN+", 6)) {
+		n = strtol(name + 6, &end, 10);
+		if (!*end && end != name + 6 && n >= 0 && SIGRTMIN + n <= SIGRTMAX)
+			return SIGRTMIN + (int)n;
+	} else {
+		n = strtol(name, &end, 10);
+		if (!*end && end != name && n > 0 && n <= SIGRTMAX && n != SIGKILL &&
+		    n != SIGSTOP && n != SIGCHLD && n != SIGSEGV && n != SIGBUS && n != SIGILL &&
+		    n != SIGFPE && n != SIGABRT)
+			return (int)n;
+	}
+	{
+		struct snap_line l = { .n = 0 };
+
+		snap_line_add(&l, var);
+		snap_line_add(&l, "=");
+		snap_line_add(&l, s);
+		snap_line_add(&l, " is not a signal heapprof can take (a name such as USR2, or "
+			      "a number); ignored");
+		snap_line_say(&l);
+	}
+	return 0;
+}
+
+static void handle(int sig, void (*fn)(int, siginfo_t *, void *), struct sigaction *old)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = fn;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+	sigfillset(&sa.sa_mask);	/* one trigger at a time per thread */
+	sigaction(sig, &sa, old);
+}
+
+/* ---- HEAPPROF_SIGNAL, HEAPPROF_TOGGLE_SIGNAL, HEAPPROF_START ---------------------- */
+
+static void on_snapshot_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)si;
+	snapshot_take(NULL, uc, sig, false);
+}
+
+static int tagging = 1;
+
+void triggers_enable(int on)
+{
+	__atomic_store_n(&tagging, !!on, __ATOMIC_RELAXED);
+	hooks_enable(on);
+}
+
+static void on_toggle_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)si, (void)uc;
+	triggers_enable(!__atomic_load_n(&tagging, __ATOMIC_RELAXED));
+}
+
+/* ---- HEAPPROF_AT_EXIT ------------------------------------------------------------- */
+
+static void at_exit(void)
+{
+	snapshot_take(NULL, NULL, 0, true);
+}
+
+/* ---- HEAPPROF_AT_CRASH ------------------------------------------------------------ */
+
+static const int crash_sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+static struct sigaction crash_old[sizeof(crash_sigs) / sizeof(crash_sigs[0])];
+
+/*
+ * One snapshot, then the signal does what it would have done: the previous disposition
+ * comes back, and a fault returns to the faulting instruction to fault again, while a
+ * sent signal (kill, raise, abort) is sent again; it is blocked until we return.
+ */
+static void on_crash(int sig, siginfo_t *si, void *uc)
+{
+	for (size_t i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)
+		if (crash_sigs[i] == sig)
+			sigaction(sig, &crash_old[i], NULL);
+	snapshot_take(NULL, uc, sig, true);
+	if (si->si_code <= 0)
+		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
+}
+
+/* The main thread's stack may be what overflowed: give the handler a stack of its own
+ * unless the program set one up. Other threads use theirs (README says so). */
+static void crash_stack(void)
+{
+	stack_t ss, old;
+	size_t size = 64 << 10;
+
+	if (sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_DISABLE))
+		return;
+	ss.ss_sp = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (ss.ss_sp == MAP_FAILED)
+		return;
+	ss.ss_size = size;
+	ss.ss_flags = 0;
+	sigaltstack(&ss, NULL);
+}
+
+/* ---- HEAPPROF_PEAK ---------------------------------------------------------------- */
+
+static HP_TLS uint64_t grown;	/* bytes this thread tagged since its last look */
+static uint64_t peak_next;	/* live bytes that take the next snapshot */
+
+void peak_check(uint64_t bytes)
+{
+	uint64_t step = hp_opt.peak / 16 ? hp_opt.peak / 16 : 1, want;
+	int64_t live;
+
+	grown += bytes;
+	if (grown < step)
+		return;
+	grown = 0;
+	live = table_live_bytes();
+	want = __atomic_load_n(&peak_next, __ATOMIC_RELAXED);
+	if (live < 0 || (uint64_t)live < want ||
+	    !__atomic_compare_exchange_n(&peak_next, &want, (uint64_t)live + hp_opt.peak, false,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
+	snapshot_take(NULL, NULL, 0, false);
+}
+
+void triggers_init(void)
+{
+	int sig;
+
+	if (hp_opt.start && strcmp(hp_opt.start, "on")) {
+		if (!strcmp(hp_opt.start, "off"))
+			triggers_enable(0);
+		else
+			hp_warn("HEAPPROF_START=", hp_opt.start, " is neither on nor off; using on");
+	}
+	if (hp_opt.snapshot && strcmp(hp_opt.snapshot, "compact") && strcmp(hp_opt.snapshot, "full"))
+		hp_warn("HEAPPROF_SNAPSHOT=", hp_opt.snapshot,
+			" is neither compact nor full; using compact");
+	if (hp_opt.signal && (sig = parse_signal("HEAPPROF_SIGNAL", hp_opt.signal)))
+		handle(sig, on_snapshot_signal, NULL);
+	if (hp_opt.toggle_signal && (sig = parse_signal("HEAPPROF_TOGGLE_SIGNAL", hp_opt.toggle_signal)))
+		handle(sig, on_toggle_signal, NULL);
+	peak_next = hp_opt.peak;
+	if (hp_opt.at_exit)
+		atexit(at_exit);	/* before the program's: run after all of theirs */
+	if (hp_opt.at_crash) {
+		crash_stack();
+		for (size_t i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)
+			handle(crash_sigs[i], on_crash, &crash_old[i]);
+	}
+}

@@ -1,0 +1,132 @@
+#!/bin/sh
+# Leaks by reachability (--leaks): memcheck's four classes from a gcore of a running
+# program, exact bytes per allocating function per class, agreement with valgrind
+# memcheck at the same point of the same program, --fail-on-leak, suppressions, and
+# hostile heaps (pointer-dense, many blocks, cycles) in bounded time.
+. "$(dirname "$0")/lib.sh"
+need_tool gcore
+
+# class leaf bytes, summed, sorted: from a collapsed --leaks report, alloc_* leaves only
+by_class()
+{
+	awk '{ n = split($0, a, " "); k = split(substr($0, 1, length($0) - length(a[n]) - 1), fr, ";");
+		c = fr[1]; gsub(/^\[|\]$/, "", c); if (fr[k] ~ /^alloc_/) t[c " " fr[k]] += a[n] }
+		END { for (x in t) print x, t[x] }' "$1" | sort
+}
+
+cat >expected <<'EOF'
+definitely lost alloc_cycle 24
+definitely lost alloc_list_head 48
+definitely lost alloc_plain 176
+indirectly lost alloc_cycle 48
+indirectly lost alloc_list_node 160
+possibly lost alloc_interior 200
+possibly lost alloc_interior_child 56
+still reachable alloc_global 120
+still reachable alloc_mmap 152
+still reachable alloc_register 112
+still reachable alloc_thread_stack 100
+still reachable alloc_tls 136
+still reachable alloc_untagged 168
+EOF
+case $(uname -m) in
+x86_64) ;;
+*)	# the register case keeps its pointer in rbx only on x86_64
+	sed -i '/alloc_register/d' expected ;;
+esac
+
+test_case 'every class: exact bytes per allocating function' '
+	run_preloaded $PROGS/leaky &&
+	take_core leaky.core &&
+	heapprof-analyze --leaks=all -f collapsed $PROGS/leaky leaky.core >all.txt &&
+	by_class all.txt | grep -v "alloc_register" >got &&
+	grep -v alloc_register expected >want &&
+	expect_same want got &&
+	if [ "$(uname -m)" = x86_64 ]; then
+		grep -q "^\[still reachable\];.*register_thread;alloc_register 112\$" all.txt
+	fi
+'
+
+test_case '--leaks shows lost blocks only, in text and collapsed' '
+	heapprof-analyze --leaks -f collapsed $PROGS/leaky leaky.core >lost.txt &&
+	! grep -v "^\[definitely lost\];\|^\[indirectly lost\];" lost.txt &&
+	by_class lost.txt >got &&
+	grep "^definitely\|^indirectly" expected >want && expect_same want got &&
+	heapprof-analyze --leaks --top=0 $PROGS/leaky leaky.core >lost.text &&
+	grep -q "^LEAK SUMMARY:" lost.text &&
+	grep -q "definitely lost: 248 bytes in 4 blocks" lost.text &&
+	grep -q "indirectly lost: 208 bytes in 7 blocks" lost.text &&
+	grep -q "possibly lost: .* (not shown)" lost.text &&
+	grep -q "are definitely lost" lost.text && grep -q "are indirectly lost" lost.text &&
+	! grep -q "are possibly lost\|are still reachable" lost.text &&
+	grep -q "alloc_list_head  .*leaky.c:[0-9]" lost.text
+'
+
+test_case '--leaks=possible,reachable' '
+	heapprof-analyze --leaks=possible,reachable -f collapsed $PROGS/leaky leaky.core >pr.txt &&
+	! grep -v "^\[possibly lost\];\|^\[still reachable\];" pr.txt &&
+	grep -q "alloc_interior_child 56\$" pr.txt &&
+	heapprof-analyze --leaks=bogus $PROGS/leaky leaky.core 2>err; [ $? = 64 ]
+'
+
+test_case '--fail-on-leak: status 3 with definitely lost blocks, 0 without' '
+	heapprof-analyze --fail-on-leak -o /dev/null $PROGS/leaky leaky.core; [ $? = 3 ] &&
+	printf "leak:alloc_plain\nleak:alloc_list_head\nleak:^alloc_cyc*\$\n" >supp &&
+	heapprof-analyze --fail-on-leak --suppressions=supp -o /dev/null $PROGS/leaky leaky.core
+'
+
+test_case 'suppressions: LeakSanitizer leak: patterns on function, file, module' '
+	printf "# known\nleak:alloc_plain\n\nleak:*list_he*\n" >supp1 &&
+	heapprof-analyze --leaks --suppressions=supp1 -f collapsed $PROGS/leaky leaky.core >s1.txt &&
+	! grep -q "alloc_plain\|alloc_list_head" s1.txt && grep -q alloc_cycle s1.txt &&
+	heapprof-analyze --leaks --suppressions=supp1 $PROGS/leaky leaky.core >s1.text &&
+	grep -q "suppressed: 224 bytes in 3 blocks (2 of 2 patterns matched)" s1.text &&
+	echo "leak:leaky.c" >supp2 &&
+	heapprof-analyze --leaks=all --suppressions=supp2 -f collapsed $PROGS/leaky leaky.core >s2.txt &&
+	! grep -q alloc_ s2.txt &&
+	echo "leak:leaky\$" >supp3 &&
+	heapprof-analyze --leaks --suppressions=supp3 -f collapsed $PROGS/leaky leaky.core >s3.txt &&
+	! grep -q alloc_ s3.txt &&
+	echo "leak:^plain" >supp4 &&
+	heapprof-analyze --leaks --suppressions=supp4 -f collapsed $PROGS/leaky leaky.core >s4.txt &&
+	grep -q alloc_plain s4.txt &&
+	echo "race:foo" >bad &&
+	heapprof-analyze --leaks --suppressions=bad $PROGS/leaky leaky.core 2>err; [ $? = 2 ] &&
+	grep -q "bad:1: not a suppression" err
+'
+
+if command -v valgrind >/dev/null 2>&1 && [ -n "$(valgrind --version 2>/dev/null)" ]; then
+test_case 'agrees with valgrind memcheck per allocating function' '
+	valgrind --leak-check=full --show-leak-kinds=all --leak-check-heuristics=none \
+		--run-libc-freeres=no --log-file=vg.log $PROGS/leaky memcheck &&
+	awk "/LEAK SUMMARY/ { exit }
+		/bytes in .* blocks are / { b = \$2; if (\$3 ~ /^\(/) { b = substr(\$3, 2) }
+			c = \$0; sub(/.* blocks are /, \"\", c); sub(/ in loss record.*/, \"\", c); want = 1; next }
+		want && / by 0x/ { f = \$4; if (f ~ /^alloc_/) { t[c \" \" f] += b; want = 0 } }
+		END { for (x in t) print x, t[x] }" vg.log | sort >memcheck &&
+	by_class all.txt >ours &&
+	expect_same memcheck ours
+'
+else
+skip_case 'agrees with valgrind memcheck per allocating function' 'valgrind is not installed'
+fi
+
+test_case 'hostile: 200,000 pointer-dense blocks in cycles, bounded time' '
+	run_preloaded $PROGS/leaky dense 200000 &&
+	take_core dense.core &&
+	timeout 120 heapprof-analyze --leaks=all $PROGS/leaky dense.core >dense.text &&
+	awk "/^  (definitely|indirectly|  possibly|still) / && / blocks/ { n += \$(NF - 1) }
+		END { exit !(n >= 200000) }" dense.text &&
+	timeout 120 heapprof-analyze --leaks -f collapsed $PROGS/leaky dense.core >dense.txt
+'
+
+test_case 'hostile: noise and forged blocks in a raw image' '
+	$PROGS/mkdump -E prog.elf &&
+	$PROGS/mkdump -R 7 -a 0x100000 -n 4194304 noise.img 0x100100:64 0x100200:1000000000 \
+		0x100300:16 0x200000:32 &&
+	timeout 60 heapprof-analyze -q --leaks=all --raw noise.img@0x100000 prog.elf >noise.text &&
+	grep -q "^LEAK SUMMARY:" noise.text &&
+	$PROGS/mkdump -a 0x100000 -n 65536 zero.img 0x100100:64 0x100200:64 &&
+	heapprof-analyze -q --leaks --fail-on-leak -f collapsed --raw zero.img@0x100000 prog.elf >z.txt;
+	[ $? = 3 ] && [ $(wc -l <z.txt) -ge 1 ]
+'
