@@ -40,7 +40,7 @@ ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(B)/%.o)
 ANALYZER_LIB_OBJS := $(filter-out $(B)/analyzer/main.o,$(ANALYZER_OBJS))
 
 .SECONDARY:
-.PHONY: all preload analyzer check check-build install uninstall clean demo bench fuzz
+.PHONY: all preload analyzer check check-build install uninstall clean demo bench fuzz fuzz-smoke
 all: preload analyzer
 
 preload: $(B)/heapprof.so

@@ -93,6 +93,25 @@ static void add_v2_block(struct collect *c, const struct hp_block *b)
 	sat_add(&s->bytes, b->size);
 }
 
+/* A module record, its path copied (copy) or taken over. */
+static void add_module(struct collect *c, const struct hp_module_rec *m, bool copy)
+{
+	if (c->nmods == c->mods_cap)
+		c->mods = xrealloc(c->mods, (c->mods_cap = c->mods_cap ? 2 * c->mods_cap : 4) *
+						    sizeof(*c->mods));
+	c->mods[c->nmods] = *m;
+	if (copy)
+		c->mods[c->nmods].path = xstrdup(m->path);
+	c->nmods++;
+}
+
+static int module_cmp(const void *a, const void *b)
+{
+	const struct hp_module_rec *x = a, *y = b;
+
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
 /* A v1 block holds its stack and thread, but names no site and so no region. */
 static void add_v1_block(struct collect *c, const struct hp_block *b)
 {
@@ -115,6 +134,10 @@ void collect_add(struct collect *c, const struct decoded *d)
 			add_v1_block(c, &d->block);
 		else
 			add_v2_block(c, &d->block);
+		return;
+	}
+	if (d->kind == DEC_MODULE) {
+		add_module(c, &d->module, true);
 		return;
 	}
 	if (d->kind <= DEC_BLOCK || d->kind >= DEC_NKINDS)
@@ -169,6 +192,9 @@ void collect_merge(struct collect *into, struct collect *from)
 	from->nrecs = 0;
 	vec_append(&into->bad_tags, &from->bad_tags);
 	from->bad_tags.n = 0;
+	for (size_t i = 0; i < from->nmods; i++)
+		add_module(into, &from->mods[i], false);
+	from->nmods = 0;
 	into->v1_left_out += from->v1_left_out;
 	from->v1_left_out = 0;
 }
@@ -433,6 +459,8 @@ void collect_join(struct collect *c, struct join_info *out)
 
 	memset(out, 0, sizeof(*out));
 	sort_recs(c);
+	if (c->nmods)
+		qsort(c->mods, c->nmods, sizeof(*c->mods), module_cmp);
 	find_proc(c, out);
 	count_ids(c, DEC_STACK, &out->stack_recs, &out->conflicts);
 	count_ids(c, DEC_SITE, &out->site_recs, &out->conflicts);
@@ -476,7 +504,7 @@ const struct decoded *collect_records(const struct collect *c, enum decode_kind 
 
 	kind_range(c, kind, &i, &end);
 	*n = end - i;
-	return c->recs + i;
+	return c->recs ? c->recs + i : NULL;	/* no records: no array either */
 }
 
 const char *collect_thread_name(const struct collect *c, uint32_t tid)
@@ -510,5 +538,8 @@ void collect_free(struct collect *c)
 			free((void *)c->recs[i].stack.pcs);
 	free(c->recs);
 	free(c->bad_tags.v);
+	for (size_t i = 0; i < c->nmods; i++)
+		free((void *)c->mods[i].path);
+	free(c->mods);
 	memset(c, 0, sizeof(*c));
 }

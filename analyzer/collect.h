@@ -41,6 +41,9 @@ struct collect {
 	struct decoded *recs;		/* valid records; stack pcs are owned copies */
 	size_t nrecs, recs_cap;
 	struct u64vec bad_tags;		/* site ids of v2 tags whose check failed */
+	struct hp_module_rec *mods;	/* module records (paths owned), by address after
+					 * the join */
+	size_t nmods, mods_cap;
 	size_t kind_lo[DEC_NKINDS], kind_hi[DEC_NKINDS]; /* recs of a kind, once sorted */
 	uint64_t v1_left_out;		/* v1 blocks --region left out (they have no site) */
 };

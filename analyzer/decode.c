@@ -374,6 +374,40 @@ static enum decode_reject proc_rec(const struct decode_src *src, uint64_t addr,
 	return DECODE_OK;
 }
 
+/*
+ * A module record: the check first (w2..w47), then what must hold of a real one: a
+ * build-id of at most 24 bytes, a text range inside the target's address space that
+ * is not empty, and a path that is not empty and ends in a NUL.
+ */
+static enum decode_reject module_rec(const struct decode_src *src, uint64_t addr,
+				     struct decode_buf *buf, struct decoded *out)
+{
+	uint64_t w[HP2_MODULE_SIZE / 8];
+	unsigned char raw[HP2_MODULE_SIZE];
+	uint64_t top = src->img->wsize == 4 ? UINT32_MAX : UINT64_MAX;
+	unsigned idlen;
+	struct rd r = { raw, sizeof(raw), src->img->big_endian };
+
+	if (addr + HP2_MODULE_SIZE < addr || !fetch(src, addr, raw, sizeof(raw)))
+		return REJ_TRUNCATED;
+	for (unsigned i = 0; i < HP2_MODULE_SIZE / 8; i++)
+		rd_u64(&r, &w[i]);
+	if (rec_check(addr, w + 2, HP2_MODULE_SIZE / 8 - 2) != w[1])
+		return REJ_CHECK;
+	idlen = (w[5] >> 8) & 0xFF;
+	/* the build-id and path are bytes in memory order, whatever the byte order */
+	if (idlen > 24 || w[3] >= w[4] || w[4] > top || w[2] > top ||
+	    !memchr(raw + 9 * 8, '\0', HP2_MODULE_SIZE - 9 * 8) || !raw[9 * 8])
+		return REJ_LAYOUT;
+	memcpy(buf->path, raw + 9 * 8, sizeof(buf->path));
+	out->kind = DEC_MODULE;
+	out->module = (struct hp_module_rec){ .addr = addr, .bias = w[2], .text_start = w[3],
+					      .text_end = w[4], .flags = w[5] & 0xFF,
+					      .build_id_len = idlen, .path = buf->path };
+	memcpy(out->module.build_id, raw + 6 * 8, idlen);
+	return DECODE_OK;
+}
+
 enum decode_reject decode_at(const struct decode_src *src, uint64_t addr, uint64_t word,
 			     struct decode_buf *buf, struct decoded *out)
 {
@@ -389,6 +423,7 @@ enum decode_reject decode_at(const struct decode_src *src, uint64_t addr, uint64
 	case HP2_THREAD_MAGIC: why = thread_rec(src, addr, out); break;
 	case HP2_REGION_MAGIC: why = region_rec(src, addr, out); break;
 	case HP2_RING_MAGIC: why = ring_rec(src, addr, out); break;
+	case HP2_MODULE_MAGIC: why = module_rec(src, addr, buf, out); break;
 	default: return v2_block(src, addr, word, out);
 	}
 	if (why == DECODE_OK)

@@ -35,6 +35,7 @@ enum decode_kind {
 	DEC_THREAD,	/* v2 thread record */
 	DEC_REGION,	/* v2 region record */
 	DEC_RING,	/* v2 event ring (its header; the slots are read on demand) */
+	DEC_MODULE,	/* v2 module record (a shared object dlclose unloaded) */
 	DEC_NKINDS
 };
 
@@ -120,6 +121,16 @@ struct hp_proc_rec {
 	unsigned p_flags;	/* w6 bits 32..63: HP2_P_* */
 };
 
+struct hp_module_rec {
+	uint64_t addr;
+	uint64_t bias;		/* link_map l_addr when it was loaded */
+	uint64_t text_start, text_end; /* its executable segment, [start, end) */
+	unsigned flags;		/* HP2_MOD_* */
+	unsigned build_id_len;	/* <= 24 */
+	unsigned char build_id[24];
+	const char *path;	/* NUL-terminated, in the caller's decode_buf */
+};
+
 struct decoded {
 	enum decode_kind kind;
 	union {
@@ -130,6 +141,7 @@ struct decoded {
 		struct hp_thread_rec thread;
 		struct hp_region_rec region;
 		struct hp_ring_rec ring;
+		struct hp_module_rec module;
 	};
 	/* when rejected: the version found (REJ_VERSION), and whether the candidate was
 	 * only a v2 block tag (16-bit magic) whose check failed: noise, unless its site
@@ -142,6 +154,7 @@ struct decoded {
 /* Room for the pcs a decoded value points to. */
 struct decode_buf {
 	uint64_t pcs[HP2_MAX_FRAMES > HP_MAX_FRAMES ? HP2_MAX_FRAMES : HP_MAX_FRAMES];
+	char path[HP2_MODULE_SIZE - 9 * 8];	/* a module record's path */
 };
 
 /* Where decode reads: seg (a window of the image, may be NULL) first, else img. */

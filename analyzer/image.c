@@ -136,11 +136,47 @@ int image_open_stream(const char *path, bool *regular, char *err, size_t errlen)
 	return fd;
 }
 
+/* by address; of two at one address the larger first (it hides less when kept), then
+ * by offset in the file, so which one is kept does not depend on the order given */
 static int seg_cmp(const void *a, const void *b)
 {
 	const struct seg *x = a, *y = b;
 
-	return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+	if (x->vaddr != y->vaddr)
+		return x->vaddr < y->vaddr ? -1 : 1;
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return (x->file_offset > y->file_offset) - (x->file_offset < y->file_offset);
+}
+
+/* The raw file whose mapping holds data, or NULL (a core). */
+static const char *seg_file(const struct image *img, const struct seg *s)
+{
+	for (size_t i = 0; !img->elf && i < img->nraws; i++)
+		if ((const unsigned char *)img->raws[i].map == s->data)
+			return img->raws[i].file;
+	return NULL;
+}
+
+/* Note s, left out for overlapping kept (s->vaddr >= kept->vaddr). */
+static void note_overlap(struct image *img, const struct seg *s, const struct seg *kept)
+{
+	struct seg_overlap *o;
+	uint64_t kept_end = kept->vaddr + kept->size, end = s->vaddr + s->size;
+	uint64_t both = (end < kept_end ? end : kept_end) - s->vaddr;
+
+	if (img->overlap_segs++ >= IMAGE_MAX_OVERLAPS)
+		return;
+	o = &img->overlaps[img->overlap_segs - 1];
+	*o = (struct seg_overlap){ .vaddr = s->vaddr, .end = end, .kept_vaddr = kept->vaddr,
+				   .kept_end = kept_end, .file = seg_file(img, s),
+				   .kept_file = seg_file(img, kept), .offset = s->file_offset,
+				   .kept_offset = kept->file_offset };
+	/* what only it holds: its bytes past the kept one, and the shared range if the
+	 * two differ there (a block in it would not be seen) */
+	o->hidden = end - s->vaddr - both;
+	if (memcmp(s->data, kept->data + (s->vaddr - kept->vaddr), both))
+		o->hidden += both;
 }
 
 int image_sort_segs(struct image *img, char *err, size_t errlen)
@@ -154,7 +190,7 @@ int image_sort_segs(struct image *img, char *err, size_t errlen)
 
 		/* Overlapping segments would count a block twice; keep the first. */
 		if (kept && s->vaddr < img->segs[kept - 1].vaddr + img->segs[kept - 1].size) {
-			img->overlap_segs++;
+			note_overlap(img, s, &img->segs[kept - 1]);
 			continue;
 		}
 		img->segs[kept++] = *s;

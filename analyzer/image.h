@@ -21,6 +21,17 @@ struct seg {
 	uint64_t file_offset;
 };
 
+/* A segment image_sort_segs left out because it overlaps one it kept. */
+struct seg_overlap {
+	uint64_t vaddr, end;		/* its range, [vaddr, end) */
+	uint64_t kept_vaddr, kept_end;	/* the kept segment it overlaps */
+	const char *file, *kept_file;	/* raw images: the files; NULL for a core */
+	uint64_t offset, kept_offset;	/* a core: the segments' offsets in the file */
+	uint64_t hidden;		/* its bytes that the kept one does not hold alike:
+					 * blocks there are not counted */
+};
+#define IMAGE_MAX_OVERLAPS 8		/* overlaps described; overlap_segs counts all */
+
 struct image {
 	unsigned wsize;		/* 4 or 8: the target's pointer size */
 	bool big_endian;	/* the target's byte order */
@@ -32,6 +43,7 @@ struct image {
 	unsigned missing_segs;	/* segments with any bytes absent */
 	unsigned truncated_segs; /* segments cut short by the end of the file */
 	unsigned overlap_segs;	/* segments dropped for overlapping another */
+	struct seg_overlap overlaps[IMAGE_MAX_OVERLAPS]; /* the first of them */
 	Elf *elf;		/* the core (NULL in raw mode); owned by the image */
 	const char *path;	/* the core file as named by the user, or NULL */
 	int fd;			/* the core (or its inflated copy), -1 if none */

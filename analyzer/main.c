@@ -402,6 +402,34 @@ static void open_memory(const struct opts *o, struct image *img, char **source)
 		    o->core, machine_name(img->machine), o->program, machine_name(machine));
 }
 
+/* Which segment was left out for which, and whether a block could hide in it. */
+static void warn_overlap(const struct seg_overlap *o)
+{
+	char left[4200], kept[4200];	/* a path of up to PATH_MAX, and words */
+
+	if (o->file)
+		snprintf(left, sizeof(left), "raw image '%s'", o->file);
+	else
+		snprintf(left, sizeof(left), "core segment at file offset %#llx",
+			 (unsigned long long)o->offset);
+	if (o->kept_file)
+		snprintf(kept, sizeof(kept), "'%s'", o->kept_file);
+	else
+		snprintf(kept, sizeof(kept), "the one at file offset %#llx",
+			 (unsigned long long)o->kept_offset);
+	if (o->hidden)
+		warn("%s [%#llx, %#llx) overlaps %s [%#llx, %#llx) and was left out: %llu of its "
+		     "bytes differ from or lie outside it, and blocks there are not counted",
+		     left, (unsigned long long)o->vaddr, (unsigned long long)o->end, kept,
+		     (unsigned long long)o->kept_vaddr, (unsigned long long)o->kept_end,
+		     (unsigned long long)o->hidden);
+	else
+		warn("%s [%#llx, %#llx) overlaps %s [%#llx, %#llx) and was left out: it holds the "
+		     "same bytes, so no block is hidden", left, (unsigned long long)o->vaddr,
+		     (unsigned long long)o->end, kept, (unsigned long long)o->kept_vaddr,
+		     (unsigned long long)o->kept_end);
+}
+
 /* Said once a report is certain: a failing run gets one line, not these first. */
 static void warn_missing(const struct image *img, const char *source)
 {
@@ -412,7 +440,13 @@ static void warn_missing(const struct image *img, const char *source)
 		warn("%llu bytes of memory are not in '%s' (not dumped or cut off); blocks there "
 		     "are not counted", (unsigned long long)img->missing_bytes, source);
 	if (img->overlap_segs)
-		warn("%u raw images overlap others and were left out", img->overlap_segs);
+		warn("%u %s overlap others and were left out", img->overlap_segs,
+		     img->elf ? "segments of the core" : "raw images");
+	for (unsigned i = 0; i < img->overlap_segs && i < IMAGE_MAX_OVERLAPS; i++)
+		warn_overlap(&img->overlaps[i]);
+	if (img->overlap_segs > IMAGE_MAX_OVERLAPS)
+		warn("... and %u more overlapping %s", img->overlap_segs - IMAGE_MAX_OVERLAPS,
+		     img->elf ? "segments" : "images");
 }
 
 static void no_blocks(const struct opts *o, const struct image *img,
@@ -434,8 +468,14 @@ static void no_blocks(const struct opts *o, const struct image *img,
 		die(EXIT_NO_REPORT, "no valid heapprof block in '%s' (%llu candidates rejected, "
 		    "most for: %s)", source, (unsigned long long)rejected,
 		    decode_reason(most));
+	/* the process record says heapprof.so ran: nothing was live, or nothing sampled */
+	if (s->join.have_proc && s->join.proc.sample_period)
+		die(EXIT_NO_REPORT, "heapprof.so was loaded in '%s' (pid %u) but no sampled block "
+		    "was live (one block per about %llu bytes has a header)", source,
+		    s->join.proc.pid, (unsigned long long)s->join.proc.sample_period);
 	if (s->join.have_proc)
-		die(EXIT_NO_REPORT, "heapprof.so was loaded in '%s' but no block was live", source);
+		die(EXIT_NO_REPORT, "heapprof.so was loaded in '%s' (pid %u) but no block was "
+		    "live: everything allocated had been freed", source, s->join.proc.pid);
 	if (img->truncated_segs)
 		die(EXIT_NO_REPORT, "no heapprof blocks in '%s', which is truncated (%u segments "
 		    "cut short)", source, img->truncated_segs);
@@ -594,6 +634,7 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 	memset(s, 0, sizeof(*s));
 	open_memory(o, &s->img, &s->source);
 	s->sym = scan_and_open_symbols(o, &s->img, &s->scan);
+	sym_add_unloaded(s->sym, s->scan.found.mods, s->scan.found.nmods);
 	check_data(o, &s->img, &s->scan, s->source);
 	warn_release();
 	warn_missing(&s->img, s->source);

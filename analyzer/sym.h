@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 struct image;
+struct hp_module_rec;
 
 struct sym_module {		/* --module FILE@ADDR in raw mode */
 	const char *path;
@@ -63,6 +64,14 @@ struct sym *sym_open(const struct sym_opts *opts);
  * pc is resolved once and cached.
  */
 const struct sym_pc *sym_lookup(struct sym *s, uint64_t pc, bool is_return_addr);
+
+/*
+ * After sym_open, before any lookup: the module records the scan found (decode.h).
+ * Each unloaded module whose text no module of the list covers is reported at its old
+ * bias, from the file at its path if its build-id matches, else from a file with its
+ * build-id under the debug directories; the rest are warned about (once each).
+ */
+void sym_add_unloaded(struct sym *s, const struct hp_module_rec *mods, size_t n);
 
 /* A module as the symbolizer placed it: [start, end) in the target, build-id in hex. */
 struct sym_module_info {

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "decode.h"
 #include "image.h"
 #include "rd.h"
 #include "sym.h"
@@ -865,6 +866,220 @@ struct sym *sym_open(const struct sym_opts *o)
 	return s;
 }
 
+/*
+ * Unloaded modules: shared objects dlclose() unmapped before the dump, known only by
+ * their module records (decode.h). Their frames still point into the old text range.
+ */
+
+/* The build-id of the ELF file at path: its length (0 if none), or -1 if unreadable. */
+static int file_build_id(const char *path, unsigned char *id, size_t idsize)
+{
+	char err[64];
+	const void *bits;
+	ssize_t n = -1;
+	int fd = image_open_regular(path, err, sizeof(err));
+	Elf *elf;
+
+	if (fd < 0)
+		return -1;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF) {
+		n = dwelf_elf_gnu_build_id(elf, &bits);
+		if (n < 0)
+			n = 0;
+		if ((size_t)n > idsize)
+			n = -1;
+		else if (n > 0)
+			memcpy(id, bits, (size_t)n);
+	}
+	elf_end(elf);
+	close(fd);
+	return (int)n;
+}
+
+static bool file_has_build_id(const char *path, const struct hp_module_rec *m)
+{
+	unsigned char id[64];
+	int n = file_build_id(path, id, sizeof(id));
+
+	return n >= 0 && (unsigned)n == m->build_id_len && !memcmp(id, m->build_id, (size_t)n);
+}
+
+/*
+ * A file with m's build-id under the debuginfo path's absolute entries (each
+ * --debug-dir, SYSROOT/usr/lib/debug, /usr/lib/debug): DIR/.build-id/xx/rest.debug,
+ * the debug file, or DIR/.build-id/xx/rest, the object itself. malloc'd, or NULL.
+ */
+static char *find_by_build_id(const struct sym *s, const struct hp_module_rec *m)
+{
+	char hex[2 * 24 + 1];
+	const char *p = s->debuginfo_path ? s->debuginfo_path : SYM_DEFAULT_DEBUG_PATH;
+
+	if (!m->build_id_len)
+		return NULL;
+	sym_hex(hex, sizeof(hex), m->build_id, m->build_id_len);
+	while (*p) {
+		size_t len = strcspn(p, ":");
+
+		for (int debug = 1; p[0] == '/' && debug >= 0; debug--) {
+			char *f = malloc(len + sizeof(hex) + 32);
+
+			if (!f)
+				return NULL;
+			sprintf(f, "%.*s/.build-id/%.2s/%s%s", (int)len, p, hex, hex + 2,
+				debug ? ".debug" : "");
+			if (access(f, R_OK) == 0 && file_has_build_id(f, m))
+				return f;
+			free(f);
+		}
+		p += len + (p[len] == ':');
+	}
+	return NULL;
+}
+
+struct overlap {
+	uint64_t start, end;
+	Dwfl_Module *mod;
+};
+
+static int find_overlap(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
+			void *arg)
+{
+	struct overlap *o = arg;
+	Dwarf_Addr lo, hi;
+
+	(void)userdata;
+	(void)name;
+	(void)start;
+	if (!dwfl_module_info(mod, NULL, &lo, &hi, NULL, NULL, NULL, NULL) || lo >= o->end ||
+	    hi <= o->start)
+		return DWARF_CB_OK;
+	o->mod = mod;
+	return DWARF_CB_ABORT;
+}
+
+static bool module_same(const struct hp_module_rec *a, const struct hp_module_rec *b)
+{
+	return a->bias == b->bias && a->text_start == b->text_start && a->text_end == b->text_end &&
+	       a->build_id_len == b->build_id_len &&
+	       !memcmp(a->build_id, b->build_id, a->build_id_len) && !strcmp(a->path, b->path);
+}
+
+/* Report one unloaded module; true when its frames can be named. */
+static bool add_unloaded(struct sym *s, const struct hp_module_rec *m)
+{
+	struct overlap o = { m->text_start, m->text_end, NULL };
+	char id[2 * 24 + 16] = "none", *file = NULL, *name;
+	unsigned char now[64];
+	const char *kind;
+	Dwfl_Module *mod;
+	void **ud = NULL;
+	int nnow;
+
+	if (m->build_id_len)
+		sym_hex(id, sizeof(id), m->build_id, m->build_id_len);
+	/* what a lookup there would find first (libdwfl may stretch a core's module over a
+	 * gap), then any module whose range meets the text */
+	o.mod = dwfl_addrmodule(s->dwfl, m->text_start);
+	if (!o.mod)
+		o.mod = dwfl_addrmodule(s->dwfl, m->text_end - 1);
+	if (!o.mod)
+		dwfl_getmodules(s->dwfl, find_overlap, &o, 0);
+	if (o.mod) {
+		const char *cur = dwfl_module_info(o.mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+
+		sym_warn(s, "unloaded '%s' (build-id %s) had its code at [%#" PRIx64 ", %#" PRIx64
+			 "), where '%s' is now: frames there are named from '%s' but may belong "
+			 "to the unloaded one", m->path, id, m->text_start, m->text_end,
+			 cur ? cur : "?", cur ? cur : "?");
+		return false;
+	}
+	name = sym_target_path(s, m->path);
+	if (name && access(name, R_OK) == 0 && sym_openable(name, &kind) &&
+	    (m->build_id_len ? file_has_build_id(name, m) : file_build_id(name, now, sizeof(now)) == 0))
+		file = name;
+	else if (!(file = find_by_build_id(s, m))) {
+		char also[2 * 64 + 128] = "";
+
+		if (name && (nnow = file_build_id(name, now, sizeof(now))) >= 0) {
+			strcpy(also, " ('");
+			strcat(also, m->path);
+			strcat(also, "' now has build-id ");
+			if (nnow)
+				sym_hex(also + strlen(also), sizeof(also) - strlen(also) - 2, now,
+					(size_t)nnow);
+			else
+				strcat(also, "none");
+			strcat(also, ")");
+		}
+		free(name);
+		sym_warn(s, "frames in unloaded %s (build-id %s) not symbolized: file not found%s%s",
+			 m->path, id, also, m->build_id_len && !s->sysroot ? "; try --debug-dir" : "");
+		return false;
+	}
+	if (file != name)
+		free(name);
+	dwfl_report_begin_add(s->dwfl);
+	mod = dwfl_report_elf(s->dwfl, m->path, file, -1, m->bias, true);
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	if (!mod) {
+		sym_warn(s, "frames in unloaded %s (build-id %s) not symbolized: cannot use '%s': %s",
+			 m->path, id, file, dwfl_errmsg(-1));
+		free(file);
+		return false;
+	}
+	free(file);
+	/* our record on it, as attach_mods gives the others, named as the report shows it */
+	if (dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL) && ud && !*ud) {
+		struct sym_mod *sm = calloc(1, sizeof(*sm));
+		char *disp = malloc(strlen(m->path) + sizeof(" (unloaded)"));
+
+		if (sm) {
+			sm->s = s;
+			sm->next = s->mods;
+			s->mods = sm;
+			*ud = sm;
+			if (disp)
+				sprintf(disp, "%s (unloaded)", m->path);
+			sm->display = disp ? sym_intern(s, disp) : NULL;
+		}
+		free(disp);
+	}
+	return true;
+}
+
+void sym_add_unloaded(struct sym *s, const struct hp_module_rec *mods, size_t n)
+{
+	size_t added = 0, len;
+	const char *first = NULL;
+
+	if (!s || !s->dwfl)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const struct hp_module_rec *m = &mods[i];
+		bool dup = false;
+
+		if (!(m->flags & HP2_MOD_UNLOADED))
+			continue;
+		for (size_t j = 0; j < i && !dup; j++)
+			dup = (mods[j].flags & HP2_MOD_UNLOADED) && module_same(&mods[j], m);
+		if (!dup && add_unloaded(s, m) && !added++)
+			first = m->path;
+	}
+	if (!added)
+		return;
+	len = strlen(s->source) + strlen(first) + 96;
+	free(s->source_buf);
+	if (!(s->source_buf = malloc(len)))
+		return;
+	if (added == 1)
+		snprintf(s->source_buf, len, "%s; module records: %s (unloaded)", s->source, first);
+	else
+		snprintf(s->source_buf, len, "%s; module records: %zu modules (unloaded)", s->source,
+			 added);
+	s->source = s->source_buf;
+}
+
 const char *sym_source(const struct sym *s)
 {
 	return s ? s->source : "none";
@@ -883,5 +1098,6 @@ void sym_close(struct sym *s)
 	free(s->program);
 	free(s->sysroot);
 	free(s->prog.build_id);
+	free(s->source_buf);
 	free(s);
 }

@@ -54,6 +54,7 @@ struct sym {
 	bool prog_mismatch;	/* PROGRAM is not the core's executable: never open it */
 	Dwfl_Module *main_mod;	/* the target's executable, if known */
 	const char *source;
+	char *source_buf;	/* source when sym_add_unloaded() extended it */
 	struct sym_mod *mods;
 
 	struct ptab pcs;	/* struct sym_entry *: each pc looked up once */

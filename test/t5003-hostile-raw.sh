@@ -131,7 +131,18 @@ test_case 'overlapping images: each block counts once, a warning says so' '
 	$MKDUMP -n 4096 ov.bin 0x10100:1000:$SMALL 0x10f00:24:$BIG &&
 	collapsed --raw ov.bin@0x10000 --raw ov.bin@0x10800 --raw ov.bin@0x10000 $PROG &&
 	printf "site_small 1000\nsite_big 24\n" >expect && expect_same expect out &&
-	grep -q "warning: 2 raw images overlap others and were left out" err
+	grep -q "warning: 2 raw images overlap others and were left out" err &&
+	grep -q "warning: raw image .ov.bin. \[0x10800, 0x11800) overlaps .ov.bin. \[0x10000, 0x11000) and was left out: 4096 of its bytes differ from or lie outside it, and blocks there are not counted" err &&
+	grep -q "warning: raw image .ov.bin. \[0x10000, 0x11000) overlaps .ov.bin. \[0x10000, 0x11000) and was left out: it holds the same bytes, so no block is hidden" err
+'
+
+test_case 'two overlapping images: the one left out is named, and the block it hides' '
+	$MKDUMP -n 4096 a.bin 0x10100:1000:$SMALL,$MAIN &&
+	$MKDUMP -a 0x10800 -n 4096 b.bin 0x10900:77:$BIG,$MAIN &&
+	collapsed --raw b.bin@0x10800 --raw a.bin@0x10000 $PROG &&
+	printf "main;site_small 1000\n" >expect && expect_same expect out &&
+	grep -q "warning: 1 raw images overlap others and were left out" err &&
+	grep -q "warning: raw image .b.bin. \[0x10800, 0x11800) overlaps .a.bin. \[0x10000, 0x11000) and was left out: 4096 of its bytes differ from or lie outside it, and blocks there are not counted" err
 '
 
 test_case 'images at unaligned addresses: headers are found on 8-byte target addresses only' '

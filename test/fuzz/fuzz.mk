@@ -1,11 +1,15 @@
 # make fuzz: libFuzzer targets for the analyzer (clang; ASan and UBSan). Not part of
-# make check. FUZZ_SECONDS per target (default 60); corpora stay in $(B)/fuzz/.
+# make check. FUZZ_SECONDS per target (default 60); corpora grow in $(B)/fuzz/, seeded
+# from test/fuzz/seeds/ (test/fuzz/make-seeds.sh writes them). make fuzz-smoke runs
+# both targets on the seeds alone and prints one test line (.ci/run counts it).
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FZ := $(B)/fuzz
 FUZZ_FLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-Iinclude -Ianalyzer $(DW_CFLAGS) -DHP_VERSION='"$(VERSION)"'
+	-Iinclude -Ianalyzer $(DW_CFLAGS) $(IBERTY_CFLAGS) -DHP_VERSION='"$(VERSION)"'
 FUZZ_LIB_SRCS := $(filter-out analyzer/main.c,$(ANALYZER_SRCS))
+FUZZ_SCAN_ARGS := -max_len=8192
+FUZZ_CORE_ARGS := -max_len=65536 -timeout=10
 
 $(FZ)/%: test/fuzz/%.c $(FUZZ_LIB_SRCS)
 	@mkdir -p $(@D)
@@ -13,5 +17,9 @@ $(FZ)/%: test/fuzz/%.c $(FUZZ_LIB_SRCS)
 
 fuzz: $(FZ)/fuzz_scan $(FZ)/fuzz_core
 	@mkdir -p $(FZ)/corpus_scan $(FZ)/corpus_core
-	$(FZ)/fuzz_scan -max_total_time=$(FUZZ_SECONDS) -max_len=8192 $(FZ)/corpus_scan
-	$(FZ)/fuzz_core -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 $(FZ)/corpus_core
+	$(FZ)/fuzz_scan -max_total_time=$(FUZZ_SECONDS) $(FUZZ_SCAN_ARGS) $(FZ)/corpus_scan test/fuzz/seeds/scan
+	$(FZ)/fuzz_core -max_total_time=$(FUZZ_SECONDS) $(FUZZ_CORE_ARGS) $(FZ)/corpus_core test/fuzz/seeds/core
+
+fuzz-smoke:
+	@FUZZ_CC='$(FUZZ_CC)' FUZZ_SECONDS='$(FUZZ_SECONDS)' B='$(B)' MAKE='$(MAKE)' \
+		FUZZ_SCAN_ARGS='$(FUZZ_SCAN_ARGS)' FUZZ_CORE_ARGS='$(FUZZ_CORE_ARGS)' sh test/fuzz/smoke.sh

@@ -42,6 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (image_open_core(&img, path, err, sizeof(err)) == 0) {
 		scan_image(&img, 1, &scan);
 		sym = sym_open(&(struct sym_opts){ .program = program, .img = &img, .quiet = true });
+		sym_add_unloaded(sym, scan.found.mods, scan.found.nmods);
 		report_build(&r, &scan, &img, sym, &ro);
 		out = fopen("/dev/null", "w");
 		if (out) {

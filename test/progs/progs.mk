@@ -8,13 +8,22 @@ TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(
 	$(P)/stacktab $(P)/counts $(P)/cxx $(P)/forker $(P)/dlfork $(P)/realloc_check $(P)/libc_semantics \
 	$(P)/libstrict_aligned.so $(P)/mangle $(P)/demo $(P)/leaky \
 	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so \
-	$(P)/snapapi $(P)/snapapi-cxx
+	$(P)/snapapi $(P)/snapapi-cxx $(P)/libplugin.so $(P)/plugin_host $(P)/nolive
 
 check-build: $(TEST_PROGS)
 
 $(P)/libsite.so: test/progs/libsite.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fPIC -shared -o $@ $<
+
+# Loaded, called and unloaded by plugin_host before the dump (t3005).
+$(P)/libplugin.so: test/progs/libplugin.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fPIC -shared -o $@ $<
+
+$(P)/plugin_host: test/progs/plugin_host.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $< -ldl
 
 $(P)/libstrict_aligned.so: test/progs/libstrict_aligned.c
 	@mkdir -p $(@D)
@@ -34,7 +43,7 @@ $(P)/sites-stripped: $(P)/sites
 		objcopy --strip-all $< $@
 
 # Programs built from one C file with nothing special.
-PLAIN_PROGS := $(addprefix $(P)/,stress forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky)
+PLAIN_PROGS := $(addprefix $(P)/,stress forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky nolive)
 $(PLAIN_PROGS): $(P)/%: test/progs/%.c include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<

@@ -1,0 +1,67 @@
+#!/bin/sh
+# Write the fuzzers' seed corpora, test/fuzz/seeds/{scan,core}/ (committed; make fuzz
+# and test/fuzz/smoke.sh read them): small raw images and synthetic ELF cores holding
+# v1 and v2 blocks and records for 64- and 32-bit, little- and big-endian targets,
+# valid and spoilt, written by build/progs/mkdump (module records by seedgen.py), and
+# a real core of progs/plugin_host under heapprof.so cut down to the pages holding
+# heapprof's words (needs gcore). Usage: test/fuzz/make-seeds.sh [BUILD_DIR]
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+B=${1:-$here/../../build}
+MKDUMP=$B/progs/mkdump
+GEN="python3 $here/seedgen.py"
+out=$here/seeds
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+[ -x "$MKDUMP" ] || { echo "make-seeds: build $MKDUMP first (make check-build)" >&2; exit 1; }
+rm -rf "$out"
+mkdir -p "$out/scan" "$out/core"
+
+# seed NAME WSIZE BE ADDR MKDUMP-ARGS...: a raw image as both a scan and a core seed
+seed()
+{
+	name=$1 w=$2 be=$3 addr=$4
+	shift 4
+	flag=
+	[ "$be" = 1 ] && flag=-B
+	"$MKDUMP" -w "$w" $flag -a "$addr" -n 1024 "$tmp/$name.bin" "$@"
+	$GEN scan "$w" "$be" "$addr" "$tmp/$name.bin" "$out/scan/$name"
+	$GEN core "$w" "$be" "$addr" "$tmp/$name.bin" "$out/core/$name"
+}
+
+for t in "8 0" "8 1" "4 0" "4 1"; do
+	set -- $t
+	w=$1 be=$2 tag=w$1$([ "$be" = 1 ] && echo be || echo le)
+	a=0x10000
+	seed "v1-$tag" "$w" "$be" $a 0x10100:1000:0x401000,0x402000 0x10200:24:0x401100 \
+		0x10300:5:0x401000:check=bad 0x10380:7::version=9
+	seed "v2-$tag" "$w" "$be" $a proc@0x10000 stack@0x10040:1:0x401000,0x402000 \
+		site@0x10080:1:1:tid=7 v2@0x10110:100:1 v2@0x10210:2000:1:shift=3 \
+		v2@0x10300:64:1:sampled v2@0x10340:8:2 v2@0x10380:9:1:check=bad
+	seed "v2-sampled-$tag" "$w" "$be" $a proc@0x10000:period=4096 \
+		stack@0x10040:3:0x401000:truncated site@0x10080:5:3 v2@0x10110:5000:5:sampled \
+		stack@0x10200:3:0x401004 site@0x10240:6:9:check=bad v2@0x10310:1:6
+	seed "mixed-$tag" "$w" "$be" $a proc@0x10000:version=3 0x10100:10:0x401000 \
+		v2@0x10180:10:0 stack@0x10200:2:0x401000,0x401000:check=bad
+	"$MKDUMP" -w "$w" $([ "$be" = 1 ] && echo -B) -a $a -n 1024 "$tmp/m.bin" \
+		stack@0x10040:1:$([ "$w" = 8 ] && echo 0x7f0000001000 || echo 0x70001000) \
+		site@0x10080:1:1 v2@0x10110:300:1
+	$GEN module "$w" "$be" $a 0x10200 "$tmp/m.bin" "$tmp/mod.bin"
+	$GEN scan "$w" "$be" $a "$tmp/mod.bin" "$out/scan/module-$tag"
+	$GEN core "$w" "$be" $a "$tmp/mod.bin" "$out/core/module-$tag"
+done
+"$MKDUMP" -R 7 -n 512 "$tmp/noise.bin"
+$GEN scan 8 0 0x10000 "$tmp/noise.bin" "$out/scan/noise"
+
+# a real core, cut down
+if command -v gcore >/dev/null 2>&1 && [ -x "$B/progs/plugin_host" ]; then
+	cp "$B/progs/libplugin.so" "$tmp/libplugin.so"
+	LD_PRELOAD=$B/heapprof.so "$B/progs/plugin_host" "$tmp/libplugin.so" >"$tmp/out" &
+	pid=$!
+	i=0
+	while ! grep -q ready "$tmp/out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	gcore -o "$tmp/core" "$pid" >/dev/null 2>&1 || true
+	kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+	[ -f "$tmp/core.$pid" ] && $GEN cut "$tmp/core.$pid" "$out/core/real-plugin-host"
+fi
+du -sh "$out"

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""Seed helpers for test/fuzz/make-seeds.sh (layouts: include/heapprof_format.h).
+  scan W BE ADDR IMAGE OUT        fuzz_scan's input: flags byte, address, image
+  core W BE ADDR IMAGE OUT        a minimal ELF core: one note, the image as a PT_LOAD
+  module W BE ADDR AT IMAGE OUT   IMAGE with a module record (an unloaded plugin) at AT
+  cut CORE OUT                    a 64-bit LE core cut to its CORE notes (file list,
+                                  auxv, registers), the pages holding heapprof words
+                                  and those starting with an ELF header"""
+import struct
+import sys
+
+M64 = (1 << 64) - 1
+MUL = 0x9E3779B97F4A7C15
+SEED2 = 0xBB67AE8584CAA73B
+MODULE_MAGIC = 0xA3E14D4F44563253
+MACHINE = {(8, 0): 62, (4, 0): 3, (8, 1): 22, (4, 1): 8}  # x86_64, i386, s390x, mips
+
+
+def mix(h, v):
+    h = ((h ^ v) * MUL) & M64
+    return h ^ (h >> 29)
+
+
+def scan(w, be, addr, image, out):
+    data = open(image, 'rb').read()
+    flags = (1 if w == 4 else 0) | (2 if be else 0)
+    open(out, 'wb').write(bytes([flags]) + struct.pack('<Q', addr) + data)
+
+
+def core(w, be, addr, image, out):
+    data = open(image, 'rb').read()
+    e = '>' if be else '<'
+    # a CORE note: NT_AUXV with AT_ENTRY and AT_NULL
+    wf = 'I' if w == 4 else 'Q'
+    auxv = struct.pack(e + wf * 4, 9, addr + 0x100, 0, 0)
+    note = struct.pack(e + 'III', 5, len(auxv), 6) + b'CORE\0\0\0\0' + auxv
+    if w == 8:
+        ehsize, phsize = 64, 56
+        eh = struct.pack(e + 'HHIQQQIHHHHHH', 4, MACHINE[(w, be)], 1, 0, ehsize, 0, 0,
+                         ehsize, phsize, 2, 0, 0, 0)
+        off = ehsize + 2 * phsize
+        ph = struct.pack(e + 'IIQQQQQQ', 4, 0, off, 0, 0, len(note), 0, 4)
+        ph += struct.pack(e + 'IIQQQQQQ', 1, 6, off + len(note), addr, 0, len(data),
+                          len(data), 1)
+    else:
+        ehsize, phsize = 52, 32
+        eh = struct.pack(e + 'HHIIIIIHHHHHH', 4, MACHINE[(w, be)], 1, 0, ehsize, 0, 0,
+                         ehsize, phsize, 2, 0, 0, 0)
+        off = ehsize + 2 * phsize
+        ph = struct.pack(e + 'IIIIIIII', 4, off, 0, 0, len(note), 0, 0, 4)
+        ph += struct.pack(e + 'IIIIIIII', 1, off + len(note), addr, 0, len(data),
+                          len(data), 6, 1)
+    ident = b'\x7fELF' + bytes([2 if w == 8 else 1, 2 if be else 1, 1, 0]) + b'\0' * 8
+    open(out, 'wb').write(ident + eh + ph + note + data)
+
+
+def module(w, be, addr, at, image, out):
+    data = bytearray(open(image, 'rb').read())
+    e = '>' if be else '<'
+    bias = 0x7f0000000000 if w == 8 else 0x70000000
+    build_id = bytes(range(0x10, 0x24))
+    body = struct.pack(e + 'QQQQ', bias, bias + 0x1000, bias + 0x2000,
+                       1 | len(build_id) << 8)
+    body += build_id.ljust(24, b'\0') + b'/nonexistent/libgone.so'.ljust(312, b'\0')
+    words = struct.unpack(e + '46Q', body)
+    x = mix(SEED2, at)
+    for v in words:
+        x = mix(x, v)
+    rec = struct.pack(e + 'QQ', MODULE_MAGIC, x ^ (x >> 31)) + body
+    o = at - addr
+    data[o:o + len(rec)] = rec
+    open(out, 'wb').write(bytes(data))
+
+
+def cut(src, dst):
+    d = open(src, 'rb').read()
+    assert d[:4] == b'\x7fELF' and d[4] == 2 and d[5] == 1, 'a 64-bit LE core'
+    phoff, = struct.unpack_from('<Q', d, 0x20)
+    phentsize, phnum = struct.unpack_from('<HH', d, 0x36)
+    notes, loads = b'', []
+    for i in range(phnum):
+        p_type, p_flags, off, vaddr, _, filesz, _, _ = struct.unpack_from(
+            '<IIQQQQQQ', d, phoff + i * phentsize)
+        body = d[off:off + filesz]
+        if p_type == 4:
+            pos = 0
+            while pos + 12 <= len(body):
+                nsz, dsz, typ = struct.unpack_from('<III', body, pos)
+                size = 12 + (nsz + 3 & ~3) + (dsz + 3 & ~3)
+                if body[pos + 12:pos + 16] == b'CORE' and typ in (1, 6, 0x46494c45):
+                    notes += body[pos:pos + size]
+                pos += size
+        elif p_type == 1:
+            for page in range(0, len(body), 4096):
+                chunk = body[page:page + 4096]
+                # heapprof's words, and ELF headers (libdwfl lists modules from them)
+                if chunk[:4] == b'\x7fELF' or any(chunk[k + 6:k + 8] == b'\xe1\xa3'
+                                                 for k in range(0, len(chunk), 8)):
+                    loads.append((p_flags, vaddr + page, chunk))
+    n = 1 + len(loads)
+    out = bytearray(d[:64])
+    struct.pack_into('<QQ', out, 0x20, 64, 0)
+    struct.pack_into('<HHHHH', out, 0x36, 56, n, 0, 0, 0)
+    pos = 64 + 56 * n
+    table = struct.pack('<IIQQQQQQ', 4, 0, pos, 0, 0, len(notes), 0, 4)
+    pos += len(notes)
+    for flags, vaddr, chunk in loads:
+        table += struct.pack('<IIQQQQQQ', 1, flags, pos, vaddr, 0, len(chunk), len(chunk), 4096)
+        pos += len(chunk)
+    open(dst, 'wb').write(bytes(out) + table + notes + b''.join(c for _, _, c in loads))
+
+
+def main(a):
+    num = lambda s: int(s, 0)
+    if a[0] == 'scan':
+        scan(num(a[1]), num(a[2]), num(a[3]), a[4], a[5])
+    elif a[0] == 'core':
+        core(num(a[1]), num(a[2]), num(a[3]), a[4], a[5])
+    elif a[0] == 'module':
+        module(num(a[1]), num(a[2]), num(a[3]), num(a[4]), a[5], a[6])
+    elif a[0] == 'cut':
+        cut(a[1], a[2])
+    else:
+        sys.exit(__doc__)
+
+
+main(sys.argv[1:])
