@@ -109,11 +109,17 @@ install: all
 	install -m 0644 doc/heapprof-analyze.1 doc/heapprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 doc/heapprof.so.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 	install -m 0644 include/heapprof.h $(DESTDIR)$(PREFIX)/include/heapprof.h
+	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	printf '%s\n' 'prefix=$(PREFIX)' 'includedir=$${prefix}/include' '' 'Name: heapprof' \
+		'Description: the control API of heapprof.so (snapshots, switches, regions); nothing to link' \
+		'Version: $(VERSION)' 'Cflags: -I$${includedir}' \
+		>$(DESTDIR)$(PREFIX)/lib/pkgconfig/heapprof.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/heapprof.so $(DESTDIR)$(PREFIX)/bin/heapprof-analyze \
 		$(DESTDIR)$(PREFIX)/bin/heapprof
 	rm -rf $(DESTDIR)$(PREFIX)/include/heapprof $(DESTDIR)$(PREFIX)/include/heapprof.h
+	rm -f $(DESTDIR)$(PREFIX)/lib/pkgconfig/heapprof.pc
 	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/heapprof-analyze.1 \
 		$(DESTDIR)$(PREFIX)/share/man/man1/heapprof.1 $(DESTDIR)$(PREFIX)/share/man/man7/heapprof.so.7
 

@@ -38,9 +38,12 @@ test_case 'make install PREFIX DESTDIR, and the installed wrapper finds its libr
 	root=$SCRATCH/stage/opt/hp &&
 	test -f $root/lib/heapprof.so && test -x $root/bin/heapprof-analyze &&
 	test -x $root/bin/heapprof && test -f $root/include/heapprof/heapprof_format.h &&
-	test -f $root/include/heapprof/hp_tag.c &&
+	test -f $root/include/heapprof/hp_tag.c && test -f $root/include/heapprof.h &&
+	test "$(PKG_CONFIG_SYSROOT_DIR=$SCRATCH/stage PKG_CONFIG_PATH=$root/lib/pkgconfig \
+		pkg-config --cflags heapprof | sed "s/ *$//")" = "-I$root/include" &&
 	$root/bin/heapprof run sh -c "echo \$LD_PRELOAD" >preload.txt &&
 	grep -q "/opt/hp/lib/heapprof.so\$" preload.txt &&
 	make -s -C "$SRC_DIR" uninstall B="$BUILD" PREFIX=/opt/hp DESTDIR="$SCRATCH/stage" >/dev/null &&
-	! test -e $root/lib/heapprof.so && ! test -e $root/bin/heapprof
+	! test -e $root/lib/heapprof.so && ! test -e $root/bin/heapprof &&
+	! test -e $root/lib/pkgconfig/heapprof.pc
 '

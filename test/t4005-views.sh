@@ -72,6 +72,13 @@ if [ -x "$BUILD/pprof" ]; then
 		$BUILD/pprof -top -nodefraction=0 -unit=B -sample_index=inuse_space diff.pb.gz >top &&
 		grep -q " -1000B .* site_tmp\$" top
 	'
+	test_case 'pprof -base on our two profiles gives what our --base gives' '
+		heapprof-analyze -f pprof -o old.pb.gz $SITES_PROG old.core &&
+		heapprof-analyze -f pprof -o new.pb.gz $SITES_PROG new.core &&
+		$BUILD/pprof -top -nodefraction=0 -unit=B -sample_index=inuse_space \
+			-base old.pb.gz new.pb.gz | sed -n "/flat%/,\$p" >theirs &&
+		sed -n "/flat%/,\$p" top >ours && test -s ours && expect_same ours theirs
+	'
 else
 	skip_case '--base -f pprof read by pprof' 'no $BUILD/pprof (t4004 builds it)'
 fi
