@@ -58,7 +58,7 @@ static void data_line(const struct report *r, FILE *f)
 	if (r->have_time)
 		fputs(", times", f);
 	if (r->nthreads)
-		fprintf(f, ", %zu thread names", r->nthreads);
+		fprintf(f, ", %zu thread name%s", r->nthreads, r->nthreads == 1 ? "" : "s");
 	if (r->nrings)
 		fprintf(f, ", event rings of %zu threads", r->nrings);
 	if (r->nregions) {
