@@ -590,33 +590,50 @@ static void sat_add(uint64_t *a, uint64_t b)
 		*a = UINT64_MAX;
 }
 
-/* The stacks of one class's blocks, through collect's join with every record. */
-static void join_class(const struct lk *k, const struct scan_result *scan, enum leak_class c,
-		       struct collect *cc, struct join_info *ji)
+/*
+ * The stacks of every class's blocks, one collect per class joined with every record,
+ * in one pass over the blocks: a v2 block goes in by the site id the scan kept, only a
+ * v1 one (its stack lies below it) is decoded again.
+ */
+static void join_classes(const struct lk *k, const struct scan_result *scan,
+			 struct collect cc[LEAK_NCLASSES], struct join_info ji[LEAK_NCLASSES])
 {
 	struct decode_src src = { k->img, NULL };
-	struct decode_buf *buf = xmalloc(sizeof(*buf));
+	struct decode_buf *buf = NULL;
 
-	collect_init(cc);
-	cc->opts = scan->found.opts;	/* by thread, one region: as the plain report */
-	for (size_t i = 0; i < scan->found.nrecs; i++)
-		collect_add(cc, &scan->found.recs[i]);
+	for (int c = 0; c < LEAK_NCLASSES; c++) {
+		collect_init(&cc[c]);
+		cc[c].opts = scan->found.opts;	/* by thread, one region: as the plain report */
+		for (size_t i = 0; i < scan->found.nrecs; i++)
+			collect_add(&cc[c], &scan->found.recs[i]);
+	}
 	for (size_t i = 0; i < k->n; i++) {
+		const struct scan_block *b = &k->b[i];
+		struct collect *into = &cc[state_class(b->state)];
 		unsigned char raw[8];
 		uint64_t w;
 		struct decoded d;
 
-		if (state_class(k->b[i].state) != c || !image_read(k->img, k->b[i].user - 8, raw, 8))
+		if (b->version == 2) {
+			d = (struct decoded){ .kind = DEC_BLOCK };
+			d.block = (struct hp_block){ .user = b->user, .size = b->size, .version = 2,
+				.flags = b->sampled ? HP2_F_SAMPLED : 0, .site = b->site };
+			collect_add(into, &d);
+			continue;
+		}
+		if (!image_read(k->img, b->user - 8, raw, 8))
 			continue;
 		memcpy(&w, raw, 8);
 		if (k->be != host_big_endian())
 			w = __builtin_bswap64(w);
-		if (decode_at(&src, k->b[i].user - 8, w, buf, &d) == DECODE_OK &&
-		    d.kind == DEC_BLOCK)
-			collect_add(cc, &d);
+		if (!buf)
+			buf = xmalloc(sizeof(*buf));
+		if (decode_at(&src, b->user - 8, w, buf, &d) == DECODE_OK && d.kind == DEC_BLOCK)
+			collect_add(into, &d);
 	}
 	free(buf);
-	collect_join(cc, ji);
+	for (int c = 0; c < LEAK_NCLASSES; c++)
+		collect_join(&cc[c], &ji[c]);
 }
 
 void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *sym,
@@ -624,6 +641,8 @@ void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *
 {
 	struct leak_supp *supp = (struct leak_supp *)supp_c;	/* counts hits */
 	struct lk k = { .img = img, .be = img->big_endian, .wsize = img->wsize };
+	struct collect cc[LEAK_NCLASSES];
+	struct join_info ji[LEAK_NCLASSES];
 	struct stacks out;
 	uint64_t unknown_blocks = 0, unknown_bytes = 0;
 	size_t m = 0;
@@ -659,14 +678,12 @@ void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *
 	sum->scanned_bytes = k.scanned_bytes;
 
 	stacks_init(&out);
+	join_classes(&k, scan, cc, ji);
 	for (int c = 0; c < LEAK_NCLASSES; c++) {
-		struct collect cc;
-		struct join_info ji;
 		struct stack **all;
 		size_t n;
 
-		join_class(&k, scan, (enum leak_class)c, &cc, &ji);
-		all = stacks_list(&cc.stacks, &n);
+		all = stacks_list(&cc[c].stacks, &n);
 		for (size_t i = 0; i < n; i++) {
 			const struct stack *s = all[i];
 			/* the sites' counters (calls, frees) are not split by class: left out */
@@ -689,11 +706,11 @@ void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *
 			stacks_add_group(&out, &key, &a);
 		}
 		if (mask & 1u << c) {
-			unknown_blocks += ji.unknown_blocks;
-			unknown_bytes += ji.unknown_bytes;
+			unknown_blocks += ji[c].unknown_blocks;
+			unknown_bytes += ji[c].unknown_bytes;
 		}
 		free(all);
-		collect_free(&cc);
+		collect_free(&cc[c]);
 	}
 	stacks_free(&scan->stacks);
 	scan->stacks = out;

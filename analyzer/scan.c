@@ -27,6 +27,8 @@ static void keep_block(struct scan_blocks *l, const struct hp_block *b, unsigned
 		l->v = xrealloc(l->v, (l->cap = l->cap ? 2 * l->cap : 1024) * sizeof(*l->v));
 	l->v[l->n++] = (struct scan_block){
 		.user = b->user, .size = b->size, .version = (uint8_t)b->version,
+		.site = b->version == 2 ? b->site : 0,
+		.sampled = b->version == 2 && (b->flags & HP2_F_SAMPLED),
 		.below = b->version == 2 ? 16u << b->shift : HP_HDR_SIZE + b->nframes * wsize };
 }
 

@@ -16,12 +16,15 @@
 
 struct image;
 
-/* One live block as found, for the leak classifier (leaks.c); 24 bytes. */
+/* One live block as found, for the leak classifier (leaks.c); 32 bytes. */
 struct scan_block {
 	uint64_t user, size;	/* size as the header says */
+	uint32_t site;		/* v2: the header's site id (joins it without decoding
+				 * it again); v1: 0, its stack is below it */
 	uint32_t below;		/* header bytes below user: v2 16 << shift, v1 48 + pcs */
 	uint8_t version;
 	uint8_t state;		/* leaks.c's */
+	uint8_t sampled;	/* v2: HP2_F_SAMPLED was set */
 };
 
 struct scan_blocks {

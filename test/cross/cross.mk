@@ -37,12 +37,12 @@ $(P)/firmware_example: $(FW_DEPS)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) $(FW_CFLAGS) -o $@ $(FW_SRCS)
 
-# cross_target ARCH: heapprof.so, libsite.so, sites, sites-dump, firmware_example
+# cross_target ARCH: heapprof.so, libsite.so, sites, sites-dump, firmware_example, leaky
 define cross_target
 CP_$(1) := $(B)/cross/$(1)/progs
 .PHONY: cross-$(1)
 cross-$(1): $(B)/cross/$(1)/heapprof.so $$(addprefix $$(CP_$(1))/,libsite.so sites sites-dump \
-	firmware_example)
+	firmware_example leaky)
 
 # the preload's own Makefile rules decide what is out of date
 $(B)/cross/$(1)/heapprof.so: cross-always
@@ -64,6 +64,10 @@ $$(CP_$(1))/sites-dump: test/progs/sites.c test/progs/dumpheap.c $$(CP_$(1))/lib
 $$(CP_$(1))/firmware_example: $(FW_DEPS)
 	@mkdir -p $$(@D)
 	$(Q)$$(call say,CC,$$@)$(cross_cc_$(1)) $(CROSS_PROG_CFLAGS) $(FW_CFLAGS) -o $$@ $(FW_SRCS)
+
+$$(CP_$(1))/leaky: test/progs/leaky.c
+	@mkdir -p $$(@D)
+	$(Q)$$(call say,CC,$$@)$(cross_cc_$(1)) $(CROSS_PROG_CFLAGS) -fPIE -pie -o $$@ $$<
 endef
 
 $(foreach a,$(CROSS_AVAILABLE),$(eval $(call cross_target,$(a))))

@@ -17,6 +17,9 @@
  *   leaky          print "ready" and wait (for gcore)
  *   leaky memcheck under valgrind: run memcheck's leak check at the same point
  *                  (VALGRIND_DO_LEAK_CHECK) and exit
+ *   leaky abort    abort() at that point instead (qemu-user writes the guest's core:
+ *                  t5002-foreign-targets.sh); elsewhere than x86_64 alloc_register's
+ *                  pointer never leaves its XORed form, so that block is definitely lost
  *   leaky dense N  hostile: N 64-byte blocks (alloc_dense) full of start and interior
  *                  pointers to random others (cycles, long chains), only the first
  *                  kept in a global; "ready" and wait
@@ -171,6 +174,7 @@ static void *register_thread(void *arg)
 				 : "rbx", "rcx", "r11", "memory");
 	}
 #else
+	(void)hidden;	/* kept XORed: its block looks definitely lost here */
 	block_forever();
 #endif
 	return NULL;
@@ -221,6 +225,10 @@ int main(int argc, char **argv)
 		VALGRIND_DO_LEAK_CHECK;
 #endif
 		_exit(0);
+	}
+	if (argc > 1 && !strcmp(argv[1], "abort")) {
+		usleep(200000);	/* the register thread reaches its syscall */
+		abort();
 	}
 	printf("ready\n");
 	fflush(stdout);
