@@ -6,7 +6,6 @@
 #include "collect.h"
 #include "decode.h"
 #include "image.h"
-#include "rd.h"
 #include "report.h"
 #include "util.h"
 
@@ -40,22 +39,6 @@ int64_t ages_parse_duration(const char *s)
 	return v * unit > 9e18 ? -1 : (int64_t)(v * unit);
 }
 
-/* Decode the block at user again (the list keeps only address and size). */
-static bool redecode(const struct image *img, const struct scan_block *b, struct decode_buf *buf,
-		     struct decoded *d)
-{
-	struct decode_src src = { img, NULL };
-	unsigned char raw[8];
-	uint64_t w;
-
-	if (!image_read(img, b->user - 8, raw, 8))
-		return false;
-	memcpy(&w, raw, 8);
-	if (img->big_endian != host_big_endian())
-		w = __builtin_bswap64(w);
-	return decode_at(&src, b->user - 8, w, buf, d) == DECODE_OK && d->kind == DEC_BLOCK;
-}
-
 /* A block's time in ms (v2: since the process start; v1: monotonic), or false. */
 static bool block_ms(const struct hp_block *b, uint64_t *ms)
 {
@@ -81,7 +64,7 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 		struct decoded d;
 		uint64_t ms;
 
-		if (redecode(img, &scan->list.v[i], buf, &d) && block_ms(&d.block, &ms) &&
+		if (scan_block_decoded(img, &scan->list.v[i], buf, &d) && block_ms(&d.block, &ms) &&
 		    ms > newest[d.block.version])
 			newest[d.block.version] = ms;
 	}
@@ -97,7 +80,7 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 		uint64_t ms, age;
 		unsigned k = 0;
 
-		if (!redecode(img, &scan->list.v[i], buf, &d))
+		if (!scan_block_decoded(img, &scan->list.v[i], buf, &d))
 			continue;
 		if (!block_ms(&d.block, &ms)) {
 			sum->untimed_bytes += d.block.size;

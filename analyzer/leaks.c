@@ -598,8 +598,7 @@ static void sat_add(uint64_t *a, uint64_t b)
 static void join_classes(const struct lk *k, const struct scan_result *scan,
 			 struct collect cc[LEAK_NCLASSES], struct join_info ji[LEAK_NCLASSES])
 {
-	struct decode_src src = { k->img, NULL };
-	struct decode_buf *buf = NULL;
+	struct decode_buf *buf = xmalloc(sizeof(*buf));
 
 	for (int c = 0; c < LEAK_NCLASSES; c++) {
 		collect_init(&cc[c]);
@@ -608,28 +607,10 @@ static void join_classes(const struct lk *k, const struct scan_result *scan,
 			collect_add(&cc[c], &scan->found.recs[i]);
 	}
 	for (size_t i = 0; i < k->n; i++) {
-		const struct scan_block *b = &k->b[i];
-		struct collect *into = &cc[state_class(b->state)];
-		unsigned char raw[8];
-		uint64_t w;
 		struct decoded d;
 
-		if (b->version == 2) {
-			d = (struct decoded){ .kind = DEC_BLOCK };
-			d.block = (struct hp_block){ .user = b->user, .size = b->size, .version = 2,
-				.flags = b->sampled ? HP2_F_SAMPLED : 0, .site = b->site };
-			collect_add(into, &d);
-			continue;
-		}
-		if (!image_read(k->img, b->user - 8, raw, 8))
-			continue;
-		memcpy(&w, raw, 8);
-		if (k->be != host_big_endian())
-			w = __builtin_bswap64(w);
-		if (!buf)
-			buf = xmalloc(sizeof(*buf));
-		if (decode_at(&src, b->user - 8, w, buf, &d) == DECODE_OK && d.kind == DEC_BLOCK)
-			collect_add(into, &d);
+		if (scan_block_decoded(k->img, &k->b[i], buf, &d))
+			collect_add(&cc[state_class(k->b[i].state)], &d);
 	}
 	free(buf);
 	for (int c = 0; c < LEAK_NCLASSES; c++)

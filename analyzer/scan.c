@@ -29,7 +29,30 @@ static void keep_block(struct scan_blocks *l, const struct hp_block *b, unsigned
 		.user = b->user, .size = b->size, .version = (uint8_t)b->version,
 		.site = b->version == 2 ? b->site : 0,
 		.sampled = b->version == 2 && (b->flags & HP2_F_SAMPLED),
+		.time = b->version == 2 ? (uint16_t)hp2_time_encode(b->age_ms) : 0,
 		.below = b->version == 2 ? 16u << b->shift : HP_HDR_SIZE + b->nframes * wsize };
+}
+
+bool scan_block_decoded(const struct image *img, const struct scan_block *b,
+			struct decode_buf *buf, struct decoded *d)
+{
+	struct decode_src src = { img, NULL };
+	unsigned char raw[8];
+	uint64_t w;
+
+	if (b->version == 2) {
+		*d = (struct decoded){ .kind = DEC_BLOCK };
+		d->block = (struct hp_block){ .user = b->user, .size = b->size, .version = 2,
+			.flags = b->sampled ? HP2_F_SAMPLED : 0, .site = b->site,
+			.age_ms = hp2_time_decode(b->time), .shift = 0 };
+		return true;
+	}
+	if (!image_read(img, b->user - 8, raw, 8))
+		return false;
+	memcpy(&w, raw, 8);
+	if (img->big_endian != host_big_endian())
+		w = __builtin_bswap64(w);
+	return decode_at(&src, b->user - 8, w, buf, d) == DECODE_OK && d->kind == DEC_BLOCK;
 }
 
 /* Decode the candidate at addr (its word in the target's bytes at raw) and pass it on. */

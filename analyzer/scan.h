@@ -25,6 +25,7 @@ struct scan_block {
 	uint8_t version;
 	uint8_t state;		/* leaks.c's */
 	uint8_t sampled;	/* v2: HP2_F_SAMPLED was set */
+	uint16_t time;		/* v2: the header's time code (hp2_time_decode) */
 };
 
 struct scan_blocks {
@@ -58,6 +59,13 @@ void scan_image_with(const struct image *img, unsigned nthreads, const struct jo
 /* The same, and list every block found in out->list (for leaks.c). */
 void scan_image_blocks_with(const struct image *img, unsigned nthreads,
 			    const struct join_opts *opts, struct scan_result *out);
+
+/*
+ * A listed block as decode.c gives it: v2 from what the list kept (no read), v1 decoded
+ * again (its stack lies below it, in buf). False if it cannot be read any more.
+ */
+bool scan_block_decoded(const struct image *img, const struct scan_block *b,
+			struct decode_buf *buf, struct decoded *d);
 
 void scan_result_free(struct scan_result *r);
 
