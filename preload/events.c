@@ -7,6 +7,7 @@
 #include "block.h"
 #include "events.h"
 #include "heapprof_format.h"
+#include "table.h"
 
 struct ring {
 	uint64_t magic, check, w2, written;
@@ -21,8 +22,6 @@ static struct ring *ring_get(void)
 	size_t n = (size_t)hp_opt.events, len;
 	int saved = errno;
 	struct ring *r;
-	uint64_t x;
-
 	if (ring_failed)
 		return NULL;
 	len = (sizeof(struct ring) + n * sizeof(r->slots[0]) + 4095) & ~(size_t)4095;
@@ -33,8 +32,7 @@ static struct ring *ring_get(void)
 		return NULL;
 	}
 	r->w2 = boot_tid() | (uint64_t)n << 32;
-	x = hp_mix(HP2_SEED, (uint64_t)(uintptr_t)r);
-	r->check = hp_check_final(hp_mix(x, r->w2));
+	r->check = table_record_check(r, &r->w2, 1);
 	r->magic = HP2_RING_MAGIC;
 	return ring = r;
 }

@@ -219,18 +219,27 @@ static bool add_room(size_t size, size_t offset, size_t *total)
 	return true;
 }
 
+/* A block from the real malloc with a header: the sampling decision already made. */
+static void *malloc_tagged(size_t size, unsigned entry, unsigned flags,
+			   const struct unwind_start *st)
+{
+	unsigned shift = block_shift(size);
+	size_t total;
+
+	if (!add_room(size, (size_t)16 << shift, &total))
+		return NULL;
+	return tag(hp_real.malloc(total), shift, size, entry, flags, st);
+}
+
 static void *do_malloc(size_t size, unsigned entry, const struct unwind_start *st)
 {
-	unsigned flags = 0, shift = block_shift(size);
-	size_t total;
+	unsigned flags = 0;
 
 	if (unlikely(!boot_ensure()))
 		return arena_alloc(size, 16);
 	if (!sample_take(size, &flags))
 		return hp_real.malloc(size);
-	if (!add_room(size, (size_t)16 << shift, &total))
-		return NULL;
-	return tag(hp_real.malloc(total), shift, size, entry, flags, st);
+	return malloc_tagged(size, entry, flags, st);
 }
 
 static void *do_memalign(size_t align, size_t size, unsigned entry,
@@ -310,13 +319,9 @@ static void *realloc_untagged(void *p, size_t size, unsigned entry, const struct
 		return NULL;
 	if (hp_opt.sample && size && hp_real.usable_size && sample_take(size, &flags)) {
 		/* taken by this draw: a tagged copy, without a second draw in do_malloc */
-		unsigned shift = block_shift(size);
-		size_t total, old = hp_real.usable_size(p);
-		void *q;
+		size_t old = hp_real.usable_size(p);
+		void *q = malloc_tagged(size, entry, flags, st);
 
-		if (!add_room(size, (size_t)16 << shift, &total))
-			return NULL;
-		q = tag(hp_real.malloc(total), shift, size, entry, flags, st);
 		if (!q)
 			return NULL;
 		memcpy(q, p, old < size ? old : size);
