@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 	static const struct { unsigned depth, max; } cases[] = { { 6, 16 }, { 40, 16 }, { 40, 64 } };
 	unsigned iters = argc > 1 ? (unsigned)atoi(argv[1]) : 200000, frames;
 
-	unwind_init("cfi");
+	unwind_init("cfi", false);
 	printf("%-10s", "mode");
 	for (unsigned c = 0; c < 3; c++)
 		printf("  depth %2u max %2u (frames, ns, ns/frame)", cases[c].depth, cases[c].max);
@@ -85,13 +85,15 @@ int main(int argc, char **argv)
 		printf("  %33.1f ns", t);
 	}
 	printf("\n");
-	for (unsigned m = 0; m < 3; m++) {
-		unwind_init(modes[m]);
-		if (strcmp(unwind_name(), modes[m]) != 0)
-			continue;
-		printf("%-10s", modes[m]);
+	for (unsigned m = 0; m < 6; m++) {
+		bool replay = m >= 3;
+
+		unwind_init(modes[m % 3], replay);
+		if (strcmp(unwind_name(), modes[m % 3]) != 0 || (replay && m == 5))
+			continue;	/* libgcc's walks are never replayed */
+		printf("%-10s", replay ? (m == 3 ? "cfi+replay" : "fp+replay") : modes[m]);
 		for (unsigned c = 0; c < 3; c++) {
-			unsigned it = m >= 2 ? iters / 10 : iters;
+			unsigned it = m == 2 ? iters / 10 : iters;
 			double t = ns_per_capture(cases[c].depth, cases[c].max, it, &frames);
 			double base = ns_per_capture(cases[c].depth, 1, it, &(unsigned){ 0 });
 

@@ -129,7 +129,7 @@ static bool resolve_from(void *handle)
  */
 static void start_unwinder(void)
 {
-	unwind_init(hp_opt.unwind);
+	unwind_init(hp_opt.unwind, hp_opt.replay);
 	__atomic_store_n(&hp_stacks, true, __ATOMIC_RELEASE);
 }
 

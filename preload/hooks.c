@@ -187,12 +187,14 @@ static void *tag(void *real, unsigned shift, uint64_t size, unsigned entry, unsi
 	if (likely(hp_stacks && !in_hook)) {
 		/* one frame more than kept: a walk that fills it was cut */
 		uintptr_t pcs[hp_frames + 1];
+		struct unwind_hint *hint;
 		struct hp_site_rec *s;
 		unsigned n;
 
 		in_hook = true;
-		n = unwind_capture(pcs, hp_frames + 1, st);
-		s = table_site(pcs, n > hp_frames ? hp_frames : n, n > hp_frames, boot_tid(), entry);
+		n = unwind_capture_hinted(pcs, hp_frames + 1, st, &hint);
+		s = table_site(pcs, n > hp_frames ? hp_frames : n, n > hp_frames, boot_tid(), entry,
+			       hint);
 		if (s) {
 			site = table_site_id(s);
 			count(&s->calls, &s->bytes, size, flags);

@@ -14,6 +14,7 @@ struct hp_options {
 	const char *unwind;	/* HEAPPROF_UNWIND: NULL = the default unwinder */
 	const char *allocator;	/* HEAPPROF_ALLOCATOR: NULL = the next malloc */
 	uint64_t frames;	/* HEAPPROF_FRAMES: stack depth limit */
+	uint64_t replay;	/* HEAPPROF_REPLAY: 0 = walk every stack anew (unwind.c) */
 	uint64_t sample;	/* HEAPPROF_SAMPLE: mean bytes between samples, 0 = all */
 	uint64_t seed;		/* HEAPPROF_SEED: sampling seed, 0 = from the clock */
 	uint64_t time;		/* HEAPPROF_TIME: 1 = sum the time between allocation calls */

@@ -426,24 +426,39 @@ static HP_TLS struct free_slot {
 	struct hp_site_rec *site;
 } free_cache[CACHE_SIZE];
 
+/*
+ * The site of (pcs, this thread, entry, region). A hint from a replayed walk (unwind.c)
+ * names the stack record of exactly these pcs, so no hash and no comparison, and the
+ * site it found last.
+ */
 struct hp_site_rec *table_site(const uintptr_t *pcs, unsigned n, bool truncated, uint32_t tid,
-			       unsigned entry)
+			       unsigned entry, struct unwind_hint *hint)
 {
-	uint64_t h = stack_hash(pcs, n, truncated);
+	const struct hp_stack_rec *known = hint ? hint->stack : NULL;
+	uint64_t h;
 	struct cache_slot *c;
-	struct hp_stack_rec *r;
+	const struct hp_stack_rec *r;
 	struct hp_site_rec *site;
 
 	entry |= region_now() << 16;	/* a site is also per region */
+	if (known && hint->site && hint->tid == tid && hint->entry == entry)
+		return (struct hp_site_rec *)hint->site;
+	h = known ? hint->hash : stack_hash(pcs, n, truncated);
 	c = &cache[(h ^ entry * 0x9E3779B9u) % CACHE_SIZE];
-	if (c->hash == h && c->entry == entry && c->stack && stack_equal(c->stack, pcs, n, truncated))
-		return c->site;
-	r = stack_intern(pcs, n, truncated, h);
-	if (!r)
-		return NULL;
-	site = site_intern((uint32_t)r->w2, tid, entry);
-	if (site)
+	if (c->hash == h && c->entry == entry && c->stack &&
+	    (known ? c->stack == known : stack_equal(c->stack, pcs, n, truncated))) {
+		site = c->site;
+	} else {
+		r = known ? known : stack_intern(pcs, n, truncated, h);
+		if (!r)
+			return NULL;
+		site = site_intern((uint32_t)r->w2, tid, entry);
+		if (!site)
+			return NULL;
 		*c = (struct cache_slot){ h, r, site, entry };
+	}
+	if (hint)
+		*hint = (struct unwind_hint){ c->stack, site, h, tid, entry };
 	return site;
 }
 

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "boot.h"
+#include "unwind.h"
 
 /* The v2 stack record as this process stores it (target = host). */
 struct hp_stack_rec {
@@ -50,7 +51,7 @@ HP_HIDDEN void table_after_fork(void);
  * record cannot be had: the block is then still tagged, only without its stack.
  */
 HP_HIDDEN struct hp_site_rec *table_site(const uintptr_t *pcs, unsigned n, bool truncated,
-					 uint32_t tid, unsigned entry);
+					 uint32_t tid, unsigned entry, struct unwind_hint *hint);
 
 /* The calling thread's site for the stack and entry of site id (to count a free), or
  * NULL if that site is unknown or memory cannot be had. */

@@ -6,6 +6,7 @@
 #ifndef HP_UNWIND_H
 #define HP_UNWIND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /*
@@ -49,7 +50,7 @@ struct unwind_start {
  * unavailable value gives one warning on stderr and the default. Called once while
  * the library boots; it may allocate and load libraries.
  */
-void unwind_init(const char *mode);
+void unwind_init(const char *mode, bool replay);
 
 /* Name of the unwinder in use: "cfi", "fp" or "libgcc" ("none" before unwind_init). */
 const char *unwind_name(void);
@@ -62,5 +63,24 @@ const char *unwind_name(void);
  * time a thread calls it (its stack bounds), does no I/O.
  */
 unsigned unwind_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st);
+
+/*
+ * What the caller learnt about a stack (table.c: its record and hash, and the last
+ * site found for it), kept with the thread's log of the walk that found it; see
+ * unwind.c, "replay". Zero after a walk.
+ */
+struct unwind_hint {
+	const void *stack, *site;
+	uint64_t hash;
+	uint32_t tid, entry;
+};
+
+/*
+ * unwind_capture, and *hint = the room for what the caller learns about this stack,
+ * valid for these frames until the caller's next capture in this thread; NULL when
+ * the walk was not logged.
+ */
+unsigned unwind_capture_hinted(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
+			       struct unwind_hint **hint);
 
 #endif

@@ -99,7 +99,26 @@ uint64_t cfi_rule_of(uintptr_t pc)
 struct regs {
 	uintptr_t pc, sp, fp;
 	bool fp_ok;	/* false once a frame lost track of rbp */
+	bool fp_logged;	/* the read that gave fp is in the log */
+	uintptr_t fp_from;	/* where fp was read, 0: the fp the walk started with */
+	unsigned pc_read;	/* the log's index of the read that gave pc */
 };
+
+/*
+ * A frame uses rbp. Most frames only restore it, so the word a saved rbp was read from
+ * goes into the log when a frame first uses it: a program that keeps a changing value
+ * in rbp (a loop counter, with -fomit-frame-pointer) does not spoil every replay.
+ */
+static inline uintptr_t use_fp(struct regs *r, struct walk_log *log)
+{
+	if (!r->fp_from)
+		log->fp_used = true;
+	else if (!r->fp_logged) {
+		walk_log_read(log, r->fp_from, r->fp);
+		r->fp_logged = true;
+	}
+	return r->fp;
+}
 
 /* The window goes by value: in registers, where stores to pcs[] cannot alias it. */
 static inline bool win_load(struct stack_win w, uintptr_t a, uintptr_t *v)
@@ -110,8 +129,18 @@ static inline bool win_load(struct stack_win w, uintptr_t a, uintptr_t *v)
 	return true;
 }
 
+/* A load of the next fp: logged when used (use_fp). */
+static inline bool fp_load(struct stack_win w, uintptr_t a, struct regs *r)
+{
+	if (!win_load(w, a, &r->fp))
+		return false;
+	r->fp_from = a;
+	r->fp_logged = false;
+	return true;
+}
+
 /* One frame outwards; false if the rule leads outside the stack or backwards. */
-static inline bool step(struct stack_win w, uint64_t rule, struct regs *r)
+static inline bool step(struct stack_win w, uint64_t rule, struct regs *r, struct walk_log *log)
 {
 	int64_t off = rule_cfa_off(rule);
 	uintptr_t cfa;
@@ -123,11 +152,12 @@ static inline bool step(struct stack_win w, uint64_t rule, struct regs *r)
 	case CFA_RBP:
 		if (!r->fp_ok)
 			return false;
-		cfa = r->fp + off;
+		cfa = use_fp(r, log) + off;
 		break;
 	default:
-		if (!r->fp_ok || !win_load(w, r->fp + off, &cfa))
+		if (!r->fp_ok || !win_load(w, use_fp(r, log) + off, &cfa))
 			return false;
+		walk_log_read(log, r->fp + off, cfa);
 	}
 	/*
 	 * The return address sits above sp: a CFA at or below it is a loop or garbage.
@@ -136,15 +166,16 @@ static inline bool step(struct stack_win w, uint64_t rule, struct regs *r)
 	if (cfa < r->sp + 8 || cfa > w.hi)
 		return false;
 	memcpy(&r->pc, (const void *)(cfa - 8), sizeof(r->pc));
+	r->pc_read = walk_log_read(log, cfa - 8, r->pc);
 	switch (rule_fp(rule)) {
 	case FP_SAME:
 		break;
 	case FP_AT_CFA:
-		if (!win_load(w, cfa + rule_fp_off(rule), &r->fp))
+		if (!fp_load(w, cfa + rule_fp_off(rule), r))
 			return false;
 		break;
 	case FP_AT_RBP:
-		if (!r->fp_ok || !win_load(w, r->fp + rule_fp_off(rule), &r->fp))
+		if (!r->fp_ok || !fp_load(w, use_fp(r, log) + rule_fp_off(rule), r))
 			return false;
 		break;
 	default:
@@ -168,9 +199,10 @@ static uint64_t rule_fill(uintptr_t pc, uint64_t key)
  * cache cannot express): the whole stack should then go to libgcc.
  */
 static unsigned cfi_walk(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
-			 const struct stack_win *w, uint64_t key, bool *fallback)
+			 const struct stack_win *w, uint64_t key, bool *fallback,
+			 struct walk_log *log)
 {
-	struct regs r = { pcs[0], st->sp, st->fp, true };
+	struct regs r = { pcs[0], st->sp, st->fp, true, false, 0, 0 };
 	struct stack_win win = *w;
 	struct slot *tab = cache;
 	unsigned n = 1;
@@ -187,14 +219,16 @@ static unsigned cfi_walk(uintptr_t *pcs, unsigned max, const struct unwind_start
 			*fallback = n == 1 && CFI_RULE_KIND(rule) != CFI_END;
 			break;
 		}
-		if (!step(win, rule, &r) || r.pc == 0)
+		if (!step(win, rule, &r, log) || r.pc == 0)
 			break;
+		walk_log_pc(log, r.pc_read);
 		pcs[n++] = r.pc;
 	}
 	return n;
 }
 
-static unsigned cfi_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st)
+static unsigned cfi_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
+			    struct walk_log *log)
 {
 	uint64_t key = gen_key(__atomic_load_n(&unwind_gen, __ATOMIC_ACQUIRE));
 	struct stack_win w;
@@ -203,8 +237,8 @@ static unsigned cfi_capture(uintptr_t *pcs, unsigned max, const struct unwind_st
 
 	if (!unwind_stack_window(st, &w))
 		return 1;
-	n = cfi_walk(pcs, max, st, &w, key, &fallback);
-	return fallback ? unwinder_libgcc.capture(pcs, max, st) : n;
+	n = cfi_walk(pcs, max, st, &w, key, &fallback, log);
+	return fallback ? unwinder_libgcc.capture(pcs, max, st, log) : n;
 }
 
 /* ---- return-address check for the fp walk ---- */
@@ -245,7 +279,8 @@ static bool cfi_init(void)
 	return false;
 }
 
-static unsigned cfi_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st)
+static unsigned cfi_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
+			    struct walk_log *log)
 {
 	(void)pcs, (void)max, (void)st;
 	return 1;

@@ -9,7 +9,8 @@
 
 #if HP_UNWIND_X86_64
 
-static unsigned fp_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st)
+static unsigned fp_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
+			   struct walk_log *log)
 {
 	uintptr_t fp = st->fp, floor = st->sp;
 	struct stack_win w;
@@ -18,6 +19,7 @@ static unsigned fp_capture(uintptr_t *pcs, unsigned max, const struct unwind_sta
 
 	if (!unwind_stack_window(st, &w))
 		return 1;
+	log->fp_used = true;
 	/*
 	 * Each record must lie above the last one (strictly increasing, so no loops) and
 	 * inside the stack; the chain breaks at the first library built without frame
@@ -26,9 +28,13 @@ static unsigned fp_capture(uintptr_t *pcs, unsigned max, const struct unwind_sta
 	while (n < max && fp >= floor && !(fp & 7) && fp <= w.hi - 16) {
 		uintptr_t next = ((const uintptr_t *)fp)[0];
 		uintptr_t ra = ((const uintptr_t *)fp)[1];
+		unsigned i;
 
+		walk_log_read(log, fp, next);
+		i = walk_log_read(log, fp + 8, ra);
 		if (!cfi_is_text(ra, gen))
 			break;
+		walk_log_pc(log, i);
 		pcs[n++] = ra;
 		floor = fp + 16;
 		fp = next;
@@ -44,9 +50,11 @@ static bool fp_init(void)
 
 #else
 
-static unsigned fp_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st)
+static unsigned fp_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
+			   struct walk_log *log)
 {
 	(void)pcs, (void)max, (void)st;
+	walk_log_void(log);
 	return 1;
 }
 

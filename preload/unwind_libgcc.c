@@ -43,9 +43,13 @@ static _Unwind_Reason_Code bt_frame(struct _Unwind_Context *ctx, void *p)
 	return a->n < a->max ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
 
-static unsigned libgcc_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st)
+/* Never replayed: what _Unwind_Backtrace reads is its own affair. */
+static unsigned libgcc_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
+			       struct walk_log *log)
 {
 	struct bt_arg a = { pcs, 1, max, 0, st->pc, false };
+
+	walk_log_void(log);
 #if HP_UNWIND_X86_64
 	struct stack_win w;
 

@@ -21,6 +21,53 @@
 #define HP_UNWIND_X86_64 0
 #endif
 
+/*
+ * What a walk read, for unwind.c's replay (see there): every word loaded from the
+ * stack, in order, with its address. A walk is a function of its start (pc, sp and,
+ * if fp_used, fp), the rules of the pcs it meets and these words; when all of them
+ * are the same again, so is its result. Bit 0 of an address marks a word that became
+ * the next pc. A walk that cannot be replayed (too many reads, an odd address, a
+ * fallback to another unwinder) sets n past WALK_LOG_MAX.
+ */
+#define WALK_LOG_MAX 64
+
+struct walk_read {
+	uintptr_t addr, val;
+};
+
+struct walk_log {
+	unsigned n;
+	bool fp_used;	/* the walk depended on the fp it started with */
+	struct walk_read rd[WALK_LOG_MAX];
+};
+
+/* Log a word read at a; returns its index, for walk_log_pc(). */
+static inline unsigned walk_log_read(struct walk_log *l, uintptr_t a, uintptr_t v)
+{
+	unsigned i = l->n;
+
+	if (i < WALK_LOG_MAX && !(a & 7)) {
+		l->rd[i].addr = a;
+		l->rd[i].val = v;
+		l->n = i + 1;
+	} else {
+		l->n = WALK_LOG_MAX + 1;
+	}
+	return i;
+}
+
+/* The word logged as read i became the next pc. */
+static inline void walk_log_pc(struct walk_log *l, unsigned i)
+{
+	if (i < l->n && l->n <= WALK_LOG_MAX)
+		l->rd[i].addr |= 1;
+}
+
+static inline void walk_log_void(struct walk_log *l)
+{
+	l->n = WALK_LOG_MAX + 1;
+}
+
 struct unwinder {
 	const char *name;	/* the HEAPPROF_UNWIND value that picks it */
 	/* Make it usable; may allocate and look symbols up. False: not available here. */
@@ -28,9 +75,11 @@ struct unwinder {
 	/*
 	 * pcs[0] = st->pc is already stored and 2 <= max; store further return addresses
 	 * in pcs[1..max) and return the total count. No lock, no malloc, no I/O, no fault,
-	 * no array sized by max.
+	 * no array sized by max. Log every stack word read in *log (walk_log_read), or
+	 * void it.
 	 */
-	unsigned (*capture)(uintptr_t *pcs, unsigned max, const struct unwind_start *st);
+	unsigned (*capture)(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
+			    struct walk_log *log);
 };
 
 extern const struct unwinder unwinder_cfi, unwinder_fp, unwinder_libgcc;

@@ -46,11 +46,18 @@ unsigned run_rec(struct req *r, unsigned depth);
 void check_chain(int m);
 void check_rec(int m);
 void check_mode(int m);
+unsigned leaf_cap(uintptr_t *pcs, unsigned max);
+unsigned via_x(uintptr_t *pcs, unsigned max, size_t pad);
+unsigned via_y(uintptr_t *pcs, unsigned max);
+unsigned outer_y(uintptr_t *pcs, unsigned max);
+void check_replay(int m);
 void *thread_main(void *p);
 int sort_cmp(const void *a, const void *b);
 void on_signal(int sig);
 
 static unsigned n_warn;
+/* unwind.c's replay of unchanged walks: on as in the preload, off with UNWIND_REPLAY=0 */
+static bool replay = true;
 static volatile unsigned sink;	/* keeps results alive; wraps freely */
 
 /* util.c's hp_warn, reduced to what the test needs: count and show */
@@ -72,11 +79,14 @@ struct hostile {
 	uintptr_t pc, sp, fp;
 };
 
+static struct unwind_start last_st;	/* fake_malloc's last start */
+
 HOOK unsigned fake_malloc(uintptr_t *pcs, unsigned max)
 {
 	struct unwind_start st;
 
 	UNWIND_START(st);
+	last_st = st;
 	return unwind_capture(pcs, max, &st);
 }
 
@@ -656,13 +666,111 @@ static void check_libc_paths(int m)
 		       alt_n);
 }
 
+/* ---- replay (unwind.c): the same start under other callers ---- */
+
+NOIPA unsigned leaf_cap(uintptr_t *pcs, unsigned max)
+{
+	unsigned n = fake_malloc(pcs, max);
+
+	sink += n;
+	return n;
+}
+
+/* x: one frame padded with alloca (an rbp-based CFA) so that leaf_cap starts where y's does */
+NOIPA unsigned via_x(uintptr_t *pcs, unsigned max, size_t pad)
+{
+	volatile char *p = __builtin_alloca(pad + 1);
+	unsigned n;
+
+	p[0] = 0;
+	n = leaf_cap(pcs, max);
+	sink += n + p[0];
+	return n;
+}
+
+/* y: two ordinary frames */
+NOIPA unsigned via_y(uintptr_t *pcs, unsigned max)
+{
+	unsigned n = leaf_cap(pcs, max);
+
+	sink += n + 1;
+	return n;
+}
+
+NOIPA unsigned outer_y(uintptr_t *pcs, unsigned max)
+{
+	volatile char buf[512];
+	unsigned n;
+
+	buf[0] = 1;
+	n = via_y(pcs, max);
+	sink += n + buf[0];
+	return n;
+}
+
+/*
+ * A replayed walk must notice a changed word and walk again: the return address in
+ * leaf_cap's frame leads to frames of other shapes under x and y, so a replay of the
+ * other's walk would read the wrong words. References come from walks without replay.
+ */
+NOIPA void check_replay(int m)
+{
+	static uintptr_t pcs[64], ref[2][64];
+	unsigned nref[2] = { 0, 0 }, n;
+	struct unwind_start sx, sy;
+	size_t pad = 0;
+	bool good = true;
+
+	unwind_init(modes[m], false);
+	outer_y(pcs, 64);
+	sy = last_st;
+	/* pad x until leaf_cap starts at y's sp (alloca may round) */
+	for (unsigned try = 0; try < 4; try++) {
+		via_x(pcs, 64, pad);
+		sx = last_st;
+		if (sx.sp <= sy.sp || sx.sp - sy.sp > 4096)
+			break;
+		pad += sx.sp - sy.sp;
+	}
+	if (sx.pc != sy.pc || sx.sp != sy.sp) {
+		skip("replay under two callers", "the compiler gave the frames other sizes");
+		unwind_init(modes[m], replay);
+		return;
+	}
+	/* the first six without replay give the references, from the same call sites */
+	for (unsigned i = 0; i < 206 && good; i++) {
+		bool y = (i / 3) & 1;	/* runs of three: replays, and a changed word at each switch */
+
+		if (i == 6)
+			unwind_init(modes[m], replay);
+		memset(pcs, 0, sizeof(pcs));
+		n = y ? outer_y(pcs, 64) : via_x(pcs, 64, pad);
+		if (i < 6) {
+			memcpy(ref[y], pcs, sizeof(pcs));
+			nref[y] = n;
+			continue;
+		}
+		good = n == nref[y] && memcmp(pcs, ref[y], n * sizeof(*pcs)) == 0;
+		if (!good) {
+			dump(y ? "y" : "x", pcs, n);
+			dump("without replay", ref[y], nref[y]);
+		}
+	}
+	if (nref[0] < 4 || nref[1] < 4)
+		skip("replay under two callers", "too few frames to tell (fp without frame pointers)");
+	else
+		ok(good, "%s: 200 captures from one pc and sp under callers of other shapes in "
+		   "turn: each stack as without replay (%u and %u frames)", modes[m], nref[0],
+		   nref[1]);
+}
+
 /* ---- per mode driver ---- */
 
 NOIPA void check_mode(int m)
 {
 	unsigned w = n_warn;
 
-	unwind_init(modes[m]);
+	unwind_init(modes[m], replay);
 	if (strcmp(unwind_name(), modes[m]) != 0 || n_warn != w) {
 		ok(false, "%s: mode selected (got %s)", modes[m], unwind_name());
 		return;
@@ -671,6 +779,7 @@ NOIPA void check_mode(int m)
 	check_chain(m);
 	check_max(m);
 	check_rec(m);
+	check_replay(m);
 	check_deep(m);
 	check_threads(m);
 	check_libc_paths(m);
@@ -704,7 +813,7 @@ static void check_agreement(void)
 		dump("libgcc", ref_sig[2], ref_sig_n[2]);
 	}
 	/* and cfi got there by itself: every frame has a rule, no fallback to libgcc */
-	unwind_init("cfi");
+	unwind_init("cfi", replay);
 	for (unsigned i = 0; i + 1 < ref_chain_n[0] && same; i++)
 		same = CFI_RULE_KIND(cfi_rule_of(ref_chain[0][i])) == CFI_FRAME;
 	ok(same && CFI_RULE_KIND(cfi_rule_of(ref_chain[0][ref_chain_n[0] - 1])) == CFI_END,
@@ -757,11 +866,11 @@ NOIPA void check_fallback(void)
 
 	/* one call site for both (a volatile count keeps gcc from unrolling) */
 	for (volatile int i = 0; i < 2; i++) {
-		unwind_init(i ? "libgcc" : "cfi");
+		unwind_init(i ? "libgcc" : "cfi", replay);
 		n[i] = asm_expr_caller(pcs[i], HP_UNWIND_MAX);
 	}
 	na = n[0], nb = n[1];
-	unwind_init("cfi");
+	unwind_init("cfi", replay);
 	good = CFI_RULE_KIND(cfi_rule_of(a[0])) == CFI_STOP && na > 3 && na == nb &&
 	     !memcmp(a, b, na * sizeof(a[0]));
 	ok(good, "cfi: a caller with a CFA expression falls back to libgcc (%u frames)", na);
@@ -834,7 +943,7 @@ NOIPA void check_dlclose(int m)
 		skip("fp: a library loaded where an unloaded one was", "no frame pointers to follow");
 		return;
 	}
-	unwind_init(modes[m]);
+	unwind_init(modes[m], replay);
 	h1 = decoy_open(1, &f1);
 	if (!h1 || !f1) {
 		ok(false, "%s: libdecoy1.so loads", modes[m]);
@@ -869,15 +978,15 @@ static void check_bad_names(void)
 {
 	unsigned w = n_warn;
 
-	unwind_init("frobnicate");
+	unwind_init("frobnicate", replay);
 	ok(n_warn == w + 1 && strcmp(unwind_name(), "cfi") == 0,
 	       "unknown HEAPPROF_UNWIND: one warning, default cfi (%s)", unwind_name());
 	w = n_warn;
-	unwind_init("");
+	unwind_init("", replay);
 	ok(n_warn == w && strcmp(unwind_name(), "cfi") == 0, "empty HEAPPROF_UNWIND: cfi, quietly");
-	unwind_init(NULL);
+	unwind_init(NULL, replay);
 	ok(n_warn == w && strcmp(unwind_name(), "cfi") == 0, "no HEAPPROF_UNWIND: cfi, quietly");
-	unwind_init("libunwind");
+	unwind_init("libunwind", replay);
 	ok(n_warn == w + 1 && strcmp(unwind_name(), "cfi") == 0,
 	   "HEAPPROF_UNWIND=libunwind (dropped): one warning, default cfi (%s)", unwind_name());
 }
@@ -1037,7 +1146,12 @@ NOIPA static bool built_with_fp(void)
 
 int main(void)
 {
-	fp_build = built_with_fp();	printf("# unwind_check: %s build\n", fp_build ? "frame-pointer" : "no-frame-pointer");
+	const char *r = getenv("UNWIND_REPLAY");
+
+	replay = !r || strcmp(r, "0") != 0;
+	fp_build = built_with_fp();
+	printf("# unwind_check: %s build, replay %s\n", fp_build ? "frame-pointer" : "no-frame-pointer",
+	       replay ? "on" : "off");
 	if (!HP_UNWIND_X86_64) {
 		/* cross builds: libgcc is the only unwinder, the others warn and fall back */
 		for (int m = 0; m < N_MODES; m++) {
@@ -1045,7 +1159,7 @@ int main(void)
 
 			if (m == 2)
 				continue;
-			unwind_init(modes[m]);
+			unwind_init(modes[m], replay);
 			ok(n_warn == w + 1 && strcmp(unwind_name(), "libgcc") == 0,
 			       "%s: unavailable here, one warning, libgcc (%s)", modes[m], unwind_name());
 		}
@@ -1061,7 +1175,7 @@ int main(void)
 	for (int m = 0; m < N_MODES; m++)
 		check_dlclose(m);
 	check_bad_names();
-	unwind_init("cfi");
+	unwind_init("cfi", replay);
 	check_parser();
 	return tap_done();
 }
