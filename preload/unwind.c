@@ -113,11 +113,6 @@ static unsigned replay_run(const struct replay *e, uintptr_t *pcs)
 	return diff || k != e->n ? 0 : k;
 }
 
-#ifdef REPLAY_STATS
-#include <stdio.h>
-static unsigned long rs_hit, rs_verify, rs_conflict, rs_empty, rs_void;
-__attribute__((destructor)) static void rs_print(void) { fprintf(stderr, "replay hit %lu verifyfail %lu conflict %lu empty %lu void %lu\n", rs_hit, rs_verify, rs_conflict, rs_empty, rs_void); }
-#endif
 static inline bool replay_fits(const struct replay *e, const struct unwind_start *st,
 			       unsigned gen, unsigned max, const struct stack_win *w)
 {
@@ -145,22 +140,13 @@ static unsigned capture_replayed(uintptr_t *pcs, unsigned max, const struct unwi
 			if ((n = replay_run(e, pcs)) != 0) {
 				set->last = i;
 				*hint = &e->hint;
-#ifdef REPLAY_STATS
-				rs_hit++;
-#endif
 				return n;
 			}
-#ifdef REPLAY_STATS
-			rs_verify++;
-#endif
 			break;	/* a word changed: walk, and log the walk here */
 		}
 	}
 	if (i == 2)
 		i = !set->last;	/* the way not used last */
-#ifdef REPLAY_STATS
-	if (i != 2 && set->way[i].pc) rs_conflict++;
-#endif
 	e = &set->way[i];
 	n = chosen->capture(pcs, max, st, &log);
 	if (log.n <= WALK_LOG_MAX) {
@@ -180,9 +166,6 @@ static unsigned capture_replayed(uintptr_t *pcs, unsigned max, const struct unwi
 		set->last = i;
 		*hint = &e->hint;
 	} else {
-#ifdef REPLAY_STATS
-		rs_void++;
-#endif
 		e->pc = 0;
 	}
 	return n;
