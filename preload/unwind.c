@@ -43,13 +43,6 @@ unsigned unwind_gen;
  * dependent look-ups per frame. A word that changed sends the capture to the walker.
  * Exact, not a guess: nothing is taken that the walk would not find.
  */
-/*
- * Words are kept XORed with this: a saved register can hold a heap pointer, and a
- * copy of it here must not keep a leaked block reachable (analyzer --leaks). No
- * user-space address stays a canonical pointer under it.
- */
-#define REPLAY_MASK 0xA5A5A5A500000000ull
-
 #define REPLAY_SETS 128	/* of two slots: about 280 KiB per thread, touched as used */
 
 struct replay {
@@ -57,7 +50,7 @@ struct replay {
 	unsigned gen, max, nread, n;
 	bool fp_used;
 	struct unwind_hint hint;
-	struct walk_read rd[WALK_LOG_MAX];	/* values masked */
+	struct walk_read rd[WALK_LOG_MAX];	/* the walk's log */
 };
 
 struct replay_set {
@@ -97,27 +90,35 @@ static struct replay_set *replay_sets(void)
 	return r;
 }
 
-/* The logged frames if every logged word still holds its value, else 0. */
-static unsigned replay_run(const struct replay *e, uintptr_t *pcs)
+/* Whether every logged word still holds its value. */
+static bool replay_holds(const struct replay *e)
 {
 	uintptr_t diff = 0;
+
+	/* eight at a time: a walk that went elsewhere is given up early */
+	for (unsigned i = 0; i < e->nread && !diff; i += 8)
+		for (unsigned j = i; j < i + 8 && j < e->nread; j++)
+			diff |= *(const volatile uintptr_t *)(e->rd[j].addr & ~(uintptr_t)1) ^
+				WALK_LOG_MASK ^ e->rd[j].val;
+	return diff == 0;
+}
+
+/* The logged walk's frames into pcs[1..]: the words marked as pcs. */
+static unsigned replay_frames(const struct replay *e, uintptr_t *pcs)
+{
 	unsigned k = 1;
 
-	for (unsigned i = 0; i < e->nread; i++) {
-		uintptr_t a = e->rd[i].addr, v = *(const volatile uintptr_t *)(a & ~(uintptr_t)1);
-
-		diff |= v ^ REPLAY_MASK ^ e->rd[i].val;
-		if (a & 1)
-			pcs[k++] = v;
-	}
-	return diff || k != e->n ? 0 : k;
+	for (unsigned i = 0; i < e->nread; i++)
+		if (e->rd[i].addr & 1)
+			pcs[k++] = e->rd[i].val ^ WALK_LOG_MASK;
+	return k;
 }
 
 static inline bool replay_fits(const struct replay *e, const struct unwind_start *st,
 			       unsigned gen, unsigned max, const struct stack_win *w)
 {
 	return e->pc == st->pc && e->sp == st->sp && e->gen == gen && e->max == max &&
-	       e->lo == w->lo && e->hi == w->hi && (!e->fp_used || e->fp == (st->fp ^ REPLAY_MASK));
+	       e->lo == w->lo && e->hi == w->hi && (!e->fp_used || e->fp == (st->fp ^ WALK_LOG_MASK));
 }
 
 static unsigned capture_replayed(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
@@ -129,18 +130,22 @@ static unsigned capture_replayed(uintptr_t *pcs, unsigned max, const struct unwi
 	struct walk_log log;
 	struct replay *e;
 
-	log.n = 0;
+	log.n = WALK_LOG_MAX + 1;	/* nothing logged unless it goes to a slot */
 	log.fp_used = false;
+	log.rd = NULL;
 	if (!tab || !unwind_stack_window(st, &w))
 		return chosen->capture(pcs, max, st, &log);
 	set = &tab[((st->pc ^ st->sp * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full) >> 57];
 	for (i = 0; i < 2; i++) {
 		e = &set->way[i];
 		if (replay_fits(e, st, gen, max, &w)) {
-			if ((n = replay_run(e, pcs)) != 0) {
+			if (replay_holds(e)) {
 				set->last = i;
 				*hint = &e->hint;
-				return n;
+				/* a caller that knows the stack needs no frames */
+				if (!e->hint.stack)
+					replay_frames(e, pcs);
+				return e->n;
 			}
 			break;	/* a word changed: walk, and log the walk here */
 		}
@@ -148,11 +153,14 @@ static unsigned capture_replayed(uintptr_t *pcs, unsigned max, const struct unwi
 	if (i == 2)
 		i = !set->last;	/* the way not used last */
 	e = &set->way[i];
+	e->pc = 0;	/* the walk logs into its slot */
+	log.n = 0;
+	log.rd = e->rd;
 	n = chosen->capture(pcs, max, st, &log);
 	if (log.n <= WALK_LOG_MAX) {
 		e->pc = st->pc;
 		e->sp = st->sp;
-		e->fp = st->fp ^ REPLAY_MASK;
+		e->fp = st->fp ^ WALK_LOG_MASK;
 		e->lo = w.lo;
 		e->hi = w.hi;
 		e->gen = gen;
@@ -161,12 +169,8 @@ static unsigned capture_replayed(uintptr_t *pcs, unsigned max, const struct unwi
 		e->n = n;
 		e->fp_used = log.fp_used;
 		memset(&e->hint, 0, sizeof(e->hint));
-		for (unsigned j = 0; j < log.n; j++)
-			e->rd[j] = (struct walk_read){ log.rd[j].addr, log.rd[j].val ^ REPLAY_MASK };
 		set->last = i;
 		*hint = &e->hint;
-	} else {
-		e->pc = 0;
 	}
 	return n;
 }
@@ -234,9 +238,8 @@ unsigned unwind_capture_hinted(uintptr_t *pcs, unsigned max, const struct unwind
 		return 1;
 	if (replay_on && chosen != &unwinder_libgcc)
 		return capture_replayed(pcs, max, st, hint);
-	struct walk_log log;
+	struct walk_log log = { WALK_LOG_MAX + 1, false, NULL };	/* nothing logged */
 
-	log.n = 0;
 	return chosen->capture(pcs, max, st, &log);
 }
 

@@ -78,7 +78,8 @@ struct unwind_hint {
 /*
  * unwind_capture, and *hint = the room for what the caller learns about this stack,
  * valid for these frames until the caller's next capture in this thread; NULL when
- * the walk was not logged.
+ * the walk was not logged. When (*hint)->stack is set on return, the stack is the one
+ * the caller stored it for, and pcs[1..] may not be filled in.
  */
 unsigned unwind_capture_hinted(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 			       struct unwind_hint **hint);

@@ -27,9 +27,13 @@
  * if fp_used, fp), the rules of the pcs it meets and these words; when all of them
  * are the same again, so is its result. Bit 0 of an address marks a word that became
  * the next pc. A walk that cannot be replayed (too many reads, an odd address, a
- * fallback to another unwinder) sets n past WALK_LOG_MAX.
+ * fallback to another unwinder) sets n past WALK_LOG_MAX; a log that starts there
+ * records nothing. Values are stored XORed with WALK_LOG_MASK: a saved register can
+ * hold a heap pointer, and a copy of it in a log must not keep a leaked block
+ * reachable (analyzer --leaks); no user-space address stays a canonical pointer.
  */
 #define WALK_LOG_MAX 64
+#define WALK_LOG_MASK 0xA5A5A5A500000000ull
 
 struct walk_read {
 	uintptr_t addr, val;
@@ -38,7 +42,7 @@ struct walk_read {
 struct walk_log {
 	unsigned n;
 	bool fp_used;	/* the walk depended on the fp it started with */
-	struct walk_read rd[WALK_LOG_MAX];
+	struct walk_read *rd;	/* room for WALK_LOG_MAX */
 };
 
 /* Log a word read at a; returns its index, for walk_log_pc(). */
@@ -48,7 +52,7 @@ static inline unsigned walk_log_read(struct walk_log *l, uintptr_t a, uintptr_t 
 
 	if (i < WALK_LOG_MAX && !(a & 7)) {
 		l->rd[i].addr = a;
-		l->rd[i].val = v;
+		l->rd[i].val = v ^ WALK_LOG_MASK;
 		l->n = i + 1;
 	} else {
 		l->n = WALK_LOG_MAX + 1;
