@@ -265,8 +265,12 @@ static inline uint32_t hp2_time_encode(uint64_t ms)
 
 	if (ms < 128)
 		return (uint32_t)ms;
+#if defined(__GNUC__)
+	e = 56 - (unsigned)__builtin_clzll(ms);	/* the top bit to bit 7 */
+#else
 	while ((ms >> e) >= 256)
 		e++;
+#endif
 	if (e >= 31)
 		return HP2_TIME_MASK;
 	return (e + 1) << 7 | (uint32_t)((ms >> e) - 128);

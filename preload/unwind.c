@@ -50,7 +50,8 @@ struct replay {
 	unsigned gen, max, nread, n;
 	bool fp_used;
 	struct unwind_hint hint;
-	struct walk_read rd[WALK_LOG_MAX];	/* the walk's log */
+	uint64_t pcs;	/* the walk's log: which reads became pcs, */
+	uintptr_t addr[WALK_LOG_MAX], val[WALK_LOG_MAX];	/* where, and what (masked) */
 };
 
 struct replay_set {
@@ -90,28 +91,38 @@ static struct replay_set *replay_sets(void)
 	return r;
 }
 
-/* Whether every logged word still holds its value. */
+static inline uintptr_t word_at(uintptr_t a)
+{
+	return *(const volatile uintptr_t *)a;
+}
+
+/* Whether every logged word still holds its value: four independent loads a step. */
 static bool replay_holds(const struct replay *e)
 {
-	uintptr_t diff = 0;
+	const uintptr_t *a = e->addr, *v = e->val;
+	unsigned n = e->nread, i = 0;
+	uintptr_t d = 0;
 
-	/* eight at a time: a walk that went elsewhere is given up early */
-	for (unsigned i = 0; i < e->nread && !diff; i += 8)
-		for (unsigned j = i; j < i + 8 && j < e->nread; j++)
-			diff |= *(const volatile uintptr_t *)(e->rd[j].addr & ~(uintptr_t)1) ^
-				WALK_LOG_MASK ^ e->rd[j].val;
-	return diff == 0;
+	for (; i + 4 <= n; i += 4) {
+		d |= (word_at(a[i]) ^ v[i] ^ WALK_LOG_MASK) |
+		     (word_at(a[i + 1]) ^ v[i + 1] ^ WALK_LOG_MASK) |
+		     (word_at(a[i + 2]) ^ v[i + 2] ^ WALK_LOG_MASK) |
+		     (word_at(a[i + 3]) ^ v[i + 3] ^ WALK_LOG_MASK);
+		if (d)
+			return false;	/* a walk that went elsewhere is given up early */
+	}
+	for (; i < n; i++)
+		d |= word_at(a[i]) ^ v[i] ^ WALK_LOG_MASK;
+	return d == 0;
 }
 
 /* The logged walk's frames into pcs[1..]: the words marked as pcs. */
-static unsigned replay_frames(const struct replay *e, uintptr_t *pcs)
+static void replay_frames(const struct replay *e, uintptr_t *pcs)
 {
 	unsigned k = 1;
 
-	for (unsigned i = 0; i < e->nread; i++)
-		if (e->rd[i].addr & 1)
-			pcs[k++] = e->rd[i].val ^ WALK_LOG_MASK;
-	return k;
+	for (uint64_t m = e->pcs; m; m &= m - 1)
+		pcs[k++] = e->val[__builtin_ctzll(m)] ^ WALK_LOG_MASK;
 }
 
 static inline bool replay_fits(const struct replay *e, const struct unwind_start *st,
@@ -130,9 +141,7 @@ static unsigned capture_replayed(uintptr_t *pcs, unsigned max, const struct unwi
 	struct walk_log log;
 	struct replay *e;
 
-	log.n = WALK_LOG_MAX + 1;	/* nothing logged unless it goes to a slot */
-	log.fp_used = false;
-	log.rd = NULL;
+	log = (struct walk_log){ WALK_LOG_MAX + 1, false, 0, NULL, NULL }; /* logs nothing */
 	if (!tab || !unwind_stack_window(st, &w))
 		return chosen->capture(pcs, max, st, &log);
 	set = &tab[((st->pc ^ st->sp * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full) >> 57];
@@ -154,8 +163,7 @@ static unsigned capture_replayed(uintptr_t *pcs, unsigned max, const struct unwi
 		i = !set->last;	/* the way not used last */
 	e = &set->way[i];
 	e->pc = 0;	/* the walk logs into its slot */
-	log.n = 0;
-	log.rd = e->rd;
+	log = (struct walk_log){ 0, false, 0, e->addr, e->val };
 	n = chosen->capture(pcs, max, st, &log);
 	if (log.n <= WALK_LOG_MAX) {
 		e->pc = st->pc;
@@ -168,6 +176,7 @@ static unsigned capture_replayed(uintptr_t *pcs, unsigned max, const struct unwi
 		e->nread = log.n;
 		e->n = n;
 		e->fp_used = log.fp_used;
+		e->pcs = log.pcs;
 		memset(&e->hint, 0, sizeof(e->hint));
 		set->last = i;
 		*hint = &e->hint;
@@ -238,7 +247,7 @@ unsigned unwind_capture_hinted(uintptr_t *pcs, unsigned max, const struct unwind
 		return 1;
 	if (replay_on && chosen != &unwinder_libgcc)
 		return capture_replayed(pcs, max, st, hint);
-	struct walk_log log = { WALK_LOG_MAX + 1, false, NULL };	/* nothing logged */
+	struct walk_log log = { WALK_LOG_MAX + 1, false, 0, NULL, NULL };	/* logs nothing */
 
 	return chosen->capture(pcs, max, st, &log);
 }

@@ -25,9 +25,9 @@
  * What a walk read, for unwind.c's replay (see there): every word loaded from the
  * stack, in order, with its address. A walk is a function of its start (pc, sp and,
  * if fp_used, fp), the rules of the pcs it meets and these words; when all of them
- * are the same again, so is its result. Bit 0 of an address marks a word that became
- * the next pc. A walk that cannot be replayed (too many reads, an odd address, a
- * fallback to another unwinder) sets n past WALK_LOG_MAX; a log that starts there
+ * are the same again, so is its result; pcs marks the words that became the next
+ * pc. A walk that cannot be replayed (too many reads, an odd address, a fallback to
+ * another unwinder) sets n past WALK_LOG_MAX; a log that starts there
  * records nothing. Values are stored XORed with WALK_LOG_MASK: a saved register can
  * hold a heap pointer, and a copy of it in a log must not keep a leaked block
  * reachable (analyzer --leaks); no user-space address stays a canonical pointer.
@@ -35,14 +35,11 @@
 #define WALK_LOG_MAX 64
 #define WALK_LOG_MASK 0xA5A5A5A500000000ull
 
-struct walk_read {
-	uintptr_t addr, val;
-};
-
 struct walk_log {
 	unsigned n;
 	bool fp_used;	/* the walk depended on the fp it started with */
-	struct walk_read *rd;	/* room for WALK_LOG_MAX */
+	uint64_t pcs;	/* bit i: read i became the next pc */
+	uintptr_t *addr, *val;	/* room for WALK_LOG_MAX each */
 };
 
 /* Log a word read at a; returns its index, for walk_log_pc(). */
@@ -51,8 +48,8 @@ static inline unsigned walk_log_read(struct walk_log *l, uintptr_t a, uintptr_t 
 	unsigned i = l->n;
 
 	if (i < WALK_LOG_MAX && !(a & 7)) {
-		l->rd[i].addr = a;
-		l->rd[i].val = v ^ WALK_LOG_MASK;
+		l->addr[i] = a;
+		l->val[i] = v ^ WALK_LOG_MASK;
 		l->n = i + 1;
 	} else {
 		l->n = WALK_LOG_MAX + 1;
@@ -64,7 +61,7 @@ static inline unsigned walk_log_read(struct walk_log *l, uintptr_t a, uintptr_t 
 static inline void walk_log_pc(struct walk_log *l, unsigned i)
 {
 	if (i < l->n && l->n <= WALK_LOG_MAX)
-		l->rd[i].addr |= 1;
+		l->pcs |= (uint64_t)1 << i;
 }
 
 static inline void walk_log_void(struct walk_log *l)

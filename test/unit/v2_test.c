@@ -471,6 +471,35 @@ static void jobs_agree(void)
  * The vectors docs/FORMAT.md lists, so that a writer on another target can test itself:
  * fixed inputs, their check values as computed here and by the header's functions.
  */
+
+/* The header's time code by its definition (FORMAT.md): e the least with ms >> e < 256. */
+static uint32_t time_code_by_definition(uint64_t ms)
+{
+	unsigned e = 0;
+
+	if (ms < 128)
+		return (uint32_t)ms;
+	while ((ms >> e) >= 256)
+		e++;
+	return e >= 31 ? HP2_TIME_MASK : (e + 1) << 7 | (uint32_t)((ms >> e) - 128);
+}
+
+static void check_time_codes(void)
+{
+	bool good = true;
+
+	for (unsigned b = 0; b < 64 && good; b++)
+		for (int d = -2; d <= 2 && good; d++) {
+			uint64_t ms = ((uint64_t)1 << b) + (uint64_t)(int64_t)d;
+
+			good = hp2_time_encode(ms) == time_code_by_definition(ms);
+			if (!good)
+				printf("# ms %llu: 0x%x, by definition 0x%x\n", (unsigned long long)ms,
+				       hp2_time_encode(ms), time_code_by_definition(ms));
+		}
+	ok(good, "time codes equal their definition around every power of two");
+}
+
 static void vectors(void)
 {
 	struct target le = { 8, 0 };
@@ -495,6 +524,7 @@ static void vectors(void)
 	   "0x400010, 64-bit: 0x%llx", (unsigned long long)check);
 	ok(hp2_time_encode(1000) == 0x1fa && hp2_time_decode(0x1fa) == 1000 &&
 	   hp2_time_encode(100) == 100, "time codes: 1000 ms is 0x%x", hp2_time_encode(1000));
+	check_time_codes();
 }
 
 /* The table of docs/FORMAT.md's "Test vectors", value for value. */
