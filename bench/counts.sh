@@ -1,10 +1,10 @@
 #!/bin/sh
 # Allocation counts per call site, three ways, on one workload: heapprof counting every
 # call, heapprof sampling bytes (HEAPPROF_SAMPLE), and malloc_profile's randomized skip
-# count (one stack per about S malloc calls, S its skip_number); heaptrack's total of
-# allocation calls beside them. Prints a markdown table: CPU time against the
+# count (one stack per about S malloc calls, S its skip_number). Prints a markdown table: CPU time against the
 # uninstrumented run of the same round, the malloc calls each estimates in all, and the
-# error of its estimate for each call site against heapprof's exact count.
+# error of its estimate for each call site against heapprof's exact count. (heaptrack's
+# total, on a shorter churn it survives, is in docs/PERFORMANCE.md.)
 #   sh bench/counts.sh BUILD [ROUNDS]      (BUILD holds heapprof.so, heapprof-analyze)
 # malloc_profile (github.com/schneiml/malloc_profile, not packaged in Debian) is built
 # from MALLOC_PROFILE_SRC (a checkout) or cloned; without either its rows are skipped.
@@ -26,7 +26,8 @@ cd "$W" || exit 1
 # The churn of bench/run, its functions exported (-Dstatic= -rdynamic): malloc_profile
 # names frames with backtrace_symbols(3), which sees dynamic symbols only.
 cc -O2 -g -Dstatic= -rdynamic -o churn "$top/bench/churn.c" -pthread -lm || exit 1
-CMD="./churn -w 50000 -r 8-24 -m 1024 -n ${COUNTS_OPS:-4000000}"
+ARGS="-w 50000 -r 8-24 -m 1024 -n ${COUNTS_OPS:-4000000}"
+CMD="$W/churn $ARGS"
 
 # ---- malloc_profile ----
 mp_sizes=
@@ -65,30 +66,27 @@ while [ "$r" -le "$ROUNDS" ]; do
 	cpu sampled env LD_PRELOAD="$HP" HEAPPROF_AT_EXIT=1 HEAPPROF_OUTPUT=sampled.snap \
 		HEAPPROF_SAMPLE=524288 HEAPPROF_SEED=$r $CMD
 	for s in $mp_sizes; do
-		mkdir -p mp-$s && (cd mp-$s && cpu ../mp-$s env LD_PRELOAD="$W/libmp-$s.so" ../$CMD)
+		# it writes malloc.prof.PID into the working directory at exit
+		mkdir -p mp-$s && (cd mp-$s && cpu ../mp-$s env LD_PRELOAD="$W/libmp-$s.so" $CMD)
 	done
 	cd .. || exit 1
 	r=$((r + 1))
 done
-if command -v heaptrack >/dev/null; then
-	cpu ht heaptrack -o "$W/ht" $CMD &&
-		ht_calls=$(heaptrack_print "$W"/ht.* 2>/dev/null | sed -n 's/^calls to allocation functions: \([0-9]*\).*/\1/p')
-fi
-
 # ---- counts per allocating function (the innermost frame) ----
 # heapprof: collapsed output of --metric=alloc_objects, the last frame is the allocator's caller
 hp_sites() { # SNAPSHOT
-	"$AN" -f collapsed --metric=alloc_objects ./churn "$1" 2>/dev/null |
+	"$AN" -f collapsed --metric=alloc_objects "$W/churn" "$1" 2>/dev/null |
 		awk '{ n = $NF; $NF = ""; k = split($0, f, ";"); sub(/ +$/, "", f[k]); s[f[k]] += n }
 			END { for (x in s) print x, s[x] }' | sort
 }
-# malloc_profile: "frame;...;frame COUNT", each sample stands for S calls on average
+# malloc_profile: "frame;...;frame; COUNT"; a sample is taken after a skip uniform in
+# 0..2S-1, so each stands for S + 0.5 calls on average
 mp_sites() { # DIR S
 	cat "$1"/malloc.prof.* 2>/dev/null |
-		awk -v S="$2" '{ n = $NF; $NF = ""; sub(/;? +$/, ""); k = split($0, f, ";"); s[f[k]] += n * S }
+		awk -v S="$2" '{ n = $NF; $NF = ""; sub(/;? +$/, ""); k = split($0, f, ";"); s[f[k]] += n * (S + 0.5) }
 			END { for (x in s) print x, s[x] }' | sort
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
 	hp_sites "r$r/exact.snap" >"r$r/exact.sites"
@@ -114,14 +112,14 @@ row() { # LABEL KIND(exact|sampled|mp-S)
 		for site in $sites; do
 			e=$(awk -v s="$site" '$1 == s { print $2 }' "r$r/exact.sites")
 			g=$(awk -v s="$site" '$1 == s { print $2 }' "r$r/$kind.sites")
-			errs="$errs $(awk -v e="${e:-0}" -v g="${g:-0}" 'BEGIN { printf "%+.1f", e > 0 ? (g - e) * 100 / e : 0 }')"
+			errs="$errs $(awk -v e="${e:-0}" -v g="${g:-0}" 'BEGIN { printf "%+.1f", (e > 0 ? (g - e) * 100 / e : 0) }')"
 		done
 		r=$((r + 1))
 	done
 	echo "| $label |$cpus |$total |$errs |"
 }
 echo
-echo "\`$CMD\` (churn.c built with -Dstatic= -rdynamic), $ROUNDS rounds; malloc calls from"
+echo "\`churn $ARGS\` (churn.c built with -Dstatic= -rdynamic), $ROUNDS rounds; malloc calls from"
 echo "site_a, site_b and site_e (the sites that call malloc itself), in all and per site."
 echo
 echo "| tool | CPU time / uninstrumented, per round | malloc calls counted or estimated, per round | error per site (a, b, e) against the exact count, per round |"
@@ -131,6 +129,3 @@ row "heapprof, HEAPPROF_SAMPLE=524288 (seed = round)" sampled
 for s in $mp_sizes; do
 	row "malloc_profile $mp_rev, skip count $s (randomized, uniform 0..$((2 * s - 1)))" mp-$s
 done
-if [ -n "${ht_calls:-}" ]; then
-	echo "| heaptrack $(heaptrack --version 2>/dev/null | awk '{ print $NF }'), one run | $(ratio "$(cat ht.cpu)" "$(cat r1/base.cpu)") | $ht_calls (every allocation function) | – |"
-fi

@@ -28,9 +28,10 @@ struct hp_real hp_real;
 unsigned hp_frames;
 bool hp_stacks;
 
-#define ARENA_SIZE (1u << 20)	/* dlopen of a backing allocator takes tens of KiB */
 
-static _Alignas(64) unsigned char arena[ARENA_SIZE];
+_Alignas(64) unsigned char hp_arena[HP_ARENA_SIZE];
+#define arena hp_arena
+#define ARENA_SIZE HP_ARENA_SIZE
 static size_t arena_used;
 
 /* Each arena block is preceded by its size, so realloc and malloc_usable_size work. */
@@ -50,11 +51,6 @@ void *arena_alloc(size_t size, size_t align)
 					      __ATOMIC_RELAXED));
 	memcpy(arena + start - sizeof(size_t), &size, sizeof(size));
 	return arena + start;
-}
-
-bool arena_owns(const void *p)
-{
-	return (const unsigned char *)p >= arena && (const unsigned char *)p < arena + ARENA_SIZE;
 }
 
 size_t arena_size(const void *p)

@@ -39,18 +39,58 @@ static bool process_on = true;
 static HP_TLS bool thread_off;
 #define tagging_on (__atomic_load_n(&process_on, __ATOMIC_RELAXED) && !thread_off)
 
+/* Bytes left until this thread's next sample point, and its random state. */
+static HP_TLS uint64_t sample_left, sample_rng;
+/* sample_left while this thread is off (0 meanwhile: every call takes the slow path) */
+static HP_TLS uint64_t sample_left_kept;
+
+/*
+ * Whether malloc and calloc may answer a block left out by sampling on their own:
+ * sampling on, tagging on, the real allocator known, no event ring. Recomputed when
+ * one of those changes.
+ */
+static bool sample_fast;
+
+static void sample_fast_update(void)
+{
+	__atomic_store_n(&sample_fast, hp_opt.sample && !hp_opt.events &&
+			 __atomic_load_n(&process_on, __ATOMIC_RELAXED) &&
+			 __atomic_load_n(&hp_boot_state, __ATOMIC_ACQUIRE) == 2, __ATOMIC_RELAXED);
+}
+
 void hooks_enable(bool on)
 {
 	__atomic_store_n(&process_on, on, __ATOMIC_RELAXED);
+	sample_fast_update();
 }
 
 void hooks_thread_enable(bool on)
 {
+	if (on == !thread_off)
+		return;
 	thread_off = !on;
+	/* off: the thread's calls leave the fast path; on: its next point as it was */
+	if (!on) {
+		sample_left_kept = sample_left;
+		sample_left = 0;
+	} else {
+		sample_left = sample_left_kept;
+	}
 }
 
-/* Bytes left until this thread's next sample point, and its random state. */
-static HP_TLS uint64_t sample_left, sample_rng;
+/*
+ * The fast path of malloc and calloc when sampling: a block the next sample point does
+ * not fall into costs a subtraction, before any stack is looked at. Everything else
+ * (the first call of a thread, a sample point, sampling or tagging off) goes on to
+ * do_malloc, whose sample_take decides it again from the same state.
+ */
+static inline __attribute__((always_inline)) bool sample_skips(uint64_t size)
+{
+	if (!__atomic_load_n(&sample_fast, __ATOMIC_RELAXED) || size >= sample_left)
+		return false;
+	sample_left -= size;
+	return true;
+}
 
 /* An exponentially distributed interval of mean HEAPPROF_SAMPLE bytes, at least 1. */
 static uint64_t sample_interval(void)
@@ -109,6 +149,7 @@ void hooks_after_fork(void)
 {
 	sample_rng = 0;	/* the child draws its own points */
 	sample_left = 0;	/* ... from its first call on (sample_point) */
+	sample_left_kept = 0;
 }
 
 /* ---- counting ---------------------------------------------------------------------- */
@@ -239,6 +280,8 @@ static void *do_malloc(size_t size, unsigned entry, const struct unwind_start *s
 
 	if (unlikely(!boot_ensure()))
 		return arena_alloc(size, 16);
+	if (unlikely(hp_opt.sample && !__atomic_load_n(&sample_fast, __ATOMIC_RELAXED)))
+		sample_fast_update();	/* the first call after the boot, or after a change */
 	if (!sample_take(size, &flags))
 		return hp_real.malloc(size);
 	return malloc_tagged(size, entry, flags, st);
@@ -506,6 +549,8 @@ HP_EXPORT void *malloc(size_t size)
 	struct unwind_start st;
 	void *r;
 
+	if (sample_skips(size))
+		return hp_real.malloc(size);
 	UNWIND_START(st);
 	r = do_malloc(size, HP2_ENTRY_MALLOC, &st);
 	EVENT(HP2_ENTRY_MALLOC, size, 0, (uintptr_t)r, r);
@@ -521,8 +566,11 @@ HP_EXPORT void free(void *p)
 HP_EXPORT void *calloc(size_t n, size_t elem)
 {
 	struct unwind_start st;
+	size_t size;
 	void *r;
 
+	if (!__builtin_mul_overflow(n, elem, &size) && sample_skips(size))
+		return hp_real.calloc(n, elem);
 	UNWIND_START(st);
 	r = do_calloc(n, elem, &st);
 	EVENT(HP2_ENTRY_CALLOC, n, elem, (uintptr_t)r, r);
