@@ -161,7 +161,7 @@ static double sample_p(uint64_t size)
 }
 
 /* The bytes a block stands for: its size, or its estimate when sampled. */
-static int64_t live_weight(uint64_t size, unsigned flags)
+static inline int64_t live_weight(uint64_t size, unsigned flags)
 {
 	if (likely(!(flags & HP2_F_SAMPLED)))
 		return (int64_t)size;
@@ -170,7 +170,8 @@ static int64_t live_weight(uint64_t size, unsigned flags)
 
 /* Add a block of size bytes to a pair of counters (calls and bytes, or frees and
  * bytes freed): 1 and size exactly, or weighted estimates when it was sampled. */
-static void count(uint64_t *n, uint64_t *bytes, uint64_t size, unsigned flags)
+static inline __attribute__((always_inline)) void count(uint64_t *n, uint64_t *bytes,
+							uint64_t size, unsigned flags)
 {
 	if (likely(!(flags & HP2_F_SAMPLED))) {
 		*n += 1;
@@ -199,20 +200,19 @@ static void count_time(struct hp_site_rec *s)
 	last_call_ns = now;
 }
 
-/* The block at user (tag t) goes back: count it for the site that made it. */
-static void count_free(void *user, uint64_t t)
+/* The block at user (tag t) goes back: count it for the site that made it. Inline in
+ * free: one cache look-up and three adds when the site is known. */
+static inline __attribute__((always_inline)) void count_free(void *user, uint64_t t)
 {
 	uint32_t id = (uint32_t)(((uint64_t *)user)[-2] >> 32);
 	struct hp_site_rec *s;
 
 	if (!id || in_hook || !hp_stacks)
 		return;
-	in_hook = true;
-	s = table_free_site(id, boot_tid());
+	s = table_free_site(id);
 	if (s)
 		count(&s->frees, &s->freed, block_size(user, t), block_flags(t));
 	table_live_add(-live_weight(block_size(user, t), block_flags(t)));
-	in_hook = false;
 }
 
 /* ---- tagging ---------------------------------------------------------------------- */

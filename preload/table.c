@@ -258,6 +258,8 @@ static struct hp_site_rec *dir_get(uint32_t id)
 
 static HP_TLS struct thread_rec *self_rec;
 static struct thread_rec *all_threads;
+/* &self_rec->live, or NULL: table_live_add() (table.h) adds to it inline */
+HP_TLS int64_t *hp_thread_live;
 
 static void thread_name(struct thread_rec *t)
 {
@@ -289,12 +291,7 @@ static void thread_seen(uint32_t tid)
 					    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
 		;
 	self_rec = t;
-}
-
-void table_live_add(int64_t bytes)
-{
-	if (self_rec)
-		self_rec->live += bytes;	/* this thread's alone: no atomic needed */
+	hp_thread_live = (int64_t *)&t->live;
 }
 
 int64_t table_live_bytes(void)
@@ -421,10 +418,7 @@ struct cache_slot {
 
 /* Sites by stack for allocations, and by the allocating site for frees. */
 static HP_TLS struct cache_slot cache[CACHE_SIZE];
-static HP_TLS struct free_slot {
-	uint32_t id;
-	struct hp_site_rec *site;
-} free_cache[CACHE_SIZE];
+HP_TLS struct table_free_slot hp_free_cache[TABLE_FREE_CACHE];
 
 /*
  * The site of (pcs, this thread, entry, region). A hint from a replayed walk (unwind.c)
@@ -462,14 +456,14 @@ struct hp_site_rec *table_site(const uintptr_t *pcs, unsigned n, bool truncated,
 	return site;
 }
 
-struct hp_site_rec *table_free_site(uint32_t id, uint32_t tid)
+/* A miss of table_free_site(): no malloc on this path, so no guard is needed. */
+struct hp_site_rec *table_free_site_slow(uint32_t id)
 {
-	struct free_slot *f = &free_cache[((id * 0x9E3779B9u) >> 24) % CACHE_SIZE];
+	struct table_free_slot *f = table_free_slot_of(id);
+	uint32_t tid = boot_tid();
 	const struct hp_site_rec *from;
 	struct hp_site_rec *mine;
 
-	if (f->id == id && f->site)
-		return f->site;
 	from = dir_get(id);
 	if (!from)
 		return NULL;
@@ -481,7 +475,7 @@ struct hp_site_rec *table_free_site(uint32_t id, uint32_t tid)
 		if (!mine)
 			return NULL;
 	}
-	*f = (struct free_slot){ id, mine };
+	*f = (struct table_free_slot){ id, mine };
 	return mine;
 }
 
@@ -521,8 +515,9 @@ void table_after_fork(void)
 {
 	/* The child's sites are new (another tid): forget the parent thread's. */
 	memset(cache, 0, sizeof(cache));
-	memset(free_cache, 0, sizeof(free_cache));
-	self_rec = NULL;	/* the child's own record comes with its first new site */
+	memset(hp_free_cache, 0, sizeof(hp_free_cache));
+	self_rec = NULL;
+	hp_thread_live = NULL;	/* the child's own record comes with its first new site */
 	if (proc)
 		proc_seal();
 }

@@ -55,7 +55,32 @@ HP_HIDDEN struct hp_site_rec *table_site(const uintptr_t *pcs, unsigned n, bool 
 
 /* The calling thread's site for the stack and entry of site id (to count a free), or
  * NULL if that site is unknown or memory cannot be had. */
-HP_HIDDEN struct hp_site_rec *table_free_site(uint32_t id, uint32_t tid);
+/*
+ * The site, of this thread, that counts frees of blocks allocated at site id: a
+ * per-thread cache in front of table_free_site_slow(). Inline: every free asks.
+ */
+#define TABLE_FREE_CACHE 256
+struct table_free_slot {
+	uint32_t id;
+	struct hp_site_rec *site;
+};
+extern HP_TLS struct table_free_slot hp_free_cache[TABLE_FREE_CACHE] HP_HIDDEN;
+
+HP_HIDDEN struct hp_site_rec *table_free_site_slow(uint32_t id);
+
+static inline struct table_free_slot *table_free_slot_of(uint32_t id)
+{
+	return &hp_free_cache[((id * 0x9E3779B9u) >> 24) % TABLE_FREE_CACHE];
+}
+
+static inline struct hp_site_rec *table_free_site(uint32_t id)
+{
+	struct table_free_slot *f = table_free_slot_of(id);
+
+	if (__builtin_expect(f->id == id && f->site != NULL, 1))
+		return f->site;
+	return table_free_site_slow(id);
+}
 
 /* The site's id, as block headers name it. */
 static inline uint32_t table_site_id(const struct hp_site_rec *s)
@@ -65,7 +90,14 @@ static inline uint32_t table_site_id(const struct hp_site_rec *s)
 
 /* Live bytes: this thread's share changes by bytes; the sum over all threads (read
  * without stopping them, so only as exact as a moment allows). */
-HP_HIDDEN void table_live_add(int64_t bytes);
+/* This thread's live bytes (its thread record), once it has one. */
+extern HP_TLS int64_t *hp_thread_live HP_HIDDEN;
+
+static inline void table_live_add(int64_t bytes)
+{
+	if (hp_thread_live)
+		*hp_thread_live += bytes;	/* this thread's alone: no atomic needed */
+}
 HP_HIDDEN int64_t table_live_bytes(void);
 
 /* Regions of code (per thread, nested): sites made inside carry the innermost one. */
