@@ -101,11 +101,35 @@ struct stack_win {
 };
 
 /*
- * The window for a walk from st (unwind_stack.c). False when the hook's caller is not
- * on this thread's known stack (sigaltstack, coroutines): then record pcs[0] only. The
- * first call in a thread may allocate (pthread_getattr_np); the hooks' guard covers it.
+ * This thread's stack, [lo, hi): initial-exec TLS (the general-dynamic model may call
+ * malloc on first access); hi == 0 until unwind_stack_bounds() looked it up, which
+ * the first capture of a thread does (it may allocate: pthread_getattr_np; the hooks'
+ * guard covers it). A failed look-up leaves an empty window.
  */
-bool unwind_stack_window(const struct unwind_start *st, struct stack_win *w);
+#define HP_STACK_TLS __thread __attribute__((tls_model("initial-exec"), visibility("hidden")))
+extern HP_STACK_TLS uintptr_t unwind_stack_lo;
+extern HP_STACK_TLS uintptr_t unwind_stack_hi;
+void unwind_stack_bounds(void) __attribute__((cold, visibility("hidden")));
+
+/*
+ * The window for a walk from st. False when the hook's caller is not on this thread's
+ * known stack (sigaltstack, coroutines): then record pcs[0] only. Inline: our own
+ * frame is below every frame the walk reads, so it bounds the window below.
+ */
+static inline __attribute__((always_inline)) bool
+unwind_stack_window(const struct unwind_start *st, struct stack_win *w)
+{
+	uintptr_t cur = (uintptr_t)__builtin_frame_address(0), hi;
+
+	if (__builtin_expect(unwind_stack_hi == 0, 0))
+		unwind_stack_bounds();
+	hi = unwind_stack_hi;
+	if (cur < unwind_stack_lo || cur >= hi || st->sp < cur || st->sp >= hi - 16)
+		return false;
+	w->lo = cur;
+	w->hi = hi;
+	return true;
+}
 
 /* Remember the calling thread as the main one (its stack is found without /proc). */
 void unwind_stack_init(void);
