@@ -47,7 +47,8 @@ unsigned unwind_gen;
 
 struct replay {
 	uintptr_t pc, sp, fp, lo, hi;	/* the start and window of the logged walk; fp masked */
-	unsigned gen, max, nread, n;
+	uint64_t genmax;	/* unwind_gen | max << 32 */
+	unsigned nread, n;
 	bool fp_used;
 	struct unwind_hint hint;
 	uint64_t pcs;	/* the walk's log: which reads became pcs, */
@@ -125,42 +126,35 @@ static void replay_frames(const struct replay *e, uintptr_t *pcs)
 		pcs[k++] = e->val[__builtin_ctzll(m)] ^ WALK_LOG_MASK;
 }
 
+/* Every input of the walk the same: one branch for the words that rarely differ. */
 static inline bool replay_fits(const struct replay *e, const struct unwind_start *st,
-			       unsigned gen, unsigned max, const struct stack_win *w)
+			       uint64_t genmax, const struct stack_win *w)
 {
-	return e->pc == st->pc && e->sp == st->sp && e->gen == gen && e->max == max &&
-	       e->lo == w->lo && e->hi == w->hi && (!e->fp_used || e->fp == (st->fp ^ WALK_LOG_MASK));
+	return e->pc == st->pc && e->sp == st->sp &&
+	       ((e->lo ^ w->lo) | (e->hi ^ w->hi) | (e->genmax ^ genmax) |
+		(e->fp_used ? e->fp ^ st->fp ^ WALK_LOG_MASK : 0)) == 0;
 }
 
-static unsigned capture_replayed(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
-				 struct unwind_hint **hint)
+static unsigned walk_unlogged(uintptr_t *pcs, unsigned max, const struct unwind_start *st)
 {
-	struct replay_set *tab = replay_sets(), *set;
-	unsigned gen = __atomic_load_n(&unwind_gen, __ATOMIC_ACQUIRE), n, i;
-	struct stack_win w;
-	struct walk_log log;
-	struct replay *e;
+	struct walk_log log = { WALK_LOG_MAX + 1, false, 0, NULL, NULL };	/* logs nothing */
 
-	log = (struct walk_log){ WALK_LOG_MAX + 1, false, 0, NULL, NULL }; /* logs nothing */
-	if (!tab || !unwind_stack_window(st, &w))
-		return chosen->capture(pcs, max, st, &log);
-	set = &tab[((st->pc ^ st->sp * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full) >> 57];
-	for (i = 0; i < 2; i++) {
-		e = &set->way[i];
-		if (replay_fits(e, st, gen, max, &w)) {
-			if (replay_holds(e)) {
-				set->last = i;
-				*hint = &e->hint;
-				/* a caller that knows the stack needs no frames */
-				if (!e->hint.stack)
-					replay_frames(e, pcs);
-				return e->n;
-			}
-			break;	/* a word changed: walk, and log the walk here */
-		}
-	}
+	return chosen->capture(pcs, max, st, &log);
+}
+
+/* No logged walk fits or holds: walk, logging into way i of set (the way not used
+ * last if i is 2), and keep the log if the walk could be logged whole. */
+static __attribute__((noinline)) unsigned
+replay_miss(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
+	    struct unwind_hint **hint, struct replay_set *set, unsigned i, uint64_t genmax,
+	    const struct stack_win *w)
+{
+	struct replay *e;
+	struct walk_log log;
+	unsigned n;
+
 	if (i == 2)
-		i = !set->last;	/* the way not used last */
+		i = !set->last;
 	e = &set->way[i];
 	e->pc = 0;	/* the walk logs into its slot */
 	log = (struct walk_log){ 0, false, 0, e->addr, e->val };
@@ -169,10 +163,9 @@ static unsigned capture_replayed(uintptr_t *pcs, unsigned max, const struct unwi
 		e->pc = st->pc;
 		e->sp = st->sp;
 		e->fp = st->fp ^ WALK_LOG_MASK;
-		e->lo = w.lo;
-		e->hi = w.hi;
-		e->gen = gen;
-		e->max = max;
+		e->lo = w->lo;
+		e->hi = w->hi;
+		e->genmax = genmax;
 		e->nread = log.n;
 		e->n = n;
 		e->fp_used = log.fp_used;
@@ -182,6 +175,48 @@ static unsigned capture_replayed(uintptr_t *pcs, unsigned max, const struct unwi
 		*hint = &e->hint;
 	}
 	return n;
+}
+
+/* The thread's first capture, or one without sets: map them, or walk unlogged. */
+static __attribute__((noinline)) unsigned
+replay_first(uintptr_t *pcs, unsigned max, const struct unwind_start *st)
+{
+	replay_sets();
+	return walk_unlogged(pcs, max, st);
+}
+
+/* Inline in unwind_capture_hinted: a replay that holds is this and replay_holds. */
+static inline __attribute__((always_inline)) unsigned
+capture_replayed(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
+		 struct unwind_hint **hint)
+{
+	struct replay_set *set = replays;
+	uint64_t genmax = __atomic_load_n(&unwind_gen, __ATOMIC_ACQUIRE) | (uint64_t)max << 32;
+	struct stack_win w;
+	struct replay *e;
+	unsigned i;
+
+	if (__builtin_expect(set == NULL || set == REPLAY_NONE, 0))
+		return replay_first(pcs, max, st);
+	if (__builtin_expect(!unwind_stack_window(st, &w), 0))
+		return walk_unlogged(pcs, max, st);
+	set += ((st->pc ^ st->sp * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full) >> 57;
+	e = &set->way[0];
+	i = 0;
+	if (!replay_fits(e, st, genmax, &w)) {
+		e = &set->way[1];
+		i = 1;
+		if (!replay_fits(e, st, genmax, &w))
+			return replay_miss(pcs, max, st, hint, set, 2, genmax, &w);
+	}
+	if (__builtin_expect(!replay_holds(e), 0))
+		return replay_miss(pcs, max, st, hint, set, i, genmax, &w);	/* log anew here */
+	set->last = i;
+	*hint = &e->hint;
+	/* a caller that knows the stack needs no frames */
+	if (!e->hint.stack)
+		replay_frames(e, pcs);
+	return e->n;
 }
 
 static const struct unwinder *by_name(const char *name)
@@ -247,9 +282,7 @@ unsigned unwind_capture_hinted(uintptr_t *pcs, unsigned max, const struct unwind
 		return 1;
 	if (replay_on && chosen != &unwinder_libgcc)
 		return capture_replayed(pcs, max, st, hint);
-	struct walk_log log = { WALK_LOG_MAX + 1, false, 0, NULL, NULL };	/* logs nothing */
-
-	return chosen->capture(pcs, max, st, &log);
+	return walk_unlogged(pcs, max, st);
 }
 
 /*
