@@ -61,18 +61,17 @@ size_t arena_size(const void *p)
 	return size;
 }
 
-static HP_TLS uint32_t tid_cache;
+HP_TLS uint32_t boot_tid_cache;
 
-uint32_t boot_tid(void)
+uint32_t boot_tid_slow(void)
 {
-	if (unlikely(!tid_cache))
-		tid_cache = (uint32_t)syscall(SYS_gettid);
-	return tid_cache;
+	boot_tid_cache = (uint32_t)syscall(SYS_gettid);
+	return boot_tid_cache;
 }
 
 static void forget_tid(void)
 {
-	tid_cache = 0;	/* the child of fork() is another thread */
+	boot_tid_cache = 0;	/* the child of fork() is another thread */
 	table_after_fork();
 	hooks_after_fork();
 	events_after_fork();

@@ -95,6 +95,7 @@ static struct hp_site_rec *site_heads[1u << HEAD_BITS];
 static uint32_t next_stack_id = 1, next_site_id = 1;
 static struct proc_rec *proc;
 static uint64_t start_ns;
+uint64_t table_start_ms;
 
 static uint64_t rec_check(const void *rec, const uint64_t *w, unsigned nw,
 			  const uintptr_t *pcs, unsigned npcs)
@@ -311,6 +312,14 @@ static struct region_rec *all_regions;
 static uint32_t next_region_id = 1;
 static HP_TLS uint16_t region_stack[REGION_DEPTH];
 static HP_TLS unsigned region_depth;	/* may pass REGION_DEPTH: the rest keep the top */
+HP_TLS unsigned table_region_entry;
+
+static unsigned region_now(void)
+{
+	if (!region_depth)
+		return 0;
+	return region_stack[(region_depth < REGION_DEPTH ? region_depth : REGION_DEPTH) - 1];
+}
 
 static uint16_t region_id(const char *name)
 {
@@ -352,19 +361,14 @@ void table_region_begin(const char *name)
 	if (region_depth < REGION_DEPTH)
 		region_stack[region_depth] = id;
 	region_depth++;
+	table_region_entry = region_now() << 16;
 }
 
 void table_region_end(void)
 {
 	if (region_depth)
 		region_depth--;
-}
-
-static unsigned region_now(void)
-{
-	if (!region_depth)
-		return 0;
-	return region_stack[(region_depth < REGION_DEPTH ? region_depth : REGION_DEPTH) - 1];
+	table_region_entry = region_now() << 16;
 }
 
 void table_thread_named(void)
@@ -425,8 +429,8 @@ HP_TLS struct table_free_slot hp_free_cache[TABLE_FREE_CACHE];
  * names the stack record of exactly these pcs, so no hash and no comparison, and the
  * site it found last.
  */
-struct hp_site_rec *table_site(const uintptr_t *pcs, unsigned n, bool truncated, uint32_t tid,
-			       unsigned entry, struct unwind_hint *hint)
+struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n, bool truncated,
+				    uint32_t tid, unsigned entry, struct unwind_hint *hint)
 {
 	const struct hp_stack_rec *known = hint ? hint->stack : NULL;
 	uint64_t h;
@@ -434,9 +438,7 @@ struct hp_site_rec *table_site(const uintptr_t *pcs, unsigned n, bool truncated,
 	const struct hp_stack_rec *r;
 	struct hp_site_rec *site;
 
-	entry |= region_now() << 16;	/* a site is also per region */
-	if (known && hint->site && hint->tid == tid && hint->entry == entry)
-		return (struct hp_site_rec *)hint->site;
+	/* entry holds the region (table_site); a hint that held the site was taken there */
 	h = known ? hint->hash : stack_hash(pcs, n, truncated);
 	c = &cache[(h ^ entry * 0x9E3779B9u) % CACHE_SIZE];
 	if (c->hash == h && c->entry == entry && c->stack &&
@@ -501,6 +503,7 @@ static void proc_seal(void)
 void table_init(uint64_t sample_period, unsigned max_frames, unsigned flags)
 {
 	start_ns = boot_now_ns();
+	table_start_ms = start_ns / 1000000u;
 	proc = region_alloc(&site_region, sizeof(*proc));
 	if (!proc)
 		return;
@@ -520,11 +523,4 @@ void table_after_fork(void)
 	hp_thread_live = NULL;	/* the child's own record comes with its first new site */
 	if (proc)
 		proc_seal();
-}
-
-uint64_t table_ms(void)
-{
-	uint64_t now = boot_now_ns();
-
-	return now > start_ns ? (now - start_ns) / 1000000u : 0;
 }

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "boot.h"
 #include "unwind.h"
@@ -50,14 +51,28 @@ HP_HIDDEN void table_after_fork(void);
  * thread's cache or the table, inserted if new. 0 (no stack) if memory for a new
  * record cannot be had: the block is then still tagged, only without its stack.
  */
-HP_HIDDEN struct hp_site_rec *table_site(const uintptr_t *pcs, unsigned n, bool truncated,
-					 uint32_t tid, unsigned entry, struct unwind_hint *hint);
+HP_HIDDEN struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n,
+					      bool truncated, uint32_t tid, unsigned entry,
+					      struct unwind_hint *hint);
 
-/* The calling thread's site for the stack and entry of site id (to count a free), or
- * NULL if that site is unknown or memory cannot be had. */
+/* This thread's innermost region as it goes into a site's entry (id << 16; 0: none). */
+extern HP_TLS unsigned table_region_entry HP_HIDDEN;
+
+/* Inline: a replayed stack whose hint holds this thread's site is answered here. */
+static inline struct hp_site_rec *table_site(const uintptr_t *pcs, unsigned n, bool truncated,
+					     uint32_t tid, unsigned entry,
+					     struct unwind_hint *hint)
+{
+	entry |= table_region_entry;	/* a site is also per region */
+	if (hint && hint->stack && hint->site && hint->tid == tid && hint->entry == entry)
+		return (struct hp_site_rec *)hint->site;
+	return table_site_slow(pcs, n, truncated, tid, entry, hint);
+}
+
 /*
- * The site, of this thread, that counts frees of blocks allocated at site id: a
- * per-thread cache in front of table_free_site_slow(). Inline: every free asks.
+ * The site, of this thread, that counts frees of blocks allocated at site id (NULL if
+ * that site is unknown or memory cannot be had): a per-thread cache in front of
+ * table_free_site_slow(). Inline: every free asks.
  */
 #define TABLE_FREE_CACHE 256
 struct table_free_slot {
@@ -88,9 +103,9 @@ static inline uint32_t table_site_id(const struct hp_site_rec *s)
 	return (uint32_t)s->w2;
 }
 
-/* Live bytes: this thread's share changes by bytes; the sum over all threads (read
- * without stopping them, so only as exact as a moment allows). */
-/* This thread's live bytes (its thread record), once it has one. */
+/* This thread's live bytes (its thread record), once it has one: its share changes
+ * by bytes; table_live_bytes() sums all threads' (read without stopping them, so only
+ * as exact as a moment allows). */
 extern HP_TLS int64_t *hp_thread_live HP_HIDDEN;
 
 static inline void table_live_add(int64_t bytes)
@@ -116,7 +131,22 @@ HP_HIDDEN void modules_after_close(void *rec, int (*real_dlclose)(void *));
 /* The calling thread's name changed (or may have): refresh its thread record. */
 HP_HIDDEN void table_thread_named(void);
 
-/* ms since the process record's start, for block headers. */
-HP_HIDDEN uint64_t table_ms(void);
+/*
+ * ms since the process record's start, for block headers: CLOCK_MONOTONIC_COARSE (a
+ * read of the vDSO's page, no TSC) in whole ms, less the start's. Inline: every tagged
+ * block asks for it.
+ */
+extern uint64_t table_start_ms HP_HIDDEN;
+
+static inline uint64_t table_ms(void)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+		return 0;
+	now = (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return now > table_start_ms ? now - table_start_ms : 0;
+}
 
 #endif
