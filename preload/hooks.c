@@ -217,8 +217,9 @@ static inline __attribute__((always_inline)) void count_free(void *user, uint64_
 
 /* ---- tagging ---------------------------------------------------------------------- */
 
-/* Tag real (NULL passes through) with the caller's stack; returns the user pointer. */
-static void *tag(void *real, unsigned shift, uint64_t size, unsigned entry, unsigned flags,
+/* Tag real (NULL passes through) with the caller's stack; returns the user pointer.
+ * Inline in each allocation path: the calls it saves are a fifth of its cost. */
+static inline __attribute__((always_inline)) void *tag(void *real, unsigned shift, uint64_t size, unsigned entry, unsigned flags,
 		 const struct unwind_start *st)
 {
 	uint32_t site = 0, time;
@@ -263,7 +264,7 @@ static bool add_room(size_t size, size_t offset, size_t *total)
 }
 
 /* A block from the real malloc with a header: the sampling decision already made. */
-static void *malloc_tagged(size_t size, unsigned entry, unsigned flags,
+static inline __attribute__((always_inline)) void *malloc_tagged(size_t size, unsigned entry, unsigned flags,
 			   const struct unwind_start *st)
 {
 	unsigned shift = block_shift(size);
@@ -274,7 +275,8 @@ static void *malloc_tagged(size_t size, unsigned entry, unsigned flags,
 	return tag(hp_real.malloc(total), shift, size, entry, flags, st);
 }
 
-static void *do_malloc(size_t size, unsigned entry, const struct unwind_start *st)
+static inline __attribute__((always_inline)) void *
+do_malloc(size_t size, unsigned entry, const struct unwind_start *st)
 {
 	unsigned flags = 0;
 
