@@ -43,10 +43,11 @@ unsigned unwind_gen;
  * dependent look-ups per frame. A word that changed sends the capture to the walker.
  * Exact, not a guess: nothing is taken that the walk would not find.
  */
-#define REPLAY_SETS 128	/* of two slots: about 280 KiB per thread, touched as used */
+#define REPLAY_SETS 128	/* of four slots: about 560 KiB per thread, touched as used */
+#define REPLAY_WAYS 4
 
 struct replay {
-	uintptr_t pc, sp, fp, lo, hi;	/* the start and window of the logged walk; fp masked */
+	uintptr_t fp, lo, hi;	/* the start (fp masked) and window of the logged walk */
 	uint64_t genmax;	/* unwind_gen | max << 32 */
 	unsigned nread, n;
 	bool fp_used;
@@ -55,9 +56,11 @@ struct replay {
 	uintptr_t addr[WALK_LOG_MAX], val[WALK_LOG_MAX];	/* where, and what (masked) */
 };
 
+/* The start pc and sp of each slot in one cache line: a probe reads it alone. */
 struct replay_set {
-	struct replay way[2];
-	unsigned last;	/* the way that answered or was filled last */
+	uintptr_t pc[REPLAY_WAYS], sp[REPLAY_WAYS];	/* pc 0: the slot is empty */
+	unsigned next;	/* the slot a walk that fits none logs into, if none is empty */
+	struct replay way[REPLAY_WAYS];
 };
 
 static bool replay_on;
@@ -126,12 +129,11 @@ static void replay_frames(const struct replay *e, uintptr_t *pcs)
 		pcs[k++] = e->val[__builtin_ctzll(m)] ^ WALK_LOG_MASK;
 }
 
-/* Every input of the walk the same: one branch for the words that rarely differ. */
+/* The slot's other inputs of the walk the same: one branch for them all. */
 static inline bool replay_fits(const struct replay *e, const struct unwind_start *st,
 			       uint64_t genmax, const struct stack_win *w)
 {
-	return e->pc == st->pc && e->sp == st->sp &&
-	       ((e->lo ^ w->lo) | (e->hi ^ w->hi) | (e->genmax ^ genmax) |
+	return ((e->lo ^ w->lo) | (e->hi ^ w->hi) | (e->genmax ^ genmax) |
 		(e->fp_used ? e->fp ^ st->fp ^ WALK_LOG_MASK : 0)) == 0;
 }
 
@@ -142,8 +144,9 @@ static unsigned walk_unlogged(uintptr_t *pcs, unsigned max, const struct unwind_
 	return chosen->capture(pcs, max, st, &log);
 }
 
-/* No logged walk fits or holds: walk, logging into way i of set (the way not used
- * last if i is 2), and keep the log if the walk could be logged whole. */
+/* No logged walk fits or holds: walk, logging into slot i of set (if i is
+ * REPLAY_WAYS: an empty one, or the next in turn), and keep the log if the walk could
+ * be logged whole. */
 static __attribute__((noinline)) unsigned
 replay_miss(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 	    struct unwind_hint **hint, struct replay_set *set, unsigned i, uint64_t genmax,
@@ -153,15 +156,21 @@ replay_miss(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 	struct walk_log log;
 	unsigned n;
 
-	if (i == 2)
-		i = !set->last;
+	if (i == REPLAY_WAYS) {
+		for (i = 0; i < REPLAY_WAYS && set->pc[i]; i++)
+			;
+		if (i == REPLAY_WAYS) {
+			i = set->next % REPLAY_WAYS;
+			set->next = i + 1;
+		}
+	}
 	e = &set->way[i];
-	e->pc = 0;	/* the walk logs into its slot */
+	set->pc[i] = 0;	/* the walk logs into its slot */
 	log = (struct walk_log){ 0, false, 0, e->addr, e->val };
 	n = chosen->capture(pcs, max, st, &log);
 	if (log.n <= WALK_LOG_MAX) {
-		e->pc = st->pc;
-		e->sp = st->sp;
+		set->pc[i] = st->pc;
+		set->sp[i] = st->sp;
 		e->fp = st->fp ^ WALK_LOG_MASK;
 		e->lo = w->lo;
 		e->hi = w->hi;
@@ -171,7 +180,6 @@ replay_miss(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 		e->fp_used = log.fp_used;
 		e->pcs = log.pcs;
 		memset(&e->hint, 0, sizeof(e->hint));
-		set->last = i;
 		*hint = &e->hint;
 	}
 	return n;
@@ -201,17 +209,15 @@ capture_replayed(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 	if (__builtin_expect(!unwind_stack_window(st, &w), 0))
 		return walk_unlogged(pcs, max, st);
 	set += ((st->pc ^ st->sp * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full) >> 57;
-	e = &set->way[0];
-	i = 0;
-	if (!replay_fits(e, st, genmax, &w)) {
-		e = &set->way[1];
-		i = 1;
-		if (!replay_fits(e, st, genmax, &w))
-			return replay_miss(pcs, max, st, hint, set, 2, genmax, &w);
+	for (i = 0;; i++) {
+		if (i == REPLAY_WAYS)
+			return replay_miss(pcs, max, st, hint, set, i, genmax, &w);
+		if (set->pc[i] == st->pc && set->sp[i] == st->sp)
+			break;	/* at most one slot holds a (pc, sp) */
 	}
-	if (__builtin_expect(!replay_holds(e), 0))
+	e = &set->way[i];
+	if (__builtin_expect(!replay_fits(e, st, genmax, &w) || !replay_holds(e), 0))
 		return replay_miss(pcs, max, st, hint, set, i, genmax, &w);	/* log anew here */
-	set->last = i;
 	*hint = &e->hint;
 	/* a caller that knows the stack needs no frames */
 	if (!e->hint.stack)
