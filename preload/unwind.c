@@ -43,7 +43,8 @@ unsigned unwind_gen;
  * dependent look-ups per frame. A word that changed sends the capture to the walker.
  * Exact, not a guess: nothing is taken that the walk would not find.
  */
-#define REPLAY_SETS 128	/* of four slots: about 560 KiB per thread, touched as used */
+#define REPLAY_SET_BITS 6	/* 64 sets of four slots: about 280 KiB per thread, touched as used */
+#define REPLAY_SETS (1u << REPLAY_SET_BITS)
 #define REPLAY_WAYS 4
 
 struct replay {
@@ -144,9 +145,49 @@ static unsigned walk_unlogged(uintptr_t *pcs, unsigned max, const struct unwind_
 	return chosen->capture(pcs, max, st, &log);
 }
 
-/* No logged walk fits or holds: walk, logging into slot i of set (if i is
- * REPLAY_WAYS: an empty one, or the next in turn), and keep the log if the walk could
- * be logged whole. */
+/*
+ * A start may be kept in either of two sets (h's top bits, and those XOR a nonzero
+ * distance): with two choices a set rarely has more starts than slots, where with one
+ * five starts of one set evict each other on every call.
+ */
+static inline uint64_t replay_hash(const struct unwind_start *st)
+{
+	return (st->pc ^ st->sp * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full;
+}
+
+static inline unsigned replay_set1(uint64_t h)
+{
+	return (unsigned)(h >> (64 - REPLAY_SET_BITS));
+}
+
+static inline unsigned replay_set2(uint64_t h)
+{
+	return replay_set1(h) ^ ((unsigned)(h >> (64 - 2 * REPLAY_SET_BITS)) | 1) % REPLAY_SETS;
+}
+
+/* The slot of set that holds the start st, or REPLAY_WAYS (at most one holds it). */
+static inline unsigned replay_find(const struct replay_set *set, const struct unwind_start *st)
+{
+	unsigned i;
+
+	for (i = 0; i < REPLAY_WAYS; i++)
+		if (set->pc[i] == st->pc && set->sp[i] == st->sp)
+			break;
+	return i;
+}
+
+static unsigned replay_empty(const struct replay_set *set)
+{
+	unsigned i;
+
+	for (i = 0; i < REPLAY_WAYS && set->pc[i]; i++)
+		;
+	return i;
+}
+
+/* No logged walk fits or holds: walk, logging into slot i of set (a start not kept
+ * yet: set is the table, and the slot an empty one of its two sets, or the next in
+ * turn of the first), and keep the log if the walk could be logged whole. */
 static __attribute__((noinline)) unsigned
 replay_miss(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 	    struct unwind_hint **hint, struct replay_set *set, unsigned i, uint64_t genmax,
@@ -157,9 +198,17 @@ replay_miss(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 	unsigned n;
 
 	if (i == REPLAY_WAYS) {
-		for (i = 0; i < REPLAY_WAYS && set->pc[i]; i++)
-			;
+		struct replay_set *tab = set;
+		uint64_t h = replay_hash(st);
+
+		set = &tab[replay_set1(h)];
+		i = replay_empty(set);
 		if (i == REPLAY_WAYS) {
+			set = &tab[replay_set2(h)];
+			i = replay_empty(set);
+		}
+		if (i == REPLAY_WAYS) {
+			set = &tab[replay_set1(h)];
 			i = set->next % REPLAY_WAYS;
 			set->next = i + 1;
 		}
@@ -198,22 +247,25 @@ static inline __attribute__((always_inline)) unsigned
 capture_replayed(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 		 struct unwind_hint **hint)
 {
-	struct replay_set *set = replays;
+	struct replay_set *tab = replays, *set;
 	uint64_t genmax = __atomic_load_n(&unwind_gen, __ATOMIC_ACQUIRE) | (uint64_t)max << 32;
 	struct stack_win w;
 	struct replay *e;
+	uint64_t h;
 	unsigned i;
 
-	if (__builtin_expect(set == NULL || set == REPLAY_NONE, 0))
+	if (__builtin_expect(tab == NULL || tab == REPLAY_NONE, 0))
 		return replay_first(pcs, max, st);
 	if (__builtin_expect(!unwind_stack_window(st, &w), 0))
 		return walk_unlogged(pcs, max, st);
-	set += ((st->pc ^ st->sp * 0x9E3779B97F4A7C15ull) * 0xC2B2AE3D27D4EB4Full) >> 57;
-	for (i = 0;; i++) {
+	h = replay_hash(st);
+	set = &tab[replay_set1(h)];
+	i = replay_find(set, st);
+	if (i == REPLAY_WAYS) {
+		set = &tab[replay_set2(h)];
+		i = replay_find(set, st);
 		if (i == REPLAY_WAYS)
-			return replay_miss(pcs, max, st, hint, set, i, genmax, &w);
-		if (set->pc[i] == st->pc && set->sp[i] == st->sp)
-			break;	/* at most one slot holds a (pc, sp) */
+			return replay_miss(pcs, max, st, hint, tab, i, genmax, &w);
 	}
 	e = &set->way[i];
 	if (__builtin_expect(!replay_fits(e, st, genmax, &w) || !replay_holds(e), 0))
