@@ -124,7 +124,10 @@ static bool resolve_from(void *handle)
  */
 static void start_unwinder(void)
 {
-	unwind_init(hp_opt.unwind, hp_opt.replay);
+	bool replay = hp_opt.replay == HP_REPLAY_AUTO ? hp_opt.sample < HP_REPLAY_SPARSE
+						       : hp_opt.replay != 0;
+
+	unwind_init(hp_opt.unwind, replay);
 	__atomic_store_n(&hp_stacks, true, __ATOMIC_RELEASE);
 }
 

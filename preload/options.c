@@ -25,7 +25,7 @@ static const struct option_def defs[] = {
 	STR("HEAPPROF_UNWIND", unwind),
 	STR("HEAPPROF_ALLOCATOR", allocator),
 	NUM("HEAPPROF_FRAMES", frames, 1, HP2_MAX_FRAMES, HP_DEFAULT_FRAMES),
-	NUM("HEAPPROF_REPLAY", replay, 0, 1, 1),
+	NUM("HEAPPROF_REPLAY", replay, 0, 1, HP_REPLAY_AUTO),
 	NUM("HEAPPROF_SAMPLE", sample, 0, (uint64_t)1 << 62, 0),
 	NUM("HEAPPROF_SEED", seed, 0, UINT64_MAX, 0),
 	NUM("HEAPPROF_TIME", time, 0, 1, 0),

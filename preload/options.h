@@ -14,7 +14,8 @@ struct hp_options {
 	const char *unwind;	/* HEAPPROF_UNWIND: NULL = the default unwinder */
 	const char *allocator;	/* HEAPPROF_ALLOCATOR: NULL = the next malloc */
 	uint64_t frames;	/* HEAPPROF_FRAMES: stack depth limit */
-	uint64_t replay;	/* HEAPPROF_REPLAY: 0 = walk every stack anew (unwind.c) */
+	uint64_t replay;	/* HEAPPROF_REPLAY: 0 = walk every stack anew (unwind.c); unset:
+			 * HP_REPLAY_AUTO, on unless sample points are HP_REPLAY_SPARSE apart */
 	uint64_t sample;	/* HEAPPROF_SAMPLE: mean bytes between samples, 0 = all */
 	uint64_t seed;		/* HEAPPROF_SEED: sampling seed, 0 = from the clock */
 	uint64_t time;		/* HEAPPROF_TIME: 1 = sum the time between allocation calls */
@@ -32,6 +33,15 @@ struct hp_options {
 extern struct hp_options hp_opt HP_HIDDEN;
 
 #define HP_DEFAULT_FRAMES 128
+
+/*
+ * HEAPPROF_REPLAY unset: replay, unless sampling takes a point less often than every
+ * HP_REPLAY_SPARSE bytes. Then few allocations walk at all (one in about a hundred on
+ * small blocks), and a thread's table of walks (~280 KiB, touched as used) costs more
+ * memory than the walks it saves cost time.
+ */
+#define HP_REPLAY_AUTO 2
+#define HP_REPLAY_SPARSE 65536
 
 /* Read the environment into hp_opt; a bad value gives one warning and the default. */
 HP_HIDDEN void options_read(void);

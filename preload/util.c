@@ -83,7 +83,10 @@ bool hp_env_u64(const char *name, uint64_t lo, uint64_t hi, uint64_t def, uint64
 		w = stpcpy(w, "..");
 		w = utoa(w, hi);
 		w = stpcpy(w, "; using ");
-		utoa(w, def);
+		if (def < lo || def > hi)
+			stpcpy(w, "the default");	/* one that depends on other options */
+		else
+			utoa(w, def);
 		hp_warn(what, why, NULL);
 		return false;
 	}
