@@ -48,13 +48,16 @@ unsigned unwind_gen;
 #define REPLAY_WAYS 4
 
 struct replay {
-	uintptr_t fp, lo, hi;	/* the start (fp masked) and window of the logged walk */
+	uintptr_t fp, lo, hi;	/* the start (fp hidden: walk_log_hide) and window of the logged walk */
 	uint64_t genmax;	/* unwind_gen | max << 32 */
 	unsigned nread, n;
 	bool fp_used;
+	bool paired;	/* the reads come in pairs of adjacent words (fp: saved fp, pc) */
 	struct unwind_hint hint;
 	uint64_t pcs;	/* the walk's log: which reads became pcs, */
-	uintptr_t addr[WALK_LOG_MAX], val[WALK_LOG_MAX];	/* where, and what (masked) */
+	/* where, and what (hidden); 16-aligned, for replay_holds_paired */
+	uintptr_t addr[WALK_LOG_MAX] __attribute__((aligned(16)));
+	uintptr_t val[WALK_LOG_MAX] __attribute__((aligned(16)));
 };
 
 /* The start pc and sp of each slot in one cache line: a probe reads it alone. */
@@ -101,24 +104,66 @@ static inline uintptr_t word_at(uintptr_t a)
 	return *(const volatile uintptr_t *)a;
 }
 
-/* Whether every logged word still holds its value: four independent loads a step. */
-static bool replay_holds(const struct replay *e)
+/* Whether every logged word still holds its value: four independent loads a step,
+ * an add and an or each (word + its negation is 0). */
+static inline bool replay_holds_words(const struct replay *e)
 {
-	const uintptr_t *a = e->addr, *v = e->val;
-	unsigned n = e->nread, i = 0;
+	const uintptr_t *a = e->addr, *v = e->val, *end = a + e->nread;
 	uintptr_t d = 0;
 
-	for (; i + 4 <= n; i += 4) {
-		d |= (word_at(a[i]) ^ v[i] ^ WALK_LOG_MASK) |
-		     (word_at(a[i + 1]) ^ v[i + 1] ^ WALK_LOG_MASK) |
-		     (word_at(a[i + 2]) ^ v[i + 2] ^ WALK_LOG_MASK) |
-		     (word_at(a[i + 3]) ^ v[i + 3] ^ WALK_LOG_MASK);
+	for (; a + 4 <= end; a += 4, v += 4) {
+		d |= (word_at(a[0]) + v[0]) | (word_at(a[1]) + v[1]) |
+		     (word_at(a[2]) + v[2]) | (word_at(a[3]) + v[3]);
 		if (d)
 			return false;	/* a walk that went elsewhere is given up early */
 	}
-	for (; i < n; i++)
-		d |= word_at(a[i]) ^ v[i] ^ WALK_LOG_MASK;
+	for (; a < end; a++, v++)
+		d |= word_at(*a) + *v;
 	return d == 0;
+}
+
+/*
+ * The same for a log of adjacent pairs (every fp walk, many cfi ones): one 16-byte
+ * load a pair. No early exit: every address lies in the window the walk read, so
+ * all are readable, and a changed word sends the capture to the walker anyway.
+ */
+typedef uint64_t replay_v2 __attribute__((vector_size(16)));
+
+static inline replay_v2 pair_at(uintptr_t a)
+{
+	replay_v2 x;
+
+	memcpy(&x, (const void *)a, sizeof(x));
+	return x;
+}
+
+static inline bool replay_holds_paired(const struct replay *e)
+{
+	const uintptr_t *a = e->addr, *end = a + e->nread;
+	const replay_v2 *v = (const replay_v2 *)e->val;
+	replay_v2 d = { 0, 0 };
+
+	for (; a + 4 <= end; a += 4, v += 2)
+		d |= (pair_at(a[0]) + v[0]) | (pair_at(a[2]) + v[1]);
+	if (a < end)
+		d |= pair_at(a[0]) + v[0];
+	return (d[0] | d[1]) == 0;
+}
+
+static inline bool replay_holds(const struct replay *e)
+{
+	return e->paired ? replay_holds_paired(e) : replay_holds_words(e);
+}
+
+/* Whether the n reads logged at a come in pairs of adjacent words. */
+static bool log_paired(const uintptr_t *a, unsigned n)
+{
+	if (n % 2)
+		return false;
+	for (unsigned i = 0; i < n; i += 2)
+		if (a[i + 1] != a[i] + sizeof(uintptr_t))
+			return false;
+	return true;
 }
 
 /* The logged walk's frames into pcs[1..]: the words marked as pcs. */
@@ -127,7 +172,7 @@ static void replay_frames(const struct replay *e, uintptr_t *pcs)
 	unsigned k = 1;
 
 	for (uint64_t m = e->pcs; m; m &= m - 1)
-		pcs[k++] = e->val[__builtin_ctzll(m)] ^ WALK_LOG_MASK;
+		pcs[k++] = walk_log_show(e->val[__builtin_ctzll(m)]);
 }
 
 /* The slot's other inputs of the walk the same: one branch for them all. */
@@ -135,7 +180,7 @@ static inline bool replay_fits(const struct replay *e, const struct unwind_start
 			       uint64_t genmax, const struct stack_win *w)
 {
 	return ((e->lo ^ w->lo) | (e->hi ^ w->hi) | (e->genmax ^ genmax) |
-		(e->fp_used ? e->fp ^ st->fp ^ WALK_LOG_MASK : 0)) == 0;
+		(e->fp_used ? e->fp + st->fp : 0)) == 0;
 }
 
 static unsigned walk_unlogged(uintptr_t *pcs, unsigned max, const struct unwind_start *st)
@@ -220,13 +265,14 @@ replay_miss(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 	if (log.n <= WALK_LOG_MAX) {
 		set->pc[i] = st->pc;
 		set->sp[i] = st->sp;
-		e->fp = st->fp ^ WALK_LOG_MASK;
+		e->fp = walk_log_hide(st->fp);
 		e->lo = w->lo;
 		e->hi = w->hi;
 		e->genmax = genmax;
 		e->nread = log.n;
 		e->n = n;
 		e->fp_used = log.fp_used;
+		e->paired = log_paired(e->addr, log.n);
 		e->pcs = log.pcs;
 		memset(&e->hint, 0, sizeof(e->hint));
 		*hint = &e->hint;

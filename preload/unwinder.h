@@ -28,12 +28,23 @@
  * are the same again, so is its result; pcs marks the words that became the next
  * pc. A walk that cannot be replayed (too many reads, an odd address, a fallback to
  * another unwinder) sets n past WALK_LOG_MAX; a log that starts there
- * records nothing. Values are stored XORed with WALK_LOG_MASK: a saved register can
+ * records nothing. Values are stored negated (walk_log_hide): a saved register can
  * hold a heap pointer, and a copy of it in a log must not keep a leaked block
- * reachable (analyzer --leaks); no user-space address stays a canonical pointer.
+ * reachable (analyzer --leaks); a negated user-space address lies in the kernel's
+ * half, never in a heap. And a word still holds its value iff word + stored == 0:
+ * one add a word for the replay's check.
  */
 #define WALK_LOG_MAX 64
-#define WALK_LOG_MASK 0xA5A5A5A500000000ull
+
+static inline uintptr_t walk_log_hide(uintptr_t v)
+{
+	return -v;
+}
+
+static inline uintptr_t walk_log_show(uintptr_t stored)
+{
+	return -stored;
+}
 
 struct walk_log {
 	unsigned n;
@@ -49,7 +60,7 @@ static inline unsigned walk_log_read(struct walk_log *l, uintptr_t a, uintptr_t 
 
 	if (i < WALK_LOG_MAX && !(a & 7)) {
 		l->addr[i] = a;
-		l->val[i] = v ^ WALK_LOG_MASK;
+		l->val[i] = walk_log_hide(v);
 		l->n = i + 1;
 	} else {
 		l->n = WALK_LOG_MAX + 1;
