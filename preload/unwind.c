@@ -65,7 +65,7 @@ struct replay_set {
 	uintptr_t pc[REPLAY_WAYS], sp[REPLAY_WAYS];	/* pc 0: the slot is empty */
 	unsigned next;	/* the slot a walk that fits none logs into, if none is empty */
 	struct replay way[REPLAY_WAYS];
-};
+} __attribute__((aligned(64)));	/* every set's pc[] and sp[] in a line of their own */
 
 static bool replay_on;
 static pthread_key_t replay_key;
@@ -109,9 +109,10 @@ static inline uintptr_t word_at(uintptr_t a)
 static inline bool replay_holds_words(const struct replay *e)
 {
 	const uintptr_t *a = e->addr, *v = e->val, *end = a + e->nread;
+	const uintptr_t *quads = a + (e->nread & ~3u);
 	uintptr_t d = 0;
 
-	for (; a + 4 <= end; a += 4, v += 4) {
+	for (; a != quads; a += 4, v += 4) {
 		d |= (word_at(a[0]) + v[0]) | (word_at(a[1]) + v[1]) |
 		     (word_at(a[2]) + v[2]) | (word_at(a[3]) + v[3]);
 		if (d)
@@ -140,10 +141,11 @@ static inline replay_v2 pair_at(uintptr_t a)
 static inline bool replay_holds_paired(const struct replay *e)
 {
 	const uintptr_t *a = e->addr, *end = a + e->nread;
+	const uintptr_t *quads = a + (e->nread & ~3u);
 	const replay_v2 *v = (const replay_v2 *)e->val;
 	replay_v2 d = { 0, 0 };
 
-	for (; a + 4 <= end; a += 4, v += 2)
+	for (; a != quads; a += 4, v += 2)
 		d |= (pair_at(a[0]) + v[0]) | (pair_at(a[2]) + v[1]);
 	if (a < end)
 		d |= pair_at(a[0]) + v[0];
