@@ -6,6 +6,7 @@
 #ifndef HP_BLOCK_H
 #define HP_BLOCK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,12 @@ static inline void *block_write(void *real, unsigned shift, uint64_t size, uint3
  * below user first, the only ones every allocator keeps readable, and the rest only
  * when they hold the magic.
  */
+/* Whether the word below user carries the v2 magic: block_tag() then checks it whole. */
+static inline bool block_has_magic(const void *user)
+{
+	return (((const uint64_t *)user)[-1] >> 48) == HP2_MAGIC16;
+}
+
 static inline uint64_t block_tag(const void *user)
 {
 	const uint64_t *w = (const uint64_t *)user - 2;

@@ -308,13 +308,11 @@ static void *do_memalign(size_t align, size_t size, unsigned entry,
 	return tag(hp_real.memalign(align, total), shift, size, entry, flags, st);
 }
 
-static void do_free(void *p)
+/* free of a block whose tag word carries our magic: checked whole, then counted */
+static __attribute__((noinline)) void free_tagged(void *p)
 {
-	uint64_t t;
+	uint64_t t = block_tag(p);
 
-	if (!p || arena_owns(p))
-		return;
-	t = block_tag(p);
 	if (t) {
 		void *real = (char *)p - block_offset(t);
 
@@ -322,8 +320,23 @@ static void do_free(void *p)
 		block_erase(p);
 		hp_real.free(real);
 	} else if (boot_ensure()) {
-		hp_real.free(p);	/* not ours: allocated before us, or not sampled */
+		hp_real.free(p);	/* the magic by chance, in a block not ours */
 	}
+}
+
+/*
+ * A block without our magic (allocated before us, or left out by sampling) goes
+ * straight to the allocator from here: the tagged path, and the registers it saves,
+ * stay out of line, so free of an unsampled block costs a load and a compare.
+ */
+static inline __attribute__((always_inline)) void do_free(void *p)
+{
+	if (!p || arena_owns(p))
+		return;
+	if (block_has_magic(p))
+		free_tagged(p);
+	else if (boot_ensure())
+		hp_real.free(p);	/* not ours: allocated before us, or not sampled */
 }
 
 static size_t usable_size(void *p)
@@ -546,17 +559,37 @@ static void *do_pvalloc(size_t size, const struct unwind_start *st)
  * must be expanded here, in the function the program called) and, with
  * HEAPPROF_EVENTS, records the call in the thread's ring.
  */
+/*
+ * The paths of malloc and calloc that may tag, out of line: their frame (the walk's
+ * pcs[], the registers they save) is set up only for the calls that take them, and a
+ * block sampling leaves out goes from the export to the allocator by a tail call.
+ */
+static __attribute__((noinline)) void *malloc_hooked(size_t size,
+						     const struct unwind_start *st)
+{
+	void *r = do_malloc(size, HP2_ENTRY_MALLOC, st);
+
+	EVENT(HP2_ENTRY_MALLOC, size, 0, (uintptr_t)r, r);
+	return r;
+}
+
+static __attribute__((noinline)) void *calloc_hooked(size_t n, size_t elem,
+						     const struct unwind_start *st)
+{
+	void *r = do_calloc(n, elem, st);
+
+	EVENT(HP2_ENTRY_CALLOC, n, elem, (uintptr_t)r, r);
+	return r;
+}
+
 HP_EXPORT void *malloc(size_t size)
 {
 	struct unwind_start st;
-	void *r;
 
 	if (sample_skips(size))
 		return hp_real.malloc(size);
 	UNWIND_START(st);
-	r = do_malloc(size, HP2_ENTRY_MALLOC, &st);
-	EVENT(HP2_ENTRY_MALLOC, size, 0, (uintptr_t)r, r);
-	return r;
+	return malloc_hooked(size, &st);
 }
 
 HP_EXPORT void free(void *p)
@@ -569,14 +602,11 @@ HP_EXPORT void *calloc(size_t n, size_t elem)
 {
 	struct unwind_start st;
 	size_t size;
-	void *r;
 
 	if (!__builtin_mul_overflow(n, elem, &size) && sample_skips(size))
 		return hp_real.calloc(n, elem);
 	UNWIND_START(st);
-	r = do_calloc(n, elem, &st);
-	EVENT(HP2_ENTRY_CALLOC, n, elem, (uintptr_t)r, r);
-	return r;
+	return calloc_hooked(n, elem, &st);
 }
 
 HP_EXPORT void *realloc(void *p, size_t size)
