@@ -38,18 +38,18 @@ static inline void *block_write(void *real, unsigned shift, uint64_t size, uint3
 	return user;
 }
 
-/*
- * The tag of a live header at user, or 0 if user carries none (a block from before
- * heapprof, from another allocator, or left out by sampling). Reads the 8 bytes
- * below user first, the only ones every allocator keeps readable, and the rest only
- * when they hold the magic.
- */
 /* Whether the word below user carries the v2 magic: block_tag() then checks it whole. */
 static inline bool block_has_magic(const void *user)
 {
 	return (((const uint64_t *)user)[-1] >> 48) == HP2_MAGIC16;
 }
 
+/*
+ * The tag of a live header at user, or 0 if user carries none (a block from before
+ * heapprof, from another allocator, or left out by sampling). Reads the 8 bytes
+ * below user first, the only ones every allocator keeps readable, and the rest only
+ * when they hold the magic.
+ */
 static inline uint64_t block_tag(const void *user)
 {
 	const uint64_t *w = (const uint64_t *)user - 2;

@@ -555,11 +555,6 @@ static void *do_pvalloc(size_t size, const struct unwind_start *st)
 }
 
 /*
- * The exported entry points: each captures where its caller stands (UNWIND_START
- * must be expanded here, in the function the program called) and, with
- * HEAPPROF_EVENTS, records the call in the thread's ring.
- */
-/*
  * The paths of malloc and calloc that may tag, out of line: their frame (the walk's
  * pcs[], the registers they save) is set up only for the calls that take them, and a
  * block sampling leaves out goes from the export to the allocator by a tail call.
@@ -582,6 +577,11 @@ static __attribute__((noinline)) void *calloc_hooked(size_t n, size_t elem,
 	return r;
 }
 
+/*
+ * The exported entry points: each captures where its caller stands (UNWIND_START
+ * must be expanded here, in the function the program called) and, with
+ * HEAPPROF_EVENTS, records the call in the thread's ring.
+ */
 HP_EXPORT void *malloc(size_t size)
 {
 	struct unwind_start st;
