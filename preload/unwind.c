@@ -43,12 +43,13 @@ unsigned unwind_gen;
  * dependent look-ups per frame. A word that changed sends the capture to the walker.
  * Exact, not a guess: nothing is taken that the walk would not find.
  */
-#define REPLAY_SET_BITS 6	/* 64 sets of four slots: about 280 KiB per thread, touched as used */
+#define REPLAY_SET_BITS 6	/* 64 sets of four slots: 288 KiB per thread, touched as used */
 #define REPLAY_SETS (1u << REPLAY_SET_BITS)
 #define REPLAY_WAYS 4
 
 struct replay {
-	uintptr_t fp, lo, hi;	/* the start (fp hidden: walk_log_hide) and window of the logged walk */
+	uintptr_t fp, hi;	/* the start's fp (hidden: walk_log_hide), the window's top (its
+				 * bottom is the start's sp, the slot's key) */
 	uint64_t genmax;	/* unwind_gen | max << 32 */
 	unsigned nread, n;
 	bool fp_used;
@@ -181,7 +182,7 @@ static void replay_frames(const struct replay *e, uintptr_t *pcs)
 static inline bool replay_fits(const struct replay *e, const struct unwind_start *st,
 			       uint64_t genmax, const struct stack_win *w)
 {
-	return ((e->lo ^ w->lo) | (e->hi ^ w->hi) | (e->genmax ^ genmax) |
+	return ((e->hi ^ w->hi) | (e->genmax ^ genmax) |
 		(e->fp_used ? e->fp + st->fp : 0)) == 0;
 }
 
@@ -268,7 +269,6 @@ replay_miss(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 		set->pc[i] = st->pc;
 		set->sp[i] = st->sp;
 		e->fp = walk_log_hide(st->fp);
-		e->lo = w->lo;
 		e->hi = w->hi;
 		e->genmax = genmax;
 		e->nread = log.n;

@@ -207,15 +207,7 @@ static unsigned cfi_walk(uintptr_t *pcs, unsigned max, const struct unwind_start
 	struct slot *tab = cache;
 	unsigned n = 1;
 
-	*fallback = false;
-	if (r.sp < win.lo || r.sp >= win.hi)
-		return 1;	/* step() relies on sp >= win.lo */
-	/*
-	 * Nothing the walk may read lies below the start's sp: bound it there, not at our
-	 * own frame, so a replay (which checks from a shallower frame) re-reads only words
-	 * above its caller's sp, as the logged walk did.
-	 */
-	win.lo = r.sp;
+	*fallback = false;	/* r.sp == win.lo: step() relies on sp >= win.lo */
 	while (n < max) {
 		uint64_t rule = cache_get(tab, r.pc, key);
 

@@ -123,9 +123,11 @@ extern HP_STACK_TLS uintptr_t unwind_stack_hi;
 void unwind_stack_bounds(void) __attribute__((cold, visibility("hidden")));
 
 /*
- * The window for a walk from st. False when the hook's caller is not on this thread's
- * known stack (sigaltstack, coroutines): then record pcs[0] only. Inline: our own
- * frame is below every frame the walk reads, so it bounds the window below.
+ * The window for a walk from st: [st->sp, top of the thread's stack), the caller's
+ * frames and nothing below them, so that a walk and its replay (which checks from
+ * another depth of our own frames) may read the same words. False when the hook's
+ * caller is not on this thread's known stack (sigaltstack, coroutines): then record
+ * pcs[0] only. Inline: our own frame, below the caller's, must be on that stack too.
  */
 static inline __attribute__((always_inline)) bool
 unwind_stack_window(const struct unwind_start *st, struct stack_win *w)
@@ -137,7 +139,7 @@ unwind_stack_window(const struct unwind_start *st, struct stack_win *w)
 	hi = unwind_stack_hi;
 	if (cur < unwind_stack_lo || cur >= hi || st->sp < cur || st->sp >= hi - 16)
 		return false;
-	w->lo = cur;
+	w->lo = st->sp;
 	w->hi = hi;
 	return true;
 }
