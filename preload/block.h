@@ -57,7 +57,7 @@ static inline uint64_t block_tag(const void *user)
 	unsigned flags = (unsigned)(tag >> HP2_FLAGS_SHIFT) & HP2_FLAGS_MASK;
 	unsigned shift = (unsigned)(tag >> HP2_OFFSET_SHIFT) & HP2_OFFSET_MASK;
 
-	if ((tag >> 48) != HP2_MAGIC16 || shift > HP2_MAX_SHIFT || (flags & ~HP2_F_KNOWN))
+	if (!block_has_magic(user) || shift > HP2_MAX_SHIFT || (flags & ~HP2_F_KNOWN))
 		return 0;
 	if (flags & HP2_F_BIG) {
 		if (shift == 0)
