@@ -43,7 +43,7 @@ unsigned unwind_gen;
  * dependent look-ups per frame. A word that changed sends the capture to the walker.
  * Exact, not a guess: nothing is taken that the walk would not find.
  */
-#define REPLAY_SET_BITS 6	/* 64 sets of four slots: 288 KiB per thread, touched as used */
+#define REPLAY_SET_BITS 6	/* 64 sets of four slots: 284 KiB per thread, touched as used */
 #define REPLAY_SETS (1u << REPLAY_SET_BITS)
 #define REPLAY_WAYS 4
 
