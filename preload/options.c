@@ -1,9 +1,12 @@
 /*
  * The one table of heapprof.so's environment (see options.h). Runs before the real
- * allocator is known: getenv and write(2) only.
+ * allocator is known: getenv and write(2) only. A process with raised privileges
+ * (AT_SECURE: setuid, setgid, file capabilities) reads none of it.
  */
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
 
 #include "heapprof_format.h"
 #include "options.h"
@@ -38,15 +41,45 @@ static const struct option_def defs[] = {
 	NUM("HEAPPROF_AT_EXIT", at_exit, 0, 1, 0),
 	NUM("HEAPPROF_AT_CRASH", at_crash, 0, 1, 0),
 	NUM("HEAPPROF_PEAK", peak, 0, (uint64_t)1 << 62, 0),
+	NUM("HEAPPROF_WAIT_MS", wait_ms, 0, 86400000, 60000),
 };
+
+/*
+ * In a setuid, setgid or file-capability process the environment belongs to a user
+ * with fewer rights than the process: HEAPPROF_ALLOCATOR would load their code and
+ * the snapshot triggers would write the process's memory where they like. glibc
+ * ignores LD_PRELOAD paths there for the same reason, but /etc/ld.so.preload and a
+ * program linked with heapprof.so still load us: take the defaults, say so once.
+ */
+static bool env_is_foreign(void)
+{
+	extern char **environ;
+
+	if (!getauxval(AT_SECURE))
+		return false;
+	for (char **e = environ; e && *e; e++)
+		if (!strncmp(*e, "HEAPPROF_", 9)) {
+			hp_warn("running with raised privileges (AT_SECURE): every HEAPPROF_* "
+				"variable is ignored", NULL, NULL);
+			break;
+		}
+	return true;
+}
 
 void options_read(void)
 {
+	bool foreign = env_is_foreign();
+
 	for (size_t i = 0; i < sizeof(defs) / sizeof(defs[0]); i++) {
 		const struct option_def *d = &defs[i];
 		void *field = (char *)&hp_opt + d->field;
 
-		if (d->is_string) {
+		if (foreign) {
+			if (d->is_string)
+				*(const char **)field = NULL;
+			else
+				*(uint64_t *)field = d->def;
+		} else if (d->is_string) {
 			const char *s = getenv(d->name);
 
 			*(const char **)field = s && *s ? s : NULL;
