@@ -34,6 +34,7 @@ struct heapprof_api {
 	void (*thread_enable)(int on);
 	void (*region_begin)(const char *name);
 	void (*region_end)(void);
+	int (*snapshot_wait)(int timeout_ms);	/* since heapprof 0.2 */
 };
 
 extern const struct heapprof_api *heapprof_api_v1(void) __attribute__((weak));
@@ -62,19 +63,42 @@ static inline const struct heapprof_api *heapprof_api_(void)
  * Write a snapshot of the process: an ELF core holding the heap and heapprof's tables,
  * read by `heapprof-analyze PROGRAM SNAPSHOT` like a core from gcore. path: the file
  * to create (never overwritten), or NULL for the HEAPPROF_OUTPUT pattern (default
- * heapprof.%p.%n.snap: pid, then 1, 2, ...). The caller is paused for about one fork;
- * a child writes the file (under path ".part", renamed when complete) while the
- * program runs on, and says on stderr when it is written or why not. Returns 0 once
- * the child has its copy of the process, or an errno value: EEXIST (the file exists),
- * ENOENT, EACCES and the like (the file cannot be created), EAGAIN or ENOMEM (no
- * fork), EBUSY (called from a signal handler that interrupted a snapshot on this very
- * thread), ENOSYS (heapprof.so is not loaded).
+ * heapprof.%p.%n.snap: pid, then 1, 2, ..., passing over names already taken). The
+ * caller is paused for about one fork; a child writes the file (under path ".part",
+ * renamed when complete) while the program runs on, and says on stderr when it is
+ * written or why not. One child writes at a time: a call while an earlier snapshot is
+ * still being written first waits for it (HEAPPROF_WAIT_MS, default 60 s, at most).
+ *
+ * Returns 0 once the child has its copy of the process: the file is complete when
+ * heapprof_snapshot_wait() returns 0, and at the latest when the process has exited
+ * (exit waits for it, HEAPPROF_WAIT_MS at most). Otherwise an errno value: EEXIST
+ * (the file exists), ENOENT, EACCES and the like (the file cannot be created), EAGAIN
+ * or ENOMEM (no fork), EBUSY (an earlier snapshot still being written after
+ * HEAPPROF_WAIT_MS, or called from a signal handler that interrupted a snapshot on this
+ * very thread), ENOSYS (heapprof.so is not loaded).
  */
 static inline int heapprof_snapshot(const char *path)
 {
 	const struct heapprof_api *a = heapprof_api_();
 
 	return a ? a->snapshot(path) : ENOSYS;
+}
+
+/*
+ * Wait up to timeout_ms milliseconds (negative: as long as it takes) for the snapshot
+ * being written, if any. Returns 0 when the last snapshot's file is complete under
+ * its final name (or none was asked for), ETIMEDOUT when it is still being written,
+ * or the errno value its writing failed with (EIO: the writer died). ENOSYS without
+ * heapprof.so or with one older than this header. Safe in a signal handler.
+ */
+static inline int heapprof_snapshot_wait(int timeout_ms)
+{
+	const struct heapprof_api *a = heapprof_api_();
+
+	if (!a || a->size < __builtin_offsetof(struct heapprof_api, snapshot_wait) +
+				   sizeof(a->snapshot_wait))
+		return ENOSYS;
+	return a->snapshot_wait(timeout_ms);
 }
 
 /* Switch tagging off (0) or on (non-zero) for the whole process. While off, new blocks

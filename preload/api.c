@@ -13,7 +13,12 @@
 
 static int api_snapshot(const char *path)
 {
-	return snapshot_take(path, NULL, 0, false);
+	return snapshot_take(path, NULL, 0, SNAP_API);
+}
+
+static int api_snapshot_wait(int timeout_ms)
+{
+	return snapshot_wait(timeout_ms);
 }
 
 static void api_enable(int on)
@@ -43,6 +48,7 @@ static const struct heapprof_api api = {
 	.thread_enable = api_thread_enable,
 	.region_begin = api_region_begin,
 	.region_end = api_region_end,
+	.snapshot_wait = api_snapshot_wait,
 };
 
 __attribute__((visibility("default"))) const struct heapprof_api *heapprof_api_v1(void)

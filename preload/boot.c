@@ -19,6 +19,7 @@
 #include "heapprof_format.h"
 #include "events.h"
 #include "options.h"
+#include "snapshot.h"
 #include "table.h"
 #include "triggers.h"
 #include "unwind.h"
@@ -75,6 +76,7 @@ static void forget_tid(void)
 	table_after_fork();
 	hooks_after_fork();
 	events_after_fork();
+	snapshot_after_fork();
 }
 
 uint64_t boot_now_ns(void)
@@ -87,7 +89,7 @@ uint64_t boot_now_ns(void)
 }
 
 /* Allocators without memalign (rare) still give aligned blocks this way. */
-static void *(*real_posix_memalign_fn)(void **, size_t, size_t);
+static int (*real_posix_memalign_fn)(void **, size_t, size_t);
 
 static void *memalign_via_posix(size_t align, size_t size)
 {
@@ -107,7 +109,7 @@ static bool resolve_from(void *handle)
 	r.memalign = (void *(*)(size_t, size_t))dlsym(handle, "memalign");
 	r.usable_size = (size_t(*)(void *))dlsym(handle, "malloc_usable_size");
 	if (!r.memalign) {
-		real_posix_memalign_fn = (void *(*)(void **, size_t, size_t))dlsym(
+		real_posix_memalign_fn = (int (*)(void **, size_t, size_t))dlsym(
 			handle, "posix_memalign");
 		if (real_posix_memalign_fn)
 			r.memalign = memalign_via_posix;

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,9 +28,24 @@
 /* One snapshot at a time: the job and the intermediate child's stack are static. */
 static int busy;
 static HP_TLS bool taking;	/* this thread holds busy: a nested trigger gets EBUSY */
-static uint64_t seq;		/* %n: snapshots named so far */
+static uint64_t seq;		/* %n: the last number a snapshot's name took */
 static struct snap_job job;
 static _Alignas(64) unsigned char mid_stack[64 << 10];
+
+/*
+ * The asynchronous writer, as its parent sees it: a page shared with the writer (which
+ * has a memory of its own), where the writer says it is done and how it went. A
+ * writer that dies before saying so is found by its pid being gone. One writer at a
+ * time runs: S5 of the snapshot design, so a signal storm cannot start dozens.
+ */
+struct writer_state {
+	int pid;		/* the last asynchronous writer, 0 before the first */
+	uint32_t started;	/* generation of the last writer started */
+	uint32_t done;		/* = started once that writer has finished */
+	int err;		/* its result then: 0 or an errno value */
+};
+static struct writer_state *writer;	/* MAP_SHARED; NULL until the first writer */
+static int writer_pid;			/* set by mid_main, which shares our memory */
 
 /* ---- small async-signal-safe text ----------------------------------------------- */
 
@@ -152,25 +168,19 @@ static int expand(char *out, size_t size, const char *pattern, uint64_t n)
 	return 0;
 }
 
-/* final and final.part, the second created here (O_EXCL) so errors reach the caller. */
-static int open_files(struct snap_job *j, const char *path)
+static bool has_seq(const char *pattern)
 {
-	size_t len;
-	int err;
+	for (const char *p = pattern; *p; p++)
+		if (*p == '%' && *++p == 'n')
+			return true;
+	return false;
+}
 
-	if (path) {
-		len = strlen(path);
-		if (len + 1 > sizeof(j->final))
-			return ENAMETOOLONG;
-		memcpy(j->final, path, len + 1);
-	} else {
-		err = expand(j->final, sizeof(j->final),
-			     hp_opt.output ? hp_opt.output : DEFAULT_PATTERN,
-			     __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
-		if (err)
-			return err;
-		len = strlen(j->final);
-	}
+/* Create final.part (O_EXCL): errors reach the caller, and no file is overwritten. */
+static int open_tmp(struct snap_job *j)
+{
+	size_t len = strlen(j->final);
+
 	if (!len)
 		return ENOENT;
 	if (access(j->final, F_OK) == 0)
@@ -180,6 +190,35 @@ static int open_files(struct snap_job *j, const char *path)
 	/* 0600, as the kernel's cores: a snapshot holds all the program's data */
 	j->fd = open(j->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	return j->fd < 0 ? errno : 0;
+}
+
+/*
+ * final and final.part. With %n in the pattern a name already taken (by a program
+ * this process was before an exec, which started counting at 1 too, or by a writer
+ * still running) is passed over for the next number, so every request gets a file.
+ */
+static int open_files(struct snap_job *j, const char *path)
+{
+	const char *pattern = hp_opt.output ? hp_opt.output : DEFAULT_PATTERN;
+	size_t len;
+	int err;
+
+	if (path) {
+		len = strlen(path);
+		if (len + 1 > sizeof(j->final))
+			return ENAMETOOLONG;
+		memcpy(j->final, path, len + 1);
+		return open_tmp(j);
+	}
+	for (int tries = 0; tries < 100000; tries++) {
+		err = expand(j->final, sizeof(j->final), pattern,
+			     __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
+		if (!err)
+			err = open_tmp(j);
+		if (err != EEXIST || !has_seq(pattern))
+			return err;
+	}
+	return EEXIST;
 }
 
 /* ---- the fork -------------------------------------------------------------------- */
@@ -202,6 +241,10 @@ static void __attribute__((noreturn)) child_main(struct snap_job *j)
 	err = snap_core_write(j);
 	if (err)
 		unlink(j->tmp);
+	if (j->gen) {
+		writer->err = err;
+		__atomic_store_n(&writer->done, j->gen, __ATOMIC_RELEASE);
+	}
 	_exit(err);
 }
 
@@ -217,13 +260,14 @@ static int mid_main(void *arg)
 
 	if (pid == 0)
 		child_main(arg);
+	writer_pid = (int)pid;
 	_exit(pid < 0 ? errno : 0);
 }
 
 /* 0, or an errno value; *said when the writer has said why itself. */
 static int fork_writer(struct snap_job *j, bool wait, bool *said)
 {
-	int status = 0, pid;
+	int status = 0, pid, err;
 
 	*said = false;
 	if (wait) {
@@ -239,12 +283,104 @@ static int fork_writer(struct snap_job *j, bool wait, bool *said)
 		*said = WIFEXITED(status);
 		return WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
 	}
+	writer_pid = 0;
+	__atomic_store_n(&writer->pid, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&writer->started, j->gen, __ATOMIC_RELEASE);
 	pid = clone(mid_main, mid_stack + sizeof(mid_stack), CLONE_VM | CLONE_VFORK, j);
 	if (pid < 0)
-		return errno;
-	while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+		err = errno;
+	else {
+		while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR)
+			;
+		err = WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+	}
+	if (err || writer_pid <= 0) {
+		writer->err = err ? err : EIO;	/* no writer: nothing is in flight */
+		__atomic_store_n(&writer->done, j->gen, __ATOMIC_RELEASE);
+	} else {
+		__atomic_store_n(&writer->pid, writer_pid, __ATOMIC_RELAXED);
+	}
+	return err;
+}
+
+/* ---- the writer in flight -------------------------------------------------------- */
+
+static bool writer_running(void)
+{
+	uint32_t started;
+	int pid;
+
+	if (!writer)
+		return false;
+	started = __atomic_load_n(&writer->started, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&writer->done, __ATOMIC_ACQUIRE) == started)
+		return false;
+	pid = __atomic_load_n(&writer->pid, __ATOMIC_RELAXED);
+	if (pid == 0 || kill(pid, 0) == 0 || errno == EPERM)
+		return true;	/* 0: being forked this very moment */
+	/* gone without a word (killed, say), unless its word came in just now */
+	if (__atomic_load_n(&writer->done, __ATOMIC_ACQUIRE) != started) {
+		writer->err = EIO;
+		__atomic_store_n(&writer->done, started, __ATOMIC_RELEASE);
+	}
+	return false;
+}
+
+int snapshot_wait(long timeout_ms)
+{
+	uint64_t until = snap_clock_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000000u;
+	struct timespec nap = { 0, 1000000 };
+	int saved = errno, err;
+
+	while (writer_running()) {
+		if (timeout_ms >= 0 && snap_clock_ns() >= until) {
+			errno = saved;
+			return ETIMEDOUT;
+		}
+		nanosleep(&nap, NULL);
+		if (nap.tv_nsec < 32000000)
+			nap.tv_nsec *= 2;	/* 1 ms, 2, 4, ... 64: quick for a small file */
+	}
+	err = writer ? writer->err : 0;
+	errno = saved;
+	return err;
+}
+
+/* The page the writers report on, mapped by the first asynchronous snapshot. */
+static bool writer_page(void)
+{
+	void *p;
+
+	if (writer)
+		return true;
+	p = mmap(NULL, sizeof(*writer), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return false;
+	writer = p;
+	return true;
+}
+
+void snapshot_after_fork(void)
+{
+	/* The parent's writer is not ours, and a thread that held busy is gone */
+	__atomic_store_n(&busy, 0, __ATOMIC_RELAXED);
+	taking = false;
+	if (writer) {
+		void *p = mmap(writer, sizeof(*writer), PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+
+		writer = p == MAP_FAILED ? NULL : p;	/* zeroed: nothing in flight */
+	}
+}
+
+static void say_refused(void)
+{
+	struct snap_line l = { .n = 0 };
+
+	snap_line_add(&l, "snapshot refused: '");
+	snap_line_add(&l, job.final);
+	snap_line_add(&l, "' is still being written (one writer at a time)");
+	snap_line_say(&l);
 }
 
 /* Registers of the caller's caller; apart, since getcontext returns twice. */
@@ -253,17 +389,44 @@ static __attribute__((noinline)) const ucontext_t *here(ucontext_t *uc)
 	return getcontext(uc) == 0 ? uc : NULL;
 }
 
-int snapshot_take(const char *path, const ucontext_t *uc, int sig, bool wait)
+/* Take busy with no writer in flight, as why wants it; 0 or EBUSY. */
+static int lock_for(enum snap_why why)
 {
+	for (;;) {
+		if (why == SNAP_API || why == SNAP_EXIT) {
+			if (snapshot_wait((long)hp_opt.wait_ms) == ETIMEDOUT)
+				return EBUSY;
+		}
+		while (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
+			sched_yield();	/* another thread's snapshot: a fork's time */
+		if (why == SNAP_CRASH || !writer_running())
+			return 0;
+		if (why == SNAP_SIGNAL)
+			say_refused();
+		if (why == SNAP_SIGNAL || why == SNAP_PEAK) {
+			__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+			return EBUSY;
+		}
+		/* another thread started one since we waited: wait for that one too */
+		__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+	}
+}
+
+int snapshot_take(const char *path, const ucontext_t *uc, int sig, enum snap_why why)
+{
+	bool wait = why == SNAP_EXIT || why == SNAP_CRASH, said = false;
 	int saved = errno, err;
-	bool said = false;
 	ucontext_t mine;
 
 	if (taking)
 		return EBUSY;
 	taking = true;
-	while (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
-		sched_yield();	/* another thread's snapshot: a fork's time */
+	err = lock_for(why);
+	if (err) {
+		taking = false;
+		errno = saved;
+		return err;
+	}
 	if (!uc)
 		uc = here(&mine);
 	job.full = hp_opt.snapshot && !strcmp(hp_opt.snapshot, "full");
@@ -271,6 +434,13 @@ int snapshot_take(const char *path, const ucontext_t *uc, int sig, bool wait)
 	job.cursig = sig;
 	job.fd = -1;
 	job.final[0] = 0;
+	job.gen = 0;
+	if (!wait) {
+		if (!writer_page())
+			wait = true;	/* no page to hear from the writer: write it now */
+		else
+			job.gen = writer->started + 1 ? writer->started + 1 : 1;
+	}
 	err = open_files(&job, path);
 	if (!err) {
 		snap_core_prepare(&job, uc);

@@ -11,16 +11,36 @@
 
 #include "boot.h"
 
+/* Who asks for a snapshot: it decides what happens while another is being written. */
+enum snap_why {
+	SNAP_API,	/* heapprof_snapshot(): waits for a writer in flight, HEAPPROF_WAIT_MS */
+	SNAP_SIGNAL,	/* HEAPPROF_SIGNAL: refused while a writer runs, with one line */
+	SNAP_PEAK,	/* HEAPPROF_PEAK: refused while a writer runs, silently */
+	SNAP_EXIT,	/* at exit: waits for a writer in flight, then writes its own */
+	SNAP_CRASH,	/* a crash signal: written at once, whatever else runs */
+};
+
 /*
  * Write one snapshot to path (NULL: the HEAPPROF_OUTPUT pattern). uc holds the calling
  * thread's registers (a signal handler's context), or NULL to take them here; sig is
- * the signal that asked for it (NT_PRSTATUS's pr_cursig), 0 if none. With
- * wait, the call returns once the file is written (at exit, at a crash); otherwise
- * once a child holds a copy of the process and writes it while the caller runs on.
- * Returns 0, or an errno value: EEXIST (the name is taken), EBUSY (this thread is
- * already taking one), or what open, fork or the child's writing said. One line on
- * stderr per snapshot or per failure.
+ * the signal that asked for it (NT_PRSTATUS's pr_cursig), 0 if none. SNAP_EXIT and
+ * SNAP_CRASH return once the file is written; the others once a child holds a copy of
+ * the process and writes it while the caller runs on. At most one such writer runs at
+ * a time (see enum snap_why). Returns 0, or an errno value: EEXIST (the name is
+ * taken), EBUSY (this thread is already taking one, or a writer is still running),
+ * or what open, fork or the child's writing said. One line on stderr per snapshot
+ * or per failure.
  */
-HP_HIDDEN int snapshot_take(const char *path, const ucontext_t *uc, int sig, bool wait);
+HP_HIDDEN int snapshot_take(const char *path, const ucontext_t *uc, int sig, enum snap_why why);
+
+/*
+ * Wait up to timeout_ms (negative: no limit) until no asynchronous writer of this
+ * process is running. 0 when the last one wrote its file (or there was none), its
+ * errno value when it failed (EIO: it died), ETIMEDOUT when it still runs.
+ */
+HP_HIDDEN int snapshot_wait(long timeout_ms);
+
+/* In the child of fork(): no snapshot is being taken or written there. */
+HP_HIDDEN void snapshot_after_fork(void);
 
 #endif

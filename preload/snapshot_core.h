@@ -22,6 +22,7 @@ struct snap_job {
 	pid_t pid, tid, ppid, pgrp, sid;
 	elf_gregset_t regs;	/* the calling thread's, in the kernel's core layout */
 	uint64_t t0_ns;		/* CLOCK_MONOTONIC when it was asked for */
+	uint32_t gen;		/* asynchronous: the writer's generation; 0: waited for */
 };
 
 /* In the parent, before the fork: ids and registers (uc may be NULL: none). */

@@ -4,6 +4,7 @@
  * (heapprof does not wrap sigaction), as README says.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +78,7 @@ static void handle(int sig, void (*fn)(int, siginfo_t *, void *), struct sigacti
 static void on_snapshot_signal(int sig, siginfo_t *si, void *uc)
 {
 	(void)si;
-	snapshot_take(NULL, uc, sig, false);
+	snapshot_take(NULL, uc, sig, SNAP_SIGNAL);
 }
 
 static int tagging = 1;
@@ -94,11 +95,20 @@ static void on_toggle_signal(int sig, siginfo_t *si, void *uc)
 	triggers_enable(!__atomic_load_n(&tagging, __ATOMIC_RELAXED));
 }
 
-/* ---- HEAPPROF_AT_EXIT ------------------------------------------------------------- */
+/* ---- exit and HEAPPROF_AT_EXIT ---------------------------------------------------- */
 
+/*
+ * A snapshot asked for just before exit is written by a child that outlives the
+ * process: wait for it (HEAPPROF_WAIT_MS at most), so that the file is there, complete,
+ * once the program is gone. Then HEAPPROF_AT_EXIT's own.
+ */
 static void at_exit(void)
 {
-	snapshot_take(NULL, NULL, 0, true);
+	if (snapshot_wait((long)hp_opt.wait_ms) == ETIMEDOUT)
+		hp_warn("exit waited HEAPPROF_WAIT_MS for a snapshot still being written; "
+			"it goes on under its .part name", NULL, NULL);
+	if (hp_opt.at_exit)
+		snapshot_take(NULL, NULL, 0, SNAP_EXIT);
 }
 
 /* ---- HEAPPROF_AT_CRASH ------------------------------------------------------------ */
@@ -116,7 +126,7 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
 	for (size_t i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)
 		if (crash_sigs[i] == sig)
 			sigaction(sig, &crash_old[i], NULL);
-	snapshot_take(NULL, uc, sig, true);
+	snapshot_take(NULL, uc, sig, SNAP_CRASH);
 	if (si->si_code <= 0)
 		syscall(SYS_tgkill, getpid(), syscall(SYS_gettid), sig);
 }
@@ -158,12 +168,33 @@ void peak_check(uint64_t bytes)
 	    !__atomic_compare_exchange_n(&peak_next, &want, (uint64_t)live + hp_opt.peak, false,
 					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
-	snapshot_take(NULL, NULL, 0, false);
+	/* a writer still running: this peak is taken by the next look after it ends */
+	if (snapshot_take(NULL, NULL, 0, SNAP_PEAK) == EBUSY)
+		__atomic_store_n(&peak_next, want, __ATOMIC_RELAXED);
+}
+
+/* ---- checks of the options --------------------------------------------------------- */
+
+/* An unknown %x in HEAPPROF_OUTPUT stays as written, said once. */
+static void check_output(const char *pattern)
+{
+	for (const char *p = pattern; p && *p; p++) {
+		if (*p != '%')
+			continue;
+		if (!*++p)
+			break;
+		if (!strchr("pnt%", *p)) {
+			char what[3] = { '%', *p, 0 };
+
+			hp_warn("HEAPPROF_OUTPUT: ", what, " is not %p, %n, %t or %%; kept as written");
+			return;
+		}
+	}
 }
 
 void triggers_init(void)
 {
-	int sig;
+	int sig = 0, tsig;
 
 	if (hp_opt.start && strcmp(hp_opt.start, "on")) {
 		if (!strcmp(hp_opt.start, "off"))
@@ -174,13 +205,19 @@ void triggers_init(void)
 	if (hp_opt.snapshot && strcmp(hp_opt.snapshot, "compact") && strcmp(hp_opt.snapshot, "full"))
 		hp_warn("HEAPPROF_SNAPSHOT=", hp_opt.snapshot,
 			" is neither compact nor full; using compact");
+	check_output(hp_opt.output);
 	if (hp_opt.signal && (sig = parse_signal("HEAPPROF_SIGNAL", hp_opt.signal)))
 		handle(sig, on_snapshot_signal, NULL);
-	if (hp_opt.toggle_signal && (sig = parse_signal("HEAPPROF_TOGGLE_SIGNAL", hp_opt.toggle_signal)))
-		handle(sig, on_toggle_signal, NULL);
+	if (hp_opt.toggle_signal && (tsig = parse_signal("HEAPPROF_TOGGLE_SIGNAL", hp_opt.toggle_signal))) {
+		if (tsig == sig)
+			hp_warn("HEAPPROF_TOGGLE_SIGNAL=", hp_opt.toggle_signal,
+				" is HEAPPROF_SIGNAL's signal too; it takes snapshots and does "
+				"not toggle");
+		else
+			handle(tsig, on_toggle_signal, NULL);
+	}
 	peak_next = hp_opt.peak;
-	if (hp_opt.at_exit)
-		atexit(at_exit);	/* before the program's: run after all of theirs */
+	atexit(at_exit);	/* before the program's: runs after all of theirs */
 	if (hp_opt.at_crash) {
 		crash_stack();
 		for (size_t i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)
