@@ -9,7 +9,8 @@ TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(
 	$(P)/stacktab $(P)/counts $(P)/cxx $(P)/forker $(P)/dlfork $(P)/realloc_check $(P)/libc_semantics \
 	$(P)/libstrict_aligned.so $(P)/mangle $(P)/demo $(P)/leaky \
 	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so \
-	$(P)/snapapi $(P)/snapapi-cxx $(P)/libplugin.so $(P)/plugin_host $(P)/nolive
+	$(P)/snapapi $(P)/snapapi-cxx $(P)/libplugin.so $(P)/plugin_host $(P)/nolive \
+	$(P)/snaplife $(P)/snaplife-linked
 
 check-build: $(TEST_PROGS)
 
@@ -44,7 +45,7 @@ $(P)/sites-stripped: $(P)/sites
 		objcopy --strip-all $< $@
 
 # Programs built from one C file with nothing special.
-PLAIN_PROGS := $(addprefix $(P)/,stress thread_churn forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky nolive)
+PLAIN_PROGS := $(addprefix $(P)/,stress thread_churn forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky nolive snaplife)
 $(PLAIN_PROGS): $(P)/%: test/progs/%.c include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
@@ -83,3 +84,10 @@ $(P)/snapapi: test/progs/snapapi.c include/heapprof.h
 $(P)/snapapi-cxx: test/progs/snapapi.c include/heapprof.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CXX,$@)$(CXX) -x c++ -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread -o $@ $<
+
+# Linked with heapprof.so (absolute run path, as a setuid program needs) instead of
+# preloaded: how heapprof reaches a process with raised privileges (t6003).
+$(P)/snaplife-linked: test/progs/snaplife.c $(B)/heapprof.so
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $< $(abspath $(B)/heapprof.so) \
+		-Wl,-rpath,$(abspath $(B))

@@ -1,0 +1,112 @@
+#!/bin/sh
+# The life of a snapshot written by heapprof.so: one writer at a time, complete when
+# the program is gone or heapprof_snapshot_wait() says so, forks that snapshot while
+# another thread does, names unique across exec, the checks of the trigger variables,
+# and a process with raised privileges that ignores them all.
+. "$(dirname "$0")/lib.sh"
+
+# wait_gone PID: until the process is gone, 30 s at most
+wait_gone()
+{
+	i=0
+	while kill -0 "$1" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || { echo "process $1 still there after 30 s" >&2; return 1; }
+		sleep 0.1
+	done
+}
+
+test_case 'a snapshot asked for just before exit is complete once the process is gone' '
+	LD_PRELOAD=$PRELOAD $PROGS/snaplife exit $PWD/last.snap 64 >out 2>err &&
+	grep -q "^snapshot 0$" out &&
+	test -f last.snap && ! test -e last.snap.part &&
+	heapprof-analyze -f collapsed $PROGS/snaplife last.snap >c.txt &&
+	grep -q ";site_bulk 67108864$" c.txt
+'
+
+test_case 'heapprof_snapshot_wait: 0 once the file is complete under its name' '
+	LD_PRELOAD=$PRELOAD $PROGS/snaplife wait $PWD/w.snap 64 >out 2>err &&
+	printf "snapshot 0\nwait 0\ncomplete\n" >want && expect_same want out
+'
+
+test_case 'heapprof_snapshot_wait without heapprof.so: ENOSYS, the program runs' '
+	$PROGS/snaplife wait $PWD/none.snap 1 >out &&
+	grep -q "^wait Function not implemented$" out && ! test -e none.snap
+'
+
+test_case 'HEAPPROF_WAIT_MS=0: exit does not wait, and says so' '
+	HEAPPROF_WAIT_MS=0 LD_PRELOAD=$PRELOAD $PROGS/snaplife exit $PWD/nw.snap 256 >out 2>err &&
+	grep -q "^heapprof: exit waited HEAPPROF_WAIT_MS for a snapshot still being written" err
+'
+
+test_case 'children forked while another thread snapshots take their own and end (20 forks)' '
+	HEAPPROF_OUTPUT=$PWD/f.%p.%n.snap LD_PRELOAD=$PRELOAD timeout 300 \
+		$PROGS/snaplife forks 20 64 >out 2>err &&
+	grep -q "^hung 0$" out
+'
+
+test_case 'a signal while a writer runs is refused with one line, not a second writer' '
+	HEAPPROF_SIGNAL=USR2 HEAPPROF_OUTPUT=$PWD/s.%n.snap run_preloaded $PROGS/snaplife hold 256 &&
+	kill -USR2 $PROG_PID && sleep 0.05 && kill -USR2 $PROG_PID &&
+	i=0 && while ! test -f s.1.snap && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done &&
+	sleep 0.3 && kill $PROG_PID && wait_gone $PROG_PID &&
+	test -f s.1.snap && ! test -e s.2.snap && ! test -e s.2.snap.part &&
+	grep -q "^heapprof: snapshot refused: .*s.1.snap. is still being written (one writer at a time)$" prog.err
+'
+
+test_case '%n goes on across exec: each program of one pid gets its own file' '
+	HEAPPROF_OUTPUT=$PWD/e.%p.%n.snap LD_PRELOAD=$PRELOAD $PROGS/snaplife exec 2 >out 2>err &&
+	printf "snapshot 0\nsnapshot 0\nsnapshot 0\n" >want && expect_same want out &&
+	test "$(ls e.*.snap | wc -l)" = 3 && ! grep -q "exists" err
+'
+
+test_case 'HEAPPROF_SIGNAL and HEAPPROF_TOGGLE_SIGNAL alike: a warning, and snapshots' '
+	HEAPPROF_SIGNAL=USR2 HEAPPROF_TOGGLE_SIGNAL=SIGUSR2 HEAPPROF_OUTPUT=$PWD/t.snap \
+		run_preloaded $PROGS/snaplife hold 1 &&
+	grep -q "^heapprof: HEAPPROF_TOGGLE_SIGNAL=SIGUSR2 is HEAPPROF_SIGNAL.s signal too" prog.err &&
+	kill -USR2 $PROG_PID &&
+	i=0 && while ! test -f t.snap && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done &&
+	test -f t.snap
+'
+
+test_case 'an unknown %x in HEAPPROF_OUTPUT is said once and kept' '
+	HEAPPROF_OUTPUT=$PWD/u.%q.snap HEAPPROF_AT_EXIT=1 LD_PRELOAD=$PRELOAD \
+		$PROGS/snaplife quit 1 2>err &&
+	grep -q "^heapprof: HEAPPROF_OUTPUT: %q is not %p, %n, %t or %%; kept as written$" err &&
+	test -f u.%q.snap
+'
+
+# A setuid program that heapprof.so is loaded into (here linked with it; in life
+# /etc/ld.so.preload) runs with the environment of a user with fewer rights.
+secure_case()
+{
+	if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
+		skip_case "$1" "needs root and setpriv"
+		return
+	fi
+	test_case "$@"
+}
+
+if [ "$(id -u)" = 0 ]; then
+	SUID=$(mktemp -d /tmp/heapprof-suid.XXXXXX) && chmod 755 "$SUID" &&
+	mkdir -m 777 "$SUID/out" && cp $PROGS/snaplife-linked "$SUID/plain" &&
+	cp $PROGS/snaplife-linked "$SUID/suid" && chmod 4755 "$SUID/suid"
+	# a would-be allocator that says it was loaded
+	printf '__attribute__((constructor)) static void f(void) { *(volatile int *)0 = 0; }\n' |
+		cc -x c -shared -fPIC -o "$SUID/evil.so" - && chmod 755 "$SUID/evil.so"
+	trap 'rm -rf "$SUID"; cleanup_all' EXIT
+fi
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups -- "$@"; }
+
+secure_case 'unprivileged (the control): the variables act, the file is written' '
+	cd "$SUID/out" && HEAPPROF_AT_EXIT=1 HEAPPROF_OUTPUT=$SUID/out/plain.snap \
+		as_nobody "$SUID/plain" quit 1 2>err &&
+	test -f plain.snap
+'
+
+secure_case 'setuid (AT_SECURE): HEAPPROF_* ignored with one line, no file, no code loaded' '
+	cd "$SUID/out" && HEAPPROF_AT_EXIT=1 HEAPPROF_OUTPUT=$SUID/out/suid.snap \
+		HEAPPROF_ALLOCATOR=$SUID/evil.so as_nobody "$SUID/suid" quit 1 2>err &&
+	! test -e suid.snap && ! ls heapprof.*.snap 2>/dev/null &&
+	grep -q "^heapprof: running with raised privileges (AT_SECURE): every HEAPPROF_\* variable is ignored$" err
+'
