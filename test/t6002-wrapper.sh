@@ -1,0 +1,221 @@
+#!/bin/sh
+# The heapprof wrapper run by root against another user's process: it touches that
+# user's snapshot only as that user, takes exactly the name heapprof.so gives (no glob,
+# no link, no .part), writes 0600 and never through or over a file, and reads the
+# environment as getenv does; `run` checks PROGRAM first; heapprof(1) matches the script.
+. "$(dirname "$0")/lib.sh"
+
+WRAP=$SRC_DIR/scripts/heapprof
+export HEAPPROF_SO=$PRELOAD HEAPPROF_ANALYZE=$ANALYZE
+# what the wrapper writes is 0600 by its own doing, not by the caller's umask
+umask 022
+
+snap_case() { test_case "$@"; end_started; }
+started() { echo "$1" >>"$SCRATCH/pids"; }
+end_started()
+{
+	[ -f "$SCRATCH/pids" ] || return 0
+	for p in $(cat "$SCRATCH/pids"); do pkill -9 -P "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
+	rm -f "$SCRATCH/pids"
+	sleep 0.2
+}
+
+snap_case 'run: a PROGRAM that cannot run fails as exec would, before a word about a process' '
+	mkdir run && cd run && : >noexec && mkdir adir &&
+	{ "$WRAP" run ./nosuchprog 2>e1; test $? = 127; } &&
+	{ "$WRAP" run nosuchprog-in-path 2>e2; test $? = 127; } &&
+	{ "$WRAP" run ./noexec 2>e3; test $? = 126; } &&
+	{ "$WRAP" run ./adir 2>e4; test $? = 126; } &&
+	cat e1 e2 e3 e4 && ! grep -q "runs" e1 e2 e3 e4 &&
+	grep -q "^heapprof: run: .\./nosuchprog. not found" e1 &&
+	grep -q "^heapprof: run: .nosuchprog-in-path. not found (in PATH)" e2 &&
+	grep -q "^heapprof: run: .\./noexec. is not executable" e3 &&
+	{ "$WRAP" run sh -c "exit 3" 2>ok.err; test $? = 3; } && grep -q "runs sh;" ok.err &&
+	PATH=$PWD/adir:$PATH && cp /bin/true adir/mytrue && "$WRAP" run --no-signal mytrue
+'
+
+if command -v groff >/dev/null; then
+	snap_case 'heapprof(1) names every option and variable of the script, .part and 0600' '
+		"$WRAP" --help | grep -o -- "--[a-z-]*" | sort -u >opts &&
+		printf "%s\n" HEAPPROF_SIGNAL HEAPPROF_OUTPUT PYTHONMALLOC HEAPPROF_SO HEAPPROF_ANALYZE >>opts &&
+		groff -man -Tascii -P-cbou "$SRC_DIR/doc/heapprof.1" 2>/dev/null >page &&
+		while read o; do grep -q -- "$o" page || { echo "missing $o"; exit 1; }; done <opts &&
+		grep -q "0600" page && grep -q "\.part" page
+	'
+else
+	skip_case 'heapprof(1) names every option and variable' 'groff is not installed'
+fi
+
+if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null || ! command -v setpriv >/dev/null; then
+	skip_case 'root against another user'\''s process' 'needs root, useradd and setpriv'
+	exit 0
+fi
+
+# A throw-away user, removed on the way out (after its processes)
+U=hpt$$
+i=0
+until useradd -M -U -s /bin/false "$U" 2>useradd.err; do
+	# another run holding /etc/passwd's lock
+	i=$((i + 1))
+	[ $i -lt 20 ] || { cat useradd.err; echo "# skipped: useradd failed"; exit 77; }
+	sleep 0.5
+done
+del_user() { userdel "$U" 2>/dev/null; getent group "$U" >/dev/null && groupdel "$U"; true; }
+trap 'end_started; del_user; cleanup_all' EXIT
+chmod 755 "$SCRATCH"
+as_user() { setpriv --reuid="$U" --regid="$U" --clear-groups "$@"; }
+
+# tree DIR: DIR/u the user's (real/ with snap.x, link -> real), DIR/secret root's (0700,
+# snap.1 0600), DIR/root root's working directory (rootfile 0600)
+tree()
+{
+	mkdir -m 755 "$1" && mkdir -m 700 "$1/u" "$1/u/real" "$1/secret" "$1/root" &&
+	ln -s real "$1/u/link" && : >"$1/u/real/snap.x" && chown -hR "$U:$U" "$1/u" &&
+	(umask 077 && echo "root secret" >"$1/secret/snap.1" && echo "root file" >"$1/root/rootfile")
+}
+
+# intact DIR: root's files in DIR as they were
+intact()
+{
+	test "$(cat "$1/secret/snap.1")" = "root secret" &&
+	test "$(stat -c %U:%a "$1/secret/snap.1")" = root:600 &&
+	test "$(cat "$1/root/rootfile")" = "root file"
+}
+
+# start_user DIR CMD...: CMD as the user in DIR under heapprof.so with HEAPPROF_SIGNAL=USR2
+# and HEAPPROF_OUTPUT=DIR/link/snap.%n (and $ENV), until it says ready; its pid in $pid
+start_user()
+{
+	d=$1
+	shift
+	(cd "$d" && exec setpriv --reuid="$U" --regid="$U" --clear-groups env -i PATH="$PATH" \
+		LD_PRELOAD="$PRELOAD" HEAPPROF_SIGNAL=USR2 HEAPPROF_OUTPUT="$PWD/link/snap.%n" \
+		${ENV:-} "$@" >"$SCRATCH/$$.out" 2>"$SCRATCH/$$.err") &
+	pid=$!
+	started $pid
+	i=0
+	while ! grep -q "^ready$" "$SCRATCH/$$.out" 2>/dev/null; do
+		kill -0 $pid 2>/dev/null || { cat "$SCRATCH/$$.err" >&2; return 1; }
+		i=$((i + 1))
+		[ $i -lt 100 ] || { echo "never ready" >&2; return 1; }
+		sleep 0.1
+	done
+}
+
+# A stand-in for heapprof.so's writer with an attacker's timing: on SIGUSR2 it does
+# ATTACK, then writes real/snap.1.part and renames it real/snap.1 ("user snapshot").
+cat >fake.sh <<'EOF'
+attack=$1
+snap()
+{
+	case $attack in
+	repoint)	# the directory of HEAPPROF_OUTPUT, re-pointed at root's for 2 s
+		ln -s ../secret link.new && mv -T link.new link && sleep 2 &&
+		ln -s real link.new && mv -T link.new link ;;
+	glob) : >"real/snap.x *" && sleep 2 ;;
+	symlink) ln -s ../../secret/snap.1 real/snap.1; return ;;
+	esac
+	printf "user " >real/snap.1.part
+	[ $attack != part ] || sleep 2
+	printf "snapshot\n" >>real/snap.1.part && mv real/snap.1.part real/snap.1
+}
+trap snap USR2
+echo ready
+while :; do sleep 0.1; done
+EOF
+chmod 644 fake.sh
+
+snap_case 'snapshot: HEAPPROF_OUTPUT through a link re-pointed at root'\''s directory moves nothing of root'\''s' '
+	tree t1 && start_user t1/u sh "$SCRATCH/fake.sh" repoint &&
+	(cd t1/root && "$WRAP" snapshot $pid out.snap) &&
+	intact t1 && test "$(cat t1/root/out.snap)" = "user snapshot" &&
+	test "$(stat -c %U:%a t1/root/out.snap)" = root:600 && ! test -e t1/u/real/snap.1
+'
+
+snap_case 'snapshot FILE.gz: the same race neither deletes nor discloses root'\''s file; FILE.gz is 0600' '
+	tree t2 && start_user t2/u sh "$SCRATCH/fake.sh" repoint &&
+	(cd t2/root && "$WRAP" snapshot $pid out.snap.gz) &&
+	intact t2 && test "$(zcat t2/root/out.snap.gz)" = "user snapshot" &&
+	test "$(stat -c %U:%a t2/root/out.snap.gz)" = root:600
+'
+
+snap_case 'report: the same race does not delete root'\''s file' '
+	tree t3 && start_user t3/u sh "$SCRATCH/fake.sh" repoint &&
+	{ (cd t3/root && "$WRAP" report $pid) >rep.out 2>rep.err; true; } && cat rep.err &&
+	intact t3 && ! test -e t3/u/real/snap.1
+'
+
+snap_case 'a snapshot name that is a link to root'\''s file is refused, nothing written or removed' '
+	tree t4 && start_user t4/u sh "$SCRATCH/fake.sh" symlink &&
+	{ (cd t4/root && "$WRAP" snapshot $pid out.snap.gz) 2>link.err; rc=$?; } && cat link.err &&
+	test $rc = 2 && intact t4 && ! test -e t4/root/out.snap.gz && test -L t4/u/real/snap.1 &&
+	grep -q "not taking .*snap.1: not a regular file" link.err
+'
+
+snap_case 'a name "snap.x *" is matched whole: no glob in root'\''s working directory' '
+	tree t5 && start_user t5/u sh "$SCRATCH/fake.sh" glob &&
+	(cd t5/root && "$WRAP" snapshot $pid out.snap.gz) &&
+	intact t5 && test "$(zcat t5/root/out.snap.gz)" = "user snapshot" &&
+	test -e "t5/u/real/snap.x *"
+'
+
+snap_case 'snap.1.part, still being written, is never taken: the wrapper waits for snap.1' '
+	tree t6 && start_user t6/u sh "$SCRATCH/fake.sh" part &&
+	(cd t6/root && "$WRAP" snapshot $pid out.snap) 2>part.err && cat part.err &&
+	test "$(cat t6/root/out.snap)" = "user snapshot" && ! test -e t6/u/real/snap.1.part &&
+	! grep -q "cannot move\|failed" "$SCRATCH/$$.err"
+'
+
+snap_case 'a real snapshot of the user'\''s program: FILE, FILE.gz, report --keep all 0600 root'\''s' '
+	tree t7 && cd t7 && start_user u $PROGS/sites small=3x1000 &&
+	(cd root && "$WRAP" snapshot $pid a.snap && "$WRAP" snapshot $pid a.snap.gz &&
+		"$WRAP" report --keep $pid -f collapsed >r.txt 2>r.err) &&
+	kept=$(sed -n "s/.*keeping the snapshot: //p" root/r.err) &&
+	for f in root/a.snap root/a.snap.gz "$kept"; do
+		test "$(stat -c %U:%a "$f")" = root:600 || { ls -l "$f"; exit 1; }
+		heapprof-analyze -f collapsed $PROGS/sites "$f" >c.txt && expect_bytes site_small 3000 c.txt || exit 1
+	done && expect_bytes site_small 3000 root/r.txt && rm -rf "$(dirname "$kept")" &&
+	test "$(ls u/real)" = snap.x
+'
+
+if command -v gcore >/dev/null; then
+	snap_case 'the gcore fallback writes 0600 too' '
+		tree t8 && ENV=HEAPPROF_SIGNAL= start_user t8/u $PROGS/sites small=2x1000 &&
+		(cd t8/root && "$WRAP" snapshot $pid g.snap.gz 2>g.err && "$WRAP" snapshot $pid g.snap 2>>g.err) &&
+		grep -q "using gcore" t8/root/g.err &&
+		test "$(stat -c %U:%a t8/root/g.snap.gz)" = root:600 &&
+		test "$(stat -c %U:%a t8/root/g.snap)" = root:600
+	'
+else
+	skip_case 'the gcore fallback writes 0600 too' 'gcore is not installed'
+fi
+
+snap_case 'FILE a dangling link: refused, nothing written through it' '
+	tree t9 && start_user t9/u $PROGS/sites small=1x100 &&
+	ln -s ../victim t9/root/out.snap.gz &&
+	{ (cd t9/root && "$WRAP" snapshot $pid out.snap.gz) 2>dl.err; rc=$?; } && cat dl.err &&
+	test $rc = 2 && ! test -e t9/victim && grep -q "exists" dl.err
+'
+
+if command -v cc >/dev/null; then
+	snap_case 'duplicate variables: the first HEAPPROF_SIGNAL and HEAPPROF_OUTPUT, as getenv' '
+		printf "%s\n" "#include <string.h>" "#include <unistd.h>" "#include <stdio.h>" \
+			"/* dupenv NAME=VALUE... -- PROGRAM ARGS: exactly this environment, duplicates kept */" \
+			"int main(int argc, char **argv) { char *env[64]; int n = 0, i = 1;" \
+			"	for (; i < argc && strcmp(argv[i], \"--\"); i++) if (n < 63) env[n++] = argv[i];" \
+			"	env[n] = 0; if (i + 1 >= argc) return 64;" \
+			"	execve(argv[i + 1], argv + i + 1, env); perror(argv[i + 1]); return 127; }" >dupenv.c &&
+		cc -O2 -Wall -Wextra dupenv.c -o dupenv &&
+		tree t10 && mkdir -m 700 t10/u/other && chown "$U:$U" t10/u/other &&
+		nl="
+" && start_user t10/u "$SCRATCH/dupenv" "FAKE=x${nl}HEAPPROF_SIGNAL=USR1" \
+			HEAPPROF_SIGNAL=USR2 HEAPPROF_SIGNAL=USR1 HEAPPROF_OUTPUT=$SCRATCH/t10/u/real/d.%n \
+			HEAPPROF_OUTPUT=$SCRATCH/t10/u/other/d.%n LD_PRELOAD=$PRELOAD -- $PROGS/sites small=2x1000 &&
+		tr "\0" "\n" </proc/$pid/environ | grep HEAPPROF_ &&
+		(cd t10/root && "$WRAP" snapshot $pid d.snap) &&
+		heapprof-analyze -f collapsed $PROGS/sites t10/root/d.snap >d.txt &&
+		expect_bytes site_small 2000 d.txt && ! ls t10/u/other/* 2>/dev/null
+	'
+else
+	skip_case 'duplicate variables: the first, as getenv' 'cc is not installed'
+fi
