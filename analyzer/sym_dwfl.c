@@ -26,8 +26,6 @@
 #include "sym_dwfl.h"
 #include "util.h"
 
-/* elfutils' own default: the file's directory, its .debug/, then /usr/lib/debug */
-#define SYM_DEFAULT_DEBUG_PATH ":.debug:/usr/lib/debug"
 #define SYM_DELETED " (deleted)"	/* the kernel's suffix for unlinked files in NT_FILE */
 #define SYM_MAX_LIBS 512		/* link_map entries we follow: a loop in a bad core ends */
 
@@ -214,52 +212,69 @@ char *sym_target_path(const struct sym *s, const char *name)
 	return p;
 }
 
+/* Warn that no file has mod's build-id, naming the first that had another. */
+static void warn_no_match(struct sym *s, Dwfl_Module *mod, const char *modname,
+			  const unsigned char *want, size_t n, const struct sym_mismatch *mm)
+{
+	char id[2 * SYM_MAX_BUILD_ID + 1];
+	Dwarf_Addr start = 0;
+
+	dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	sym_hex(id, sizeof(id), want, n);
+	sym_warn(s, "module '%s' at %#" PRIx64 " has build-id %s in the core, but '%s' has %s "
+		 "(rebuilt or replaced since?): not naming its frames (they show as module+offset); "
+		 "give the matching file as DIR/.build-id/%.2s/%s.debug with --debug-dir DIR",
+		 modname, (uint64_t)start, id, mm->path, mm->id, id, id + 2);
+}
+
 /*
- * find_elf for core modules. dwfl_build_id_find_elf opens PROGRAM for the executable
- * (dwfl_core_file_report was told of it unless it mismatches) and looks files up by
- * build-id. Failing that, we name the file by its path in the target, under the
- * sysroot if any, and return -1: libdwfl then opens it itself and, because the
- * build-id lookup marked the core's build-id authoritative, rejects a file whose
- * build-id differs instead of symbolizing with the wrong one.
+ * find_elf for core modules. dwfl_build_id_find_elf looks the module's build-id up
+ * under the debuginfo path (and asks debuginfod where one is configured). Failing that:
+ * PROGRAM for the executable, the file at the module's path in the target (under the
+ * sysroot if any), then a debug file with its build-id, which an unstripped old build
+ * is. Each is opened once and its build-id checked on that descriptor, which libdwfl
+ * then reads: a file libdwfl opened by name itself would be taken whatever its build-id
+ * (find_file trusts a file the callback names), and could be swapped for a FIFO after
+ * our check. With no matching file the module keeps no ELF: its frames show as
+ * module+offset rather than as the wrong functions of a rebuilt file.
  */
 static int sym_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			char **file_name, Elf **elfp)
 {
 	struct sym_mod *m = *userdata;
+	struct sym_mismatch mm = { 0 };
+	const unsigned char *want = NULL;
+	char what[PATH_MAX + 16], *path = NULL;
+	GElf_Addr vaddr;
 	struct sym *s;
-	char *path;
-	int fd = dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp);
+	int fd = dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp), n;
 
 	if (fd >= 0 || *elfp || !m)
 		return fd;
 	s = m->s;
-	if (m->is_program && s->prog.ok && !s->prog_mismatch) {
-		/* libdwfl did not take this module for the executable; we know better */
-		char *name = strdup(s->program), err[64];
-
-		fd = name ? image_open_regular(s->program, err, sizeof(err)) : -1;
-		if (fd >= 0) {
-			free(*file_name);
-			*file_name = name;
-			return fd;
-		}
-		free(name);
+	n = dwfl_module_build_id(mod, &want, &vaddr);
+	if (n < 0 || n > SYM_MAX_BUILD_ID)
+		n = 0;
+	snprintf(what, sizeof(what), "module '%s'", modname);
+	/* without build-ids, only the entry point check says whether PROGRAM fits */
+	if (m->is_program && s->prog.ok && (n || !s->prog_mismatch) &&
+	    (fd = sym_file_matching(s, s->program, what, want, (size_t)n, NULL)) >= 0)
+		path = strdup(s->program);
+	if (fd < 0 && (path = sym_target_path(s, modname)) &&
+	    (fd = sym_file_matching(s, path, what, want, (size_t)n, &mm)) < 0) {
+		free(path);
+		path = NULL;
 	}
-	path = sym_target_path(s, modname);
-	if (path) {
-		const char *kind;
-
-		free(*file_name);
-		*file_name = NULL;
-		if (sym_openable(path, &kind)) {
-			*file_name = path;
-		} else {
-			sym_warn(s, "not opening '%s' for module '%s': not a regular file (%s)",
-				 path, modname, kind);
-			free(path);
-		}
+	if (fd < 0 && n)
+		fd = sym_file_by_build_id(s, want, (size_t)n, &path);
+	free(*file_name);
+	*file_name = fd >= 0 ? path : NULL;
+	if (fd < 0 && mm.path) {
+		warn_no_match(s, mod, modname, want, (size_t)n, &mm);
+		m->warned = true;	/* no second warning from the lookup */
 	}
-	return -1;
+	free(mm.path);
+	return fd;
 }
 
 /*
@@ -458,7 +473,8 @@ static bool program_mismatch(struct sym *s, Dwfl_Module *main, uint64_t at_entry
 		sym_hex(a, sizeof(a), bits, (size_t)n);
 		sym_hex(b, sizeof(b), s->prog.build_id, s->prog.build_id_len);
 		sym_warn(s, "PROGRAM '%s' does not match the core (build-id %s in the core, %s in "
-			 "PROGRAM): using the files the core names instead", s->program, a, b);
+			 "PROGRAM): looking for the executable by its build-id and by the path "
+			 "the core names", s->program, a, b);
 		return true;
 	}
 	/* no build-ids to compare: a fixed-address executable must enter where the core did,

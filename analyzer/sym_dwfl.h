@@ -12,6 +12,10 @@
 
 #include "sym.h"
 
+/* elfutils' own default: the file's directory, its .debug/, then /usr/lib/debug */
+#define SYM_DEFAULT_DEBUG_PATH ":.debug:/usr/lib/debug"
+#define SYM_MAX_BUILD_ID 64	/* bytes; GNU ld makes 20 (sha1), 16 (md5) or a given --build-id */
+
 struct sym_mod {		/* ours, hung on each Dwfl_Module's userdata */
 	struct sym *s;
 	struct sym_mod *next;
@@ -80,6 +84,38 @@ const char *sym_name(struct sym *s, const char *name);
 char *sym_target_path(const struct sym *s, const char *name);
 /* n bytes at p as lowercase hex into out (outlen bytes, NUL-terminated) */
 void sym_hex(char *out, size_t outlen, const unsigned char *p, size_t n);
+/*
+ * Open path once, as an ELF file, through image_open_regular (sym_files.c), and read its
+ * build-id from that descriptor: the fd (the caller closes it or hands it to libdwfl),
+ * with the build-id in id (*idlen bytes, 0 if none); or -1. Unless what is NULL, a file
+ * that is there but unusable (a FIFO, not ELF) is warned about as "for WHAT"; a missing
+ * file never is.
+ */
+int sym_file_open(const struct sym *s, const char *path, const char *what,
+		  unsigned char *id, size_t idsize, int *idlen);
+/* path's build-id: its length (0 if none), or -1 if it cannot be read; silent. */
+int sym_file_build_id(const char *path, unsigned char *id, size_t idsize);
+
+struct sym_mismatch {		/* the first file found with the wrong build-id */
+	char *path;		/* malloc'd; NULL if none */
+	char id[2 * SYM_MAX_BUILD_ID + 8];	/* its build-id in hex, or "none" */
+};
+
+/*
+ * sym_file_open, kept only when the file's build-id is want (any file when wantlen is
+ * 0): the fd, or -1. A file with another build-id is noted in mm (if not NULL, and only
+ * the first).
+ */
+int sym_file_matching(const struct sym *s, const char *path, const char *what,
+		      const unsigned char *want, size_t wantlen, struct sym_mismatch *mm);
+/*
+ * A file with build-id id under the debuginfo path's absolute entries (each --debug-dir,
+ * SYSROOT/usr/lib/debug, /usr/lib/debug): DIR/.build-id/xx/rest.debug, the debug file,
+ * which an unstripped old build also is, then DIR/.build-id/xx/rest. Its fd, with its
+ * malloc'd name in *found; or -1.
+ */
+int sym_file_by_build_id(const struct sym *s, const unsigned char *id, size_t len, char **found);
+
 /* free the pc cache and the interned strings (sym_close) */
 void sym_lookup_free(struct sym *s);
 

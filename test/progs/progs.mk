@@ -9,7 +9,8 @@ TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(
 	$(P)/stacktab $(P)/counts $(P)/cxx $(P)/forker $(P)/dlfork $(P)/realloc_check $(P)/libc_semantics \
 	$(P)/libstrict_aligned.so $(P)/mangle $(P)/demo $(P)/leaky \
 	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so \
-	$(P)/snapapi $(P)/snapapi-cxx $(P)/libplugin.so $(P)/plugin_host $(P)/nolive
+	$(P)/snapapi $(P)/snapapi-cxx $(P)/libplugin.so $(P)/plugin_host $(P)/nolive \
+	$(P)/rebuild $(P)/rebuild-extra
 
 check-build: $(TEST_PROGS)
 
@@ -42,6 +43,13 @@ $(P)/sites-stripped: $(P)/sites
 		mkdir -p $(B)/debug/.build-id/$${id%$${id#??}} && \
 		objcopy --only-keep-debug $< $(B)/debug/.build-id/$${id%$${id#??}}/$${id#??}.debug && \
 		objcopy --strip-all $< $@
+
+# One program built twice, the second with a function more before big() (t3010);
+# -fno-toplevel-reorder keeps the functions in source order, so big() moves.
+$(P)/rebuild-extra: REBUILD := -DEXTRA
+$(P)/rebuild $(P)/rebuild-extra: test/progs/rebuild.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-toplevel-reorder $(REBUILD) -o $@ $<
 
 # Programs built from one C file with nothing special.
 PLAIN_PROGS := $(addprefix $(P)/,stress thread_churn forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky nolive)
