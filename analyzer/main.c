@@ -639,7 +639,7 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 	warn_release();
 	warn_missing(&s->img, s->source);
 	warn_rejected(&s->scan);
-	s->r.program = o->program;
+	s->r.program = sym_program(s->sym) ? sym_program(s->sym) : o->program;
 	s->r.source = s->source;
 	if (o->age || o->older_than_ms >= 0) {
 		ages_apply(&s->img, &s->scan, o->older_than_ms, &s->ages);

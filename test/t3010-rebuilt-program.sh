@@ -2,7 +2,8 @@
 # End to end: a core (gcore's, and heapprof's own snapshot) of a program that was then
 # rebuilt in place with its functions moved. The core's build-ids must win over the
 # files on disk: frames are never named from the rebuilt file; the old build found by
-# build-id under --debug-dir names them right.
+# build-id under --debug-dir names them right; the report's program line names the
+# file actually used.
 . "$(dirname "$0")/lib.sh"
 need_tool gcore
 
@@ -35,13 +36,28 @@ test_case 'rebuilt in place: no frame is named from the new build' '
 	grep -q "warning: module .*/prog. at 0x[0-9a-f]* has build-id $(build_id $PROGS/rebuild) in the core, but .*/prog. has $(build_id $PROGS/rebuild-extra)" wrong.err
 '
 
+test_case 'rebuilt in place: the program line names no rebuilt file' '
+	heapprof-analyze ./prog old.core >wrong.text 2>/dev/null &&
+	grep -q "^  program:    /.*/prog (no matching file)\$" wrong.text &&
+	heapprof-analyze -f json ./prog old.core 2>/dev/null | grep -q "\"program\": \"/.*/prog (no matching file)\""
+'
+
 test_case 'rebuilt in place: the old build under --debug-dir/.build-id names the frames' '
 	old_in dbg &&
 	heapprof-analyze -f collapsed --debug-dir dbg ./prog old.core >right.txt &&
 	expect_bytes big 300000 right.txt && expect_bytes small 1000 right.txt &&
 	grep -q ";main;big 300000\$" right.txt && ! grep -q extra right.txt &&
 	heapprof-analyze --debug-dir dbg ./prog old.core >right.text &&
-	grep -q "big  .*rebuild.c:31\$" right.text
+	grep -q "big  .*rebuild.c:31\$" right.text &&
+	grep -q "^  program:    .*/dbg/.build-id/../.*\\.debug\$" right.text
+'
+
+test_case 'a wrong PROGRAM: the program line names the file the core led to' '
+	cp $PROGS/rebuild prog &&
+	heapprof-analyze --top=1 $PROGS/rebuild-extra old.core >fallback.text 2>fallback.err &&
+	grep -q "does not match the core" fallback.err &&
+	grep -q "^  program:    $SCRATCH/prog\$" fallback.text &&
+	grep -q "big  .*rebuild.c:31\$" fallback.text
 '
 
 test_case 'a heapprof snapshot before a rebuild: the same' '
