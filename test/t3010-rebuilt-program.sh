@@ -2,8 +2,8 @@
 # End to end: a core (gcore's, and heapprof's own snapshot) of a program that was then
 # rebuilt in place with its functions moved. The core's build-ids must win over the
 # files on disk: frames are never named from the rebuilt file; the old build found by
-# build-id under --debug-dir names them right; the report's program line names the
-# file actually used.
+# build-id under --debug-dir names them right; --base-program names OLD's executable;
+# the report's program line names the file actually used.
 . "$(dirname "$0")/lib.sh"
 need_tool gcore
 
@@ -70,4 +70,18 @@ test_case 'a heapprof snapshot before a rebuild: the same' '
 	no_wrong_names snap-wrong.txt &&
 	heapprof-analyze -f collapsed --debug-dir dbg ./prog old.snap >snap-right.txt &&
 	grep -q ";main;big 300000\$" snap-right.txt && grep -q ";main;small 1000\$" snap-right.txt
+'
+
+test_case '--base-program: OLD symbolized with its own executable' '
+	mkdir old && cp $PROGS/rebuild old/prog &&
+	run_preloaded ./prog && take_core new.core &&
+	heapprof-analyze -f collapsed --base old.core --base-program old/prog ./prog new.core >diff.txt &&
+	grep -q ";main;extra 50\$" diff.txt && ! grep -q "big\|small\|prog+0x" diff.txt &&
+	heapprof-analyze -f collapsed --base old.core ./prog new.core >nodiff.txt 2>/dev/null &&
+	grep -q ";main;big 300000\$" nodiff.txt
+'
+
+test_case '--base-program without --base: a usage error' '
+	heapprof-analyze --base-program old/prog ./prog new.core >out 2>err; [ $? = 64 ] &&
+	grep -q "^heapprof-analyze: --base-program names the executable of --base" err
 '
