@@ -505,13 +505,16 @@ static int core_report(struct sym *s, Elf *core, const char *exe, uint64_t at_en
 /* Report PROGRAM alone at base; base is ignored for a fixed-address executable. */
 static bool report_program(struct sym *s, uint64_t base)
 {
+	unsigned char id[SYM_MAX_BUILD_ID];
 	Dwfl_Module *m;
+	int fd, n;
 
-	if (!s->prog.ok)
+	if (!s->prog.ok || (fd = sym_file_open(s, s->program, "PROGRAM", id, sizeof(id), &n)) < 0)
 		return false;
 	/* add_p_vaddr: base is the bias added to every p_vaddr, as --load-base means */
-	m = dwfl_report_elf(s->dwfl, s->program, s->program, -1, base, true);
+	m = dwfl_report_elf(s->dwfl, s->program, s->program, fd, base, true);
 	if (!m) {
+		close(fd);	/* libdwfl keeps the descriptor only on success */
 		sym_warn(s, "cannot use PROGRAM '%s': %s", s->program, dwfl_errmsg(-1));
 		return false;
 	}
@@ -613,31 +616,47 @@ static uint64_t r_debug_addr(const struct image *img, Dwfl_Module *exe)
 	return 0;
 }
 
+/* Whether the ELF file open on fd is for the core's machine and word size. */
+static bool fd_fits(int fd, const struct image *img)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	GElf_Ehdr eh;
+	bool ok = elf && gelf_getehdr(elf, &eh) && eh.e_machine == img->machine &&
+		  (eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8u : 4u) == img->wsize;
+
+	elf_end(elf);
+	return ok;
+}
+
 /*
  * The file of a library the core's link_map names: SYSROOT/name, else name itself
  * (where qemu-user's -L also falls back), if it is an ELF file for the core's machine.
+ * Its fd (opened once, see sym_file_open), with the path in *file (malloc'd); or -1.
  */
-static char *link_map_file(struct sym *s, const struct image *img, const char *name)
+static int link_map_file(struct sym *s, const struct image *img, const char *name, char **file)
 {
-	char *paths[2] = { sym_target_path(s, name), s->sysroot ? strdup(name) : NULL }, *r = NULL;
-	char err[256];
+	char *paths[2] = { sym_target_path(s, name), s->sysroot ? strdup(name) : NULL };
+	char what[PATH_MAX + 32];
+	unsigned char id[SYM_MAX_BUILD_ID];
+	int fd = -1, n;
 
+	snprintf(what, sizeof(what), "library '%s'", name);
+	*file = NULL;
 	for (int i = 0; i < 2; i++) {
-		unsigned wsize;
-		bool be, pie;
-		uint16_t machine;
-
-		if (!r && paths[i] && access(paths[i], R_OK) == 0 &&
-		    image_program_info(paths[i], &wsize, &be, &machine, &pie, err, sizeof(err)) == 0 &&
-		    machine == img->machine && wsize == img->wsize)
-			r = paths[i];
+		if (fd < 0 && paths[i] && (fd = sym_file_open(s, paths[i], what, id, sizeof(id), &n)) >= 0 &&
+		    !fd_fits(fd, img)) {
+			close(fd);
+			fd = -1;
+		}
+		if (fd >= 0 && !*file)
+			*file = paths[i];
 		else
 			free(paths[i]);
 	}
-	if (!r)
+	if (fd < 0)
 		sym_warn(s, "cannot find library '%s' of the core's link_map%s (its frames show as "
 			 "addresses)", name, s->sysroot ? " under the sysroot" : "; try --sysroot");
-	return r;
+	return fd;
 }
 
 typedef bool (*link_map_fn)(struct sym *s, const struct image *img, uint64_t l_addr,
@@ -683,17 +702,20 @@ static bool add_library(struct sym *s, const struct image *img, uint64_t l_addr,
 {
 	unsigned *added = arg;
 	char *file;
+	int fd;
 
 	if (dwfl_addrmodule(s->dwfl, l_ld))
 		return true;	/* known already */
-	file = link_map_file(s, img, name);
-	if (!file)
+	fd = link_map_file(s, img, name, &file);
+	if (fd < 0)
 		return true;
 	dwfl_report_begin_add(s->dwfl);
-	if (dwfl_report_elf(s->dwfl, name, file, -1, l_addr, true))
+	if (dwfl_report_elf(s->dwfl, name, file, fd, l_addr, true)) {
 		(*added)++;
-	else
+	} else {
+		close(fd);
 		sym_warn(s, "cannot use '%s': %s", file, dwfl_errmsg(-1));
+	}
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	free(file);
 	return true;
@@ -824,23 +846,29 @@ static void open_raw(struct sym *s, const struct sym_opts *o)
 	check_raw_program(s, o);
 	any = report_program(s, o->have_load_base ? o->load_base : 0);
 	for (size_t i = 0; o->modules && i < o->nmodules; i++) {
-		const char *path = o->modules[i].path, *kind;
+		const char *path = o->modules[i].path;
+		unsigned char id[SYM_MAX_BUILD_ID];
 		char *alt = NULL;
+		int fd, n;
 
 		if (!path)
 			continue;
 		/* a target's path that only exists under the sysroot */
-		if (s->sysroot && access(path, R_OK) != 0 && (alt = sym_target_path(s, path)) &&
-		    access(alt, R_OK) == 0)
+		fd = sym_file_open(s, path, "--module", id, sizeof(id), &n);
+		if (fd < 0 && s->sysroot && (alt = sym_target_path(s, path)) &&
+		    (fd = sym_file_open(s, alt, "--module", id, sizeof(id), &n)) >= 0)
 			path = alt;
-		if (!sym_openable(path, &kind))
-			sym_warn(s, "cannot use --module '%s': not a regular file (%s)", path, kind);
-		else if (dwfl_report_elf(s->dwfl, o->modules[i].path, path, -1, o->modules[i].base,
-					 true))
+		if (fd >= 0 && dwfl_report_elf(s->dwfl, o->modules[i].path, path, fd,
+					       o->modules[i].base, true)) {
 			any = true;
-		else
+		} else if (fd >= 0) {
+			close(fd);
 			sym_warn(s, "cannot use --module '%s': %s", o->modules[i].path,
 				 dwfl_errmsg(-1));
+		} else if (access(path, F_OK) != 0) {
+			sym_warn(s, "cannot use --module '%s': %s", o->modules[i].path,
+				 strerror(ENOENT));
+		}
 		free(alt);
 	}
 	dwfl_report_end(s->dwfl, NULL, NULL);
@@ -887,72 +915,6 @@ struct sym *sym_open(const struct sym_opts *o)
  * their module records (decode.h). Their frames still point into the old text range.
  */
 
-/* The build-id of the ELF file at path: its length (0 if none), or -1 if unreadable. */
-static int file_build_id(const char *path, unsigned char *id, size_t idsize)
-{
-	char err[64];
-	const void *bits;
-	ssize_t n = -1;
-	int fd = image_open_regular(path, err, sizeof(err));
-	Elf *elf;
-
-	if (fd < 0)
-		return -1;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF) {
-		n = dwelf_elf_gnu_build_id(elf, &bits);
-		if (n < 0)
-			n = 0;
-		if ((size_t)n > idsize)
-			n = -1;
-		else if (n > 0)
-			memcpy(id, bits, (size_t)n);
-	}
-	elf_end(elf);
-	close(fd);
-	return (int)n;
-}
-
-static bool file_has_build_id(const char *path, const struct hp_module_rec *m)
-{
-	unsigned char id[64];
-	int n = file_build_id(path, id, sizeof(id));
-
-	return n >= 0 && (unsigned)n == m->build_id_len && !memcmp(id, m->build_id, (size_t)n);
-}
-
-/*
- * A file with m's build-id under the debuginfo path's absolute entries (each
- * --debug-dir, SYSROOT/usr/lib/debug, /usr/lib/debug): DIR/.build-id/xx/rest.debug,
- * the debug file, or DIR/.build-id/xx/rest, the object itself. malloc'd, or NULL.
- */
-static char *find_by_build_id(const struct sym *s, const struct hp_module_rec *m)
-{
-	char hex[2 * 24 + 1];
-	const char *p = s->debuginfo_path ? s->debuginfo_path : SYM_DEFAULT_DEBUG_PATH;
-
-	if (!m->build_id_len)
-		return NULL;
-	sym_hex(hex, sizeof(hex), m->build_id, m->build_id_len);
-	while (*p) {
-		size_t len = strcspn(p, ":");
-
-		for (int debug = 1; p[0] == '/' && debug >= 0; debug--) {
-			char *f = malloc(len + sizeof(hex) + 32);
-
-			if (!f)
-				return NULL;
-			sprintf(f, "%.*s/.build-id/%.2s/%s%s", (int)len, p, hex, hex + 2,
-				debug ? ".debug" : "");
-			if (access(f, R_OK) == 0 && file_has_build_id(f, m))
-				return f;
-			free(f);
-		}
-		p += len + (p[len] == ':');
-	}
-	return NULL;
-}
-
 struct overlap {
 	uint64_t start, end;
 	Dwfl_Module *mod;
@@ -986,11 +948,10 @@ static bool add_unloaded(struct sym *s, const struct hp_module_rec *m)
 {
 	struct overlap o = { m->text_start, m->text_end, NULL };
 	char id[2 * 24 + 16] = "none", *file = NULL, *name;
-	unsigned char now[64];
-	const char *kind;
+	unsigned char now[SYM_MAX_BUILD_ID];
 	Dwfl_Module *mod;
 	void **ud = NULL;
-	int nnow;
+	int nnow = -1, fd;
 
 	if (m->build_id_len)
 		sym_hex(id, sizeof(id), m->build_id, m->build_id_len);
@@ -1011,13 +972,18 @@ static bool add_unloaded(struct sym *s, const struct hp_module_rec *m)
 		return false;
 	}
 	name = sym_target_path(s, m->path);
-	if (name && access(name, R_OK) == 0 && sym_openable(name, &kind) &&
-	    (m->build_id_len ? file_has_build_id(name, m) : file_build_id(name, now, sizeof(now)) == 0))
+	fd = name ? sym_file_open(s, name, NULL, now, sizeof(now), &nnow) : -1;
+	if (fd >= 0 && ((size_t)nnow != m->build_id_len || memcmp(now, m->build_id, (size_t)nnow))) {
+		close(fd);
+		fd = -1;
+	} else if (fd >= 0) {
 		file = name;
-	else if (!(file = find_by_build_id(s, m))) {
+		name = NULL;
+	}
+	if (fd < 0 && (fd = sym_file_by_build_id(s, m->build_id, m->build_id_len, &file)) < 0) {
 		char also[2 * 64 + 128] = "";
 
-		if (name && (nnow = file_build_id(name, now, sizeof(now))) >= 0) {
+		if (name && nnow >= 0) {
 			strcpy(also, " ('");
 			strcat(also, m->path);
 			strcat(also, "' now has build-id ");
@@ -1033,12 +999,12 @@ static bool add_unloaded(struct sym *s, const struct hp_module_rec *m)
 			 m->path, id, also, m->build_id_len && !s->sysroot ? "; try --debug-dir" : "");
 		return false;
 	}
-	if (file != name)
-		free(name);
+	free(name);
 	dwfl_report_begin_add(s->dwfl);
-	mod = dwfl_report_elf(s->dwfl, m->path, file, -1, m->bias, true);
+	mod = dwfl_report_elf(s->dwfl, m->path, file, fd, m->bias, true);
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	if (!mod) {
+		close(fd);	/* libdwfl keeps the descriptor only on success */
 		sym_warn(s, "frames in unloaded %s (build-id %s) not symbolized: cannot use '%s': %s",
 			 m->path, id, file, dwfl_errmsg(-1));
 		free(file);
