@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core_notes.h"
 #include "decode.h"
 #include "image.h"
 #include "rd.h"
@@ -252,6 +253,10 @@ static int sym_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, 
 	if (fd >= 0 || *elfp || !m)
 		return fd;
 	s = m->s;
+	if (!strcmp(modname, SYM_VDSO)) {
+		*elfp = sym_vdso_elf(s, base);
+		return -1;
+	}
 	n = dwfl_module_build_id(mod, &want, &vaddr);
 	if (n < 0 || n > SYM_MAX_BUILD_ID)
 		n = 0;
@@ -361,6 +366,7 @@ static void attach_mods(struct sym *s)
 struct core_info {
 	bool has_file_note;	/* NT_FILE: the kernel's (or gdb's) list of mapped files */
 	uint64_t at_entry;	/* from NT_AUXV; 0 if none */
+	uint64_t at_vdso;	/* AT_SYSINFO_EHDR: where the vDSO is; 0 if none */
 	char *unsafe_name;	/* a file the core names that is a FIFO or device; malloc'd */
 	const char *unsafe_kind; /* what it is: "a FIFO", ... */
 };
@@ -415,6 +421,8 @@ static void core_auxv(Elf *core, GElf_Off off, size_t size, struct core_info *ci
 			break;
 		if (av.a_type == AT_ENTRY)
 			ci->at_entry = av.a_un.a_val;
+		else if (av.a_type == AT_SYSINFO_EHDR)
+			ci->at_vdso = av.a_un.a_val;
 	}
 }
 
@@ -763,6 +771,87 @@ static void check_link_map_names(struct sym *s, const struct image *img, struct 
 	s->main_mod = NULL;
 }
 
+static bool collect_name(struct sym *s, const struct image *img, uint64_t l_addr, uint64_t l_ld,
+			 const char *name, void *arg)
+{
+	struct sym_lm_names *lm = arg;
+	void *v = realloc(lm->v, (lm->n + 1) * sizeof(*lm->v));
+	char *dup = strdup(name);
+
+	(void)s;
+	(void)img;
+	(void)l_addr;
+	if (!v || !dup) {
+		free(dup);
+		if (v)
+			lm->v = v;
+		return false;
+	}
+	lm->v = v;
+	lm->v[lm->n].l_ld = l_ld;
+	lm->v[lm->n++].name = dup;
+	return true;
+}
+
+/* One listing of the NT_FILE modules; the number placed. */
+static int report_files(struct sym *s, const struct image *img, const struct core_files *cf,
+			const struct core_info *ci, const struct sym_lm_names *lm)
+{
+	int n;
+
+	if (!new_dwfl(s))
+		return -1;
+	n = sym_report_core_files(s, img, cf, ci->at_vdso, lm);
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	if (n > 0 && ci->at_entry)
+		s->main_mod = dwfl_addrmodule(s->dwfl, ci->at_entry);
+	attach_mods(s);		/* sym_find_elf needs them to open the executable */
+	return n;
+}
+
+/*
+ * A core with NT_FILE: the modules it lists, placed from their headers in the core
+ * (sym_core.c), so that libdwfl opens no file the core names (dwfl_core_file_report
+ * would, by name, more than once). A first listing reads the link_map, through the
+ * executable's file, for the libraries' names as the program knew them (a quiet one:
+ * its warnings come with the second); the second uses them, and libraries whose
+ * headers the core left out come from the link_map. False when none could be placed.
+ */
+static bool report_file_note(struct sym *s, const struct image *img, const struct core_info *ci,
+			     const char *what)
+{
+	struct sym_lm_names lm = { 0 };
+	struct core_files cf;
+	bool quiet = s->quiet;
+	unsigned added = 0;
+	int n;
+
+	if (ci->unsafe_name)
+		sym_warn(s, "'%s', named in '%s', is not a regular file (%s): not opening it",
+			 ci->unsafe_name, what, ci->unsafe_kind);
+	core_files_read(img, &cf);
+	s->quiet = true;
+	n = report_files(s, img, &cf, ci, NULL);
+	if (n > 0) {
+		/* again even without names: the quiet listing may have looked for files */
+		link_map_each(s, img, collect_name, &lm);
+		n = report_files(s, img, &cf, ci, &lm);
+	}
+	s->quiet = quiet;
+	core_files_free(&cf);
+	for (size_t i = 0; i < lm.n; i++)
+		free(lm.v[i].name);
+	free(lm.v);
+	if (n <= 0)
+		return false;
+	if (s->main_mod && s->prog.ok && program_mismatch(s, s->main_mod, ci->at_entry))
+		s->prog_mismatch = true;
+	report_program_at_entry(s, ci->at_entry);	/* an executable NT_FILE left out */
+	link_map_each(s, img, add_library, &added);
+	s->source = "core file notes";
+	return true;
+}
+
 static void open_core(struct sym *s, const struct image *img)
 {
 	struct core_info ci = { 0 };
@@ -770,6 +859,10 @@ static void open_core(struct sym *s, const struct image *img)
 	int n;
 
 	core_notes(img, &ci);
+	if (ci.has_file_note && report_file_note(s, img, &ci, what)) {
+		free(ci.unsafe_name);
+		return;
+	}
 	check_link_map_names(s, img, &ci);
 	if (ci.unsafe_name) {
 		sym_warn(s, "'%s', named in '%s', is not a regular file (%s): not opening it, "
@@ -849,7 +942,7 @@ static void open_raw(struct sym *s, const struct sym_opts *o)
 		const char *path = o->modules[i].path;
 		unsigned char id[SYM_MAX_BUILD_ID];
 		char *alt = NULL;
-		int fd, n;
+		int fd, n, e;
 
 		if (!path)
 			continue;
@@ -858,6 +951,7 @@ static void open_raw(struct sym *s, const struct sym_opts *o)
 		if (fd < 0 && s->sysroot && (alt = sym_target_path(s, path)) &&
 		    (fd = sym_file_open(s, alt, "--module", id, sizeof(id), &n)) >= 0)
 			path = alt;
+		e = errno;
 		if (fd >= 0 && dwfl_report_elf(s->dwfl, o->modules[i].path, path, fd,
 					       o->modules[i].base, true)) {
 			any = true;
@@ -865,9 +959,9 @@ static void open_raw(struct sym *s, const struct sym_opts *o)
 			close(fd);
 			sym_warn(s, "cannot use --module '%s': %s", o->modules[i].path,
 				 dwfl_errmsg(-1));
-		} else if (access(path, F_OK) != 0) {
+		} else if (e == ENOENT || e == ENOEXEC) {
 			sym_warn(s, "cannot use --module '%s': %s", o->modules[i].path,
-				 strerror(ENOENT));
+				 e == ENOENT ? strerror(e) : "not an ELF file");
 		}
 		free(alt);
 	}
@@ -896,6 +990,7 @@ struct sym *sym_open(const struct sym_opts *o)
 			s->sysroot = strndup(o->sysroot, n);
 	}
 	s->program = o->program ? strdup(o->program) : NULL;
+	s->img = img;
 	s->debuginfo_path = debug_path(s, o);
 	s->cb.find_elf = sym_find_elf;
 	s->cb.find_debuginfo = sym_find_debuginfo;
@@ -1081,5 +1176,6 @@ void sym_close(struct sym *s)
 	free(s->sysroot);
 	free(s->prog.build_id);
 	free(s->source_buf);
+	free(s->vdso_buf);
 	free(s);
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "image.h"
@@ -21,9 +22,19 @@ int sym_file_open(const struct sym *s, const char *path, const char *what,
 	char err[2 * 4096];
 	const void *bits;
 	ssize_t n = 0;
+	struct stat st;
 	Elf *elf;
 	int fd;
 
+	/* a device is not even opened (that alone may act); a swap after this is caught
+	 * by the fstat of the descriptor in image_open_regular */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		if (what)
+			sym_warn(s, "not opening '%s' for %s: not a regular file (%s)", path, what,
+				 image_file_kind(st.st_mode));
+		errno = EINVAL;
+		return -1;
+	}
 	errno = 0;
 	fd = image_open_regular(path, err, sizeof(err));
 	if (fd < 0) {
@@ -34,10 +45,9 @@ int sym_file_open(const struct sym *s, const char *path, const char *what,
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		if (what)
-			sym_warn(s, "not using '%s' for %s: not an ELF file", path, what);
 		elf_end(elf);
 		close(fd);
+		errno = ENOEXEC;	/* a core maps data files too: the caller may say it */
 		return -1;
 	}
 	n = dwelf_elf_gnu_build_id(elf, &bits);
