@@ -1,8 +1,9 @@
 /*
  * Symbolization with elfutils' libdwfl, part one: the target's modules (the core's
- * own list, the dynamic linker's list in its memory, or PROGRAM alone; PROGRAM and
- * --module in raw mode), separate debug info by build-id, --sysroot. sym_lookup.c
- * answers the lookups; target memory is image_*.c's.
+ * own list, placed by sym_core.c; the dynamic linker's list in its memory; or PROGRAM
+ * alone; PROGRAM and --module in raw mode), the file of each, checked against the
+ * core's build-id (sym_files.c opens them), separate debug info by build-id, --sysroot.
+ * sym_lookup.c answers the lookups; target memory is image_*.c's.
  */
 #include <dwarf.h>
 #include <elfutils/libdwelf.h>
@@ -755,10 +756,11 @@ static bool find_unsafe(struct sym *s, const struct image *img, uint64_t l_addr,
 }
 
 /*
- * libdwfl's dwfl_core_file_report opens every name in NT_FILE and in the link_map as it
- * stands, with a plain open(): a FIFO there would block it forever. NT_FILE's names were
- * checked with the notes; check the link_map's through PROGRAM's DT_DEBUG (libdwfl goes
- * through AT_PHDR; with the right PROGRAM both lead to the same list).
+ * libdwfl's dwfl_core_file_report, used for cores without NT_FILE, opens every name in
+ * the link_map as it stands, with a plain open(): a FIFO there would block it forever.
+ * Check them first, through PROGRAM's DT_DEBUG (libdwfl goes through AT_PHDR; with the
+ * right PROGRAM both lead to the same list). elfutils 0.188 takes no descriptor there,
+ * so a swap after this check still reaches libdwfl's open().
  */
 static void check_link_map_names(struct sym *s, const struct image *img, struct core_info *ci)
 {
