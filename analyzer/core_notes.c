@@ -77,11 +77,14 @@ static void add_thread(const struct image *img, const unsigned char *desc, size_
 	out->v[out->n++] = t;
 }
 
-void core_threads_read(const struct image *img, struct core_threads *out)
+typedef void (*note_fn)(const struct image *img, const unsigned char *desc, size_t len,
+			void *arg);
+
+/* Call fn for each "CORE" note of type type in every PT_NOTE segment. */
+static void each_note(const struct image *img, unsigned type, note_fn fn, void *arg)
 {
 	size_t nph;
 
-	memset(out, 0, sizeof(*out));
 	if (!img->elf || elf_getphdrnum(img->elf, &nph) != 0)
 		return;
 	for (size_t i = 0; i < nph; i++) {
@@ -96,12 +99,72 @@ void core_threads_read(const struct image *img, struct core_threads *out)
 		if (!d)
 			continue;
 		while (off < d->d_size && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_type != NT_PRSTATUS || nh.n_namesz != 5 ||
+			if (nh.n_type != type || nh.n_namesz != 5 ||
 			    memcmp((const char *)d->d_buf + name_off, "CORE", 5))
 				continue;
-			add_thread(img, (const unsigned char *)d->d_buf + desc_off, nh.n_descsz, out);
+			fn(img, (const unsigned char *)d->d_buf + desc_off, nh.n_descsz, arg);
 		}
 	}
+}
+
+static void add_thread_note(const struct image *img, const unsigned char *desc, size_t len,
+			    void *arg)
+{
+	add_thread(img, desc, len, arg);
+}
+
+void core_threads_read(const struct image *img, struct core_threads *out)
+{
+	memset(out, 0, sizeof(*out));
+	each_note(img, NT_PRSTATUS, add_thread_note, out);
+}
+
+/* NT_FILE: count and page size, count (start, end, page offset) words, then count names. */
+static void add_files(const struct image *img, const unsigned char *desc, size_t len, void *arg)
+{
+	struct core_files *out = arg;
+	unsigned w = img->wsize;
+	uint64_t count, page;
+	const char *p, *end = (const char *)desc + len;
+
+	out->present = true;
+	if (out->n || len < 2 * w)
+		return;		/* one list is the core's; a second would be a forgery */
+	count = word_at(desc, w, img->big_endian);
+	page = word_at(desc + w, w, img->big_endian);
+	if (count > (len / w - 2) / 3 || page > (1u << 30))
+		return;
+	out->page = page;
+	out->v = xcalloc(count ? count : 1, sizeof(*out->v));
+	p = (const char *)desc + (2 + 3 * count) * w;
+	for (uint64_t i = 0; i < count && p < end; i++) {
+		const unsigned char *e = desc + (2 + 3 * i) * w;
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+		struct core_file *f = &out->v[out->n];
+
+		if (!nul)
+			break;
+		f->start = word_at(e, w, img->big_endian);
+		f->end = word_at(e + w, w, img->big_endian);
+		if (__builtin_mul_overflow(word_at(e + 2 * w, w, img->big_endian), page, &f->offset) ||
+		    f->end < f->start)
+			break;
+		f->name = p;
+		out->n++;
+		p = nul + 1;
+	}
+}
+
+void core_files_read(const struct image *img, struct core_files *out)
+{
+	memset(out, 0, sizeof(*out));
+	each_note(img, NT_FILE, add_files, out);
+}
+
+void core_files_free(struct core_files *f)
+{
+	free(f->v);
+	memset(f, 0, sizeof(*f));
 }
 
 void core_threads_free(struct core_threads *t)

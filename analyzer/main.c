@@ -41,6 +41,7 @@ struct opts {
 	const char *program;
 	const char *core;
 	const char *base;		/* --base=OLD */
+	const char *base_program;	/* --base-program=FILE: OLD's executable */
 	struct view_opts view;
 	unsigned leak_mask;		/* --leaks: classes shown; 0 = no classification */
 	bool fail_on_leak;
@@ -87,6 +88,8 @@ static void usage(FILE *f)
 	      "                         program (another moment or another run); stacks match\n"
 	      "                         by module file and offset, or by function name where a\n"
 	      "                         module was rebuilt; growth first, shrinkage negative\n"
+	      "      --base-program=FILE\n"
+	      "                         OLD's executable, when PROGRAM was rebuilt since OLD\n"
 	      "      --focus=REGEX      keep only stacks with a frame whose name matches\n"
 	      "      --ignore=REGEX     leave out stacks with a frame whose name matches\n"
 	      "      --hide=REGEX       remove the frames whose name matches (e.g. '^operator new')\n"
@@ -154,7 +157,7 @@ static unsigned long long number(const char *s, const char *opt)
 enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE,
        OPT_METRIC, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_SHORT, OPT_BASE, OPT_FOCUS,
        OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY, OPT_LEAKS, OPT_FAILLEAK, OPT_SUPP,
-       OPT_AGE, OPT_OLDER };
+       OPT_AGE, OPT_OLDER, OPT_BASEPROG };
 
 static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -178,6 +181,7 @@ static const struct option long_opts[] = {
 	{ "age", no_argument, NULL, OPT_AGE },
 	{ "older-than", required_argument, NULL, OPT_OLDER },
 	{ "base", required_argument, NULL, OPT_BASE },
+	{ "base-program", required_argument, NULL, OPT_BASEPROG },
 	{ "focus", required_argument, NULL, OPT_FOCUS },
 	{ "ignore", required_argument, NULL, OPT_IGNORE },
 	{ "hide", required_argument, NULL, OPT_HIDE },
@@ -266,6 +270,7 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 				  optarg);
 		break;
 	case OPT_BASE: o->base = optarg; break;
+	case OPT_BASEPROG: o->base_program = optarg; break;
 	case OPT_FOCUS: o->view.focus = optarg; break;
 	case OPT_IGNORE: o->view.ignore = optarg; break;
 	case OPT_HIDE: o->view.hide = optarg; break;
@@ -322,6 +327,8 @@ static void parse(struct opts *o, int argc, char **argv)
 		bad_usage("%s", "--by writes a text table: not with -f");
 	if ((o->base || views_active(&o->view)) && o->report.events)
 		bad_usage("%s", "--events lists calls, not stacks: no --base or views with it");
+	if (o->base_program && !o->base)
+		bad_usage("%s", "--base-program names the executable of --base's core: give --base");
 	if (o->base && o->format == &out_svg)
 		bad_usage("%s", "--base gives negative figures, which a flame graph cannot draw: "
 			  "use -f text, collapsed, pprof or json");
@@ -639,7 +646,7 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 	warn_release();
 	warn_missing(&s->img, s->source);
 	warn_rejected(&s->scan);
-	s->r.program = o->program;
+	s->r.program = sym_program(s->sym) ? sym_program(s->sym) : o->program;
 	s->r.source = s->source;
 	if (o->age || o->older_than_ms >= 0) {
 		ages_apply(&s->img, &s->scan, o->older_than_ms, &s->ages);
@@ -668,6 +675,8 @@ static void make_base(const struct opts *o, const struct report_opts *ro, struct
 
 	*b = *o;
 	b->core = o->base;
+	if (o->base_program)
+		b->program = o->base_program;
 	b->nraw = 0;
 	b->nmodules = 0;
 	b->have_load_base = false;

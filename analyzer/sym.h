@@ -83,6 +83,15 @@ struct sym_module_info {
 /* Every module, by start address; *n gets how many. The caller frees the array. */
 struct sym_module_info *sym_modules(struct sym *s, size_t *n);
 
+/*
+ * The executable's file for the report's "program" line: PROGRAM as given while it is
+ * the core's executable (or the only one known); after PROGRAM proved not to match,
+ * the file actually read for the executable, or "PATH (no matching file)" with the
+ * core's path when none had its build-id. NULL with no PROGRAM and no fallback. Lives
+ * until sym_close().
+ */
+const char *sym_program(struct sym *s);
+
 /* Which module list was used, for the report summary: "core notes", "link_map", ... */
 const char *sym_source(const struct sym *s);
 

@@ -1,8 +1,9 @@
 /*
  * Symbolization with elfutils' libdwfl, part one: the target's modules (the core's
- * own list, the dynamic linker's list in its memory, or PROGRAM alone; PROGRAM and
- * --module in raw mode), separate debug info by build-id, --sysroot. sym_lookup.c
- * answers the lookups; target memory is image_*.c's.
+ * own list, placed by sym_core.c; the dynamic linker's list in its memory; or PROGRAM
+ * alone; PROGRAM and --module in raw mode), the file of each, checked against the
+ * core's build-id (sym_files.c opens them), separate debug info by build-id, --sysroot.
+ * sym_lookup.c answers the lookups; target memory is image_*.c's.
  */
 #include <dwarf.h>
 #include <elfutils/libdwelf.h>
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core_notes.h"
 #include "decode.h"
 #include "image.h"
 #include "rd.h"
@@ -26,8 +28,6 @@
 #include "sym_dwfl.h"
 #include "util.h"
 
-/* elfutils' own default: the file's directory, its .debug/, then /usr/lib/debug */
-#define SYM_DEFAULT_DEBUG_PATH ":.debug:/usr/lib/debug"
 #define SYM_DELETED " (deleted)"	/* the kernel's suffix for unlinked files in NT_FILE */
 #define SYM_MAX_LIBS 512		/* link_map entries we follow: a loop in a bad core ends */
 
@@ -214,52 +214,73 @@ char *sym_target_path(const struct sym *s, const char *name)
 	return p;
 }
 
+/* Warn that no file has mod's build-id, naming the first that had another. */
+static void warn_no_match(struct sym *s, Dwfl_Module *mod, const char *modname,
+			  const unsigned char *want, size_t n, const struct sym_mismatch *mm)
+{
+	char id[2 * SYM_MAX_BUILD_ID + 1];
+	Dwarf_Addr start = 0;
+
+	dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+	sym_hex(id, sizeof(id), want, n);
+	sym_warn(s, "module '%s' at %#" PRIx64 " has build-id %s in the core, but '%s' has %s "
+		 "(rebuilt or replaced since?): not naming its frames (they show as module+offset); "
+		 "give the matching file as DIR/.build-id/%.2s/%s.debug with --debug-dir DIR",
+		 modname, (uint64_t)start, id, mm->path, mm->id, id, id + 2);
+}
+
 /*
- * find_elf for core modules. dwfl_build_id_find_elf opens PROGRAM for the executable
- * (dwfl_core_file_report was told of it unless it mismatches) and looks files up by
- * build-id. Failing that, we name the file by its path in the target, under the
- * sysroot if any, and return -1: libdwfl then opens it itself and, because the
- * build-id lookup marked the core's build-id authoritative, rejects a file whose
- * build-id differs instead of symbolizing with the wrong one.
+ * find_elf for core modules. dwfl_build_id_find_elf looks the module's build-id up
+ * under the debuginfo path (and asks debuginfod where one is configured). Failing that:
+ * PROGRAM for the executable, the file at the module's path in the target (under the
+ * sysroot if any), then a debug file with its build-id, which an unstripped old build
+ * is. Each is opened once and its build-id checked on that descriptor, which libdwfl
+ * then reads: a file libdwfl opened by name itself would be taken whatever its build-id
+ * (find_file trusts a file the callback names), and could be swapped for a FIFO after
+ * our check. With no matching file the module keeps no ELF: its frames show as
+ * module+offset rather than as the wrong functions of a rebuilt file.
  */
 static int sym_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			char **file_name, Elf **elfp)
 {
 	struct sym_mod *m = *userdata;
+	struct sym_mismatch mm = { 0 };
+	const unsigned char *want = NULL;
+	char what[PATH_MAX + 16], *path = NULL;
+	GElf_Addr vaddr;
 	struct sym *s;
-	char *path;
-	int fd = dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp);
+	int fd = dwfl_build_id_find_elf(mod, userdata, modname, base, file_name, elfp), n;
 
 	if (fd >= 0 || *elfp || !m)
 		return fd;
 	s = m->s;
-	if (m->is_program && s->prog.ok && !s->prog_mismatch) {
-		/* libdwfl did not take this module for the executable; we know better */
-		char *name = strdup(s->program), err[64];
-
-		fd = name ? image_open_regular(s->program, err, sizeof(err)) : -1;
-		if (fd >= 0) {
-			free(*file_name);
-			*file_name = name;
-			return fd;
-		}
-		free(name);
+	if (!strcmp(modname, SYM_VDSO)) {
+		*elfp = sym_vdso_elf(s, base);
+		return -1;
 	}
-	path = sym_target_path(s, modname);
-	if (path) {
-		const char *kind;
-
-		free(*file_name);
-		*file_name = NULL;
-		if (sym_openable(path, &kind)) {
-			*file_name = path;
-		} else {
-			sym_warn(s, "not opening '%s' for module '%s': not a regular file (%s)",
-				 path, modname, kind);
-			free(path);
-		}
+	n = dwfl_module_build_id(mod, &want, &vaddr);
+	if (n < 0 || n > SYM_MAX_BUILD_ID)
+		n = 0;
+	snprintf(what, sizeof(what), "module '%s'", modname);
+	/* without build-ids, only the entry point check says whether PROGRAM fits */
+	if (m->is_program && s->prog.ok && (n || !s->prog_mismatch) &&
+	    (fd = sym_file_matching(s, s->program, what, want, (size_t)n, NULL)) >= 0)
+		path = strdup(s->program);
+	if (fd < 0 && (path = sym_target_path(s, modname)) &&
+	    (fd = sym_file_matching(s, path, what, want, (size_t)n, &mm)) < 0) {
+		free(path);
+		path = NULL;
 	}
-	return -1;
+	if (fd < 0 && n)
+		fd = sym_file_by_build_id(s, want, (size_t)n, &path);
+	free(*file_name);
+	*file_name = fd >= 0 ? path : NULL;
+	if (fd < 0 && mm.path) {
+		warn_no_match(s, mod, modname, want, (size_t)n, &mm);
+		m->warned = true;	/* no second warning from the lookup */
+	}
+	free(mm.path);
+	return fd;
 }
 
 /*
@@ -346,6 +367,7 @@ static void attach_mods(struct sym *s)
 struct core_info {
 	bool has_file_note;	/* NT_FILE: the kernel's (or gdb's) list of mapped files */
 	uint64_t at_entry;	/* from NT_AUXV; 0 if none */
+	uint64_t at_vdso;	/* AT_SYSINFO_EHDR: where the vDSO is; 0 if none */
 	char *unsafe_name;	/* a file the core names that is a FIFO or device; malloc'd */
 	const char *unsafe_kind; /* what it is: "a FIFO", ... */
 };
@@ -400,6 +422,8 @@ static void core_auxv(Elf *core, GElf_Off off, size_t size, struct core_info *ci
 			break;
 		if (av.a_type == AT_ENTRY)
 			ci->at_entry = av.a_un.a_val;
+		else if (av.a_type == AT_SYSINFO_EHDR)
+			ci->at_vdso = av.a_un.a_val;
 	}
 }
 
@@ -458,7 +482,8 @@ static bool program_mismatch(struct sym *s, Dwfl_Module *main, uint64_t at_entry
 		sym_hex(a, sizeof(a), bits, (size_t)n);
 		sym_hex(b, sizeof(b), s->prog.build_id, s->prog.build_id_len);
 		sym_warn(s, "PROGRAM '%s' does not match the core (build-id %s in the core, %s in "
-			 "PROGRAM): using the files the core names instead", s->program, a, b);
+			 "PROGRAM): looking for the executable by its build-id and by the path "
+			 "the core names", s->program, a, b);
 		return true;
 	}
 	/* no build-ids to compare: a fixed-address executable must enter where the core did,
@@ -489,13 +514,16 @@ static int core_report(struct sym *s, Elf *core, const char *exe, uint64_t at_en
 /* Report PROGRAM alone at base; base is ignored for a fixed-address executable. */
 static bool report_program(struct sym *s, uint64_t base)
 {
+	unsigned char id[SYM_MAX_BUILD_ID];
 	Dwfl_Module *m;
+	int fd, n;
 
-	if (!s->prog.ok)
+	if (!s->prog.ok || (fd = sym_file_open(s, s->program, "PROGRAM", id, sizeof(id), &n)) < 0)
 		return false;
 	/* add_p_vaddr: base is the bias added to every p_vaddr, as --load-base means */
-	m = dwfl_report_elf(s->dwfl, s->program, s->program, -1, base, true);
+	m = dwfl_report_elf(s->dwfl, s->program, s->program, fd, base, true);
 	if (!m) {
+		close(fd);	/* libdwfl keeps the descriptor only on success */
 		sym_warn(s, "cannot use PROGRAM '%s': %s", s->program, dwfl_errmsg(-1));
 		return false;
 	}
@@ -597,31 +625,47 @@ static uint64_t r_debug_addr(const struct image *img, Dwfl_Module *exe)
 	return 0;
 }
 
+/* Whether the ELF file open on fd is for the core's machine and word size. */
+static bool fd_fits(int fd, const struct image *img)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	GElf_Ehdr eh;
+	bool ok = elf && gelf_getehdr(elf, &eh) && eh.e_machine == img->machine &&
+		  (eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8u : 4u) == img->wsize;
+
+	elf_end(elf);
+	return ok;
+}
+
 /*
  * The file of a library the core's link_map names: SYSROOT/name, else name itself
  * (where qemu-user's -L also falls back), if it is an ELF file for the core's machine.
+ * Its fd (opened once, see sym_file_open), with the path in *file (malloc'd); or -1.
  */
-static char *link_map_file(struct sym *s, const struct image *img, const char *name)
+static int link_map_file(struct sym *s, const struct image *img, const char *name, char **file)
 {
-	char *paths[2] = { sym_target_path(s, name), s->sysroot ? strdup(name) : NULL }, *r = NULL;
-	char err[256];
+	char *paths[2] = { sym_target_path(s, name), s->sysroot ? strdup(name) : NULL };
+	char what[PATH_MAX + 32];
+	unsigned char id[SYM_MAX_BUILD_ID];
+	int fd = -1, n;
 
+	snprintf(what, sizeof(what), "library '%s'", name);
+	*file = NULL;
 	for (int i = 0; i < 2; i++) {
-		unsigned wsize;
-		bool be, pie;
-		uint16_t machine;
-
-		if (!r && paths[i] && access(paths[i], R_OK) == 0 &&
-		    image_program_info(paths[i], &wsize, &be, &machine, &pie, err, sizeof(err)) == 0 &&
-		    machine == img->machine && wsize == img->wsize)
-			r = paths[i];
+		if (fd < 0 && paths[i] && (fd = sym_file_open(s, paths[i], what, id, sizeof(id), &n)) >= 0 &&
+		    !fd_fits(fd, img)) {
+			close(fd);
+			fd = -1;
+		}
+		if (fd >= 0 && !*file)
+			*file = paths[i];
 		else
 			free(paths[i]);
 	}
-	if (!r)
+	if (fd < 0)
 		sym_warn(s, "cannot find library '%s' of the core's link_map%s (its frames show as "
 			 "addresses)", name, s->sysroot ? " under the sysroot" : "; try --sysroot");
-	return r;
+	return fd;
 }
 
 typedef bool (*link_map_fn)(struct sym *s, const struct image *img, uint64_t l_addr,
@@ -667,17 +711,20 @@ static bool add_library(struct sym *s, const struct image *img, uint64_t l_addr,
 {
 	unsigned *added = arg;
 	char *file;
+	int fd;
 
 	if (dwfl_addrmodule(s->dwfl, l_ld))
 		return true;	/* known already */
-	file = link_map_file(s, img, name);
-	if (!file)
+	fd = link_map_file(s, img, name, &file);
+	if (fd < 0)
 		return true;
 	dwfl_report_begin_add(s->dwfl);
-	if (dwfl_report_elf(s->dwfl, name, file, -1, l_addr, true))
+	if (dwfl_report_elf(s->dwfl, name, file, fd, l_addr, true)) {
 		(*added)++;
-	else
+	} else {
+		close(fd);
 		sym_warn(s, "cannot use '%s': %s", file, dwfl_errmsg(-1));
+	}
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	free(file);
 	return true;
@@ -709,10 +756,11 @@ static bool find_unsafe(struct sym *s, const struct image *img, uint64_t l_addr,
 }
 
 /*
- * libdwfl's dwfl_core_file_report opens every name in NT_FILE and in the link_map as it
- * stands, with a plain open(): a FIFO there would block it forever. NT_FILE's names were
- * checked with the notes; check the link_map's through PROGRAM's DT_DEBUG (libdwfl goes
- * through AT_PHDR; with the right PROGRAM both lead to the same list).
+ * libdwfl's dwfl_core_file_report, used for cores without NT_FILE, opens every name in
+ * the link_map as it stands, with a plain open(): a FIFO there would block it forever.
+ * Check them first, through PROGRAM's DT_DEBUG (libdwfl goes through AT_PHDR; with the
+ * right PROGRAM both lead to the same list). elfutils 0.188 takes no descriptor there,
+ * so a swap after this check still reaches libdwfl's open().
  */
 static void check_link_map_names(struct sym *s, const struct image *img, struct core_info *ci)
 {
@@ -725,6 +773,87 @@ static void check_link_map_names(struct sym *s, const struct image *img, struct 
 	s->main_mod = NULL;
 }
 
+static bool collect_name(struct sym *s, const struct image *img, uint64_t l_addr, uint64_t l_ld,
+			 const char *name, void *arg)
+{
+	struct sym_lm_names *lm = arg;
+	void *v = realloc(lm->v, (lm->n + 1) * sizeof(*lm->v));
+	char *dup = strdup(name);
+
+	(void)s;
+	(void)img;
+	(void)l_addr;
+	if (!v || !dup) {
+		free(dup);
+		if (v)
+			lm->v = v;
+		return false;
+	}
+	lm->v = v;
+	lm->v[lm->n].l_ld = l_ld;
+	lm->v[lm->n++].name = dup;
+	return true;
+}
+
+/* One listing of the NT_FILE modules; the number placed. */
+static int report_files(struct sym *s, const struct image *img, const struct core_files *cf,
+			const struct core_info *ci, const struct sym_lm_names *lm)
+{
+	int n;
+
+	if (!new_dwfl(s))
+		return -1;
+	n = sym_report_core_files(s, img, cf, ci->at_vdso, lm);
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	if (n > 0 && ci->at_entry)
+		s->main_mod = dwfl_addrmodule(s->dwfl, ci->at_entry);
+	attach_mods(s);		/* sym_find_elf needs them to open the executable */
+	return n;
+}
+
+/*
+ * A core with NT_FILE: the modules it lists, placed from their headers in the core
+ * (sym_core.c), so that libdwfl opens no file the core names (dwfl_core_file_report
+ * would, by name, more than once). A first listing reads the link_map, through the
+ * executable's file, for the libraries' names as the program knew them (a quiet one:
+ * its warnings come with the second); the second uses them, and libraries whose
+ * headers the core left out come from the link_map. False when none could be placed.
+ */
+static bool report_file_note(struct sym *s, const struct image *img, const struct core_info *ci,
+			     const char *what)
+{
+	struct sym_lm_names lm = { 0 };
+	struct core_files cf;
+	bool quiet = s->quiet;
+	unsigned added = 0;
+	int n;
+
+	if (ci->unsafe_name)
+		sym_warn(s, "'%s', named in '%s', is not a regular file (%s): not opening it",
+			 ci->unsafe_name, what, ci->unsafe_kind);
+	core_files_read(img, &cf);
+	s->quiet = true;
+	n = report_files(s, img, &cf, ci, NULL);
+	if (n > 0) {
+		/* again even without names: the quiet listing may have looked for files */
+		link_map_each(s, img, collect_name, &lm);
+		n = report_files(s, img, &cf, ci, &lm);
+	}
+	s->quiet = quiet;
+	core_files_free(&cf);
+	for (size_t i = 0; i < lm.n; i++)
+		free(lm.v[i].name);
+	free(lm.v);
+	if (n <= 0)
+		return false;
+	if (s->main_mod && s->prog.ok && program_mismatch(s, s->main_mod, ci->at_entry))
+		s->prog_mismatch = true;
+	report_program_at_entry(s, ci->at_entry);	/* an executable NT_FILE left out */
+	link_map_each(s, img, add_library, &added);
+	s->source = "core file notes";
+	return true;
+}
+
 static void open_core(struct sym *s, const struct image *img)
 {
 	struct core_info ci = { 0 };
@@ -732,6 +861,10 @@ static void open_core(struct sym *s, const struct image *img)
 	int n;
 
 	core_notes(img, &ci);
+	if (ci.has_file_note && report_file_note(s, img, &ci, what)) {
+		free(ci.unsafe_name);
+		return;
+	}
 	check_link_map_names(s, img, &ci);
 	if (ci.unsafe_name) {
 		sym_warn(s, "'%s', named in '%s', is not a regular file (%s): not opening it, "
@@ -808,23 +941,30 @@ static void open_raw(struct sym *s, const struct sym_opts *o)
 	check_raw_program(s, o);
 	any = report_program(s, o->have_load_base ? o->load_base : 0);
 	for (size_t i = 0; o->modules && i < o->nmodules; i++) {
-		const char *path = o->modules[i].path, *kind;
+		const char *path = o->modules[i].path;
+		unsigned char id[SYM_MAX_BUILD_ID];
 		char *alt = NULL;
+		int fd, n, e;
 
 		if (!path)
 			continue;
 		/* a target's path that only exists under the sysroot */
-		if (s->sysroot && access(path, R_OK) != 0 && (alt = sym_target_path(s, path)) &&
-		    access(alt, R_OK) == 0)
+		fd = sym_file_open(s, path, "--module", id, sizeof(id), &n);
+		if (fd < 0 && s->sysroot && (alt = sym_target_path(s, path)) &&
+		    (fd = sym_file_open(s, alt, "--module", id, sizeof(id), &n)) >= 0)
 			path = alt;
-		if (!sym_openable(path, &kind))
-			sym_warn(s, "cannot use --module '%s': not a regular file (%s)", path, kind);
-		else if (dwfl_report_elf(s->dwfl, o->modules[i].path, path, -1, o->modules[i].base,
-					 true))
+		e = errno;
+		if (fd >= 0 && dwfl_report_elf(s->dwfl, o->modules[i].path, path, fd,
+					       o->modules[i].base, true)) {
 			any = true;
-		else
+		} else if (fd >= 0) {
+			close(fd);
 			sym_warn(s, "cannot use --module '%s': %s", o->modules[i].path,
 				 dwfl_errmsg(-1));
+		} else if (e == ENOENT || e == ENOEXEC) {
+			sym_warn(s, "cannot use --module '%s': %s", o->modules[i].path,
+				 e == ENOENT ? strerror(e) : "not an ELF file");
+		}
 		free(alt);
 	}
 	dwfl_report_end(s->dwfl, NULL, NULL);
@@ -852,6 +992,7 @@ struct sym *sym_open(const struct sym_opts *o)
 			s->sysroot = strndup(o->sysroot, n);
 	}
 	s->program = o->program ? strdup(o->program) : NULL;
+	s->img = img;
 	s->debuginfo_path = debug_path(s, o);
 	s->cb.find_elf = sym_find_elf;
 	s->cb.find_debuginfo = sym_find_debuginfo;
@@ -870,72 +1011,6 @@ struct sym *sym_open(const struct sym_opts *o)
  * Unloaded modules: shared objects dlclose() unmapped before the dump, known only by
  * their module records (decode.h). Their frames still point into the old text range.
  */
-
-/* The build-id of the ELF file at path: its length (0 if none), or -1 if unreadable. */
-static int file_build_id(const char *path, unsigned char *id, size_t idsize)
-{
-	char err[64];
-	const void *bits;
-	ssize_t n = -1;
-	int fd = image_open_regular(path, err, sizeof(err));
-	Elf *elf;
-
-	if (fd < 0)
-		return -1;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF) {
-		n = dwelf_elf_gnu_build_id(elf, &bits);
-		if (n < 0)
-			n = 0;
-		if ((size_t)n > idsize)
-			n = -1;
-		else if (n > 0)
-			memcpy(id, bits, (size_t)n);
-	}
-	elf_end(elf);
-	close(fd);
-	return (int)n;
-}
-
-static bool file_has_build_id(const char *path, const struct hp_module_rec *m)
-{
-	unsigned char id[64];
-	int n = file_build_id(path, id, sizeof(id));
-
-	return n >= 0 && (unsigned)n == m->build_id_len && !memcmp(id, m->build_id, (size_t)n);
-}
-
-/*
- * A file with m's build-id under the debuginfo path's absolute entries (each
- * --debug-dir, SYSROOT/usr/lib/debug, /usr/lib/debug): DIR/.build-id/xx/rest.debug,
- * the debug file, or DIR/.build-id/xx/rest, the object itself. malloc'd, or NULL.
- */
-static char *find_by_build_id(const struct sym *s, const struct hp_module_rec *m)
-{
-	char hex[2 * 24 + 1];
-	const char *p = s->debuginfo_path ? s->debuginfo_path : SYM_DEFAULT_DEBUG_PATH;
-
-	if (!m->build_id_len)
-		return NULL;
-	sym_hex(hex, sizeof(hex), m->build_id, m->build_id_len);
-	while (*p) {
-		size_t len = strcspn(p, ":");
-
-		for (int debug = 1; p[0] == '/' && debug >= 0; debug--) {
-			char *f = malloc(len + sizeof(hex) + 32);
-
-			if (!f)
-				return NULL;
-			sprintf(f, "%.*s/.build-id/%.2s/%s%s", (int)len, p, hex, hex + 2,
-				debug ? ".debug" : "");
-			if (access(f, R_OK) == 0 && file_has_build_id(f, m))
-				return f;
-			free(f);
-		}
-		p += len + (p[len] == ':');
-	}
-	return NULL;
-}
 
 struct overlap {
 	uint64_t start, end;
@@ -970,11 +1045,10 @@ static bool add_unloaded(struct sym *s, const struct hp_module_rec *m)
 {
 	struct overlap o = { m->text_start, m->text_end, NULL };
 	char id[2 * 24 + 16] = "none", *file = NULL, *name;
-	unsigned char now[64];
-	const char *kind;
+	unsigned char now[SYM_MAX_BUILD_ID];
 	Dwfl_Module *mod;
 	void **ud = NULL;
-	int nnow;
+	int nnow = -1, fd;
 
 	if (m->build_id_len)
 		sym_hex(id, sizeof(id), m->build_id, m->build_id_len);
@@ -995,13 +1069,18 @@ static bool add_unloaded(struct sym *s, const struct hp_module_rec *m)
 		return false;
 	}
 	name = sym_target_path(s, m->path);
-	if (name && access(name, R_OK) == 0 && sym_openable(name, &kind) &&
-	    (m->build_id_len ? file_has_build_id(name, m) : file_build_id(name, now, sizeof(now)) == 0))
+	fd = name ? sym_file_open(s, name, NULL, now, sizeof(now), &nnow) : -1;
+	if (fd >= 0 && ((size_t)nnow != m->build_id_len || memcmp(now, m->build_id, (size_t)nnow))) {
+		close(fd);
+		fd = -1;
+	} else if (fd >= 0) {
 		file = name;
-	else if (!(file = find_by_build_id(s, m))) {
+		name = NULL;
+	}
+	if (fd < 0 && (fd = sym_file_by_build_id(s, m->build_id, m->build_id_len, &file)) < 0) {
 		char also[2 * 64 + 128] = "";
 
-		if (name && (nnow = file_build_id(name, now, sizeof(now))) >= 0) {
+		if (name && nnow >= 0) {
 			strcpy(also, " ('");
 			strcat(also, m->path);
 			strcat(also, "' now has build-id ");
@@ -1017,12 +1096,12 @@ static bool add_unloaded(struct sym *s, const struct hp_module_rec *m)
 			 m->path, id, also, m->build_id_len && !s->sysroot ? "; try --debug-dir" : "");
 		return false;
 	}
-	if (file != name)
-		free(name);
+	free(name);
 	dwfl_report_begin_add(s->dwfl);
-	mod = dwfl_report_elf(s->dwfl, m->path, file, -1, m->bias, true);
+	mod = dwfl_report_elf(s->dwfl, m->path, file, fd, m->bias, true);
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	if (!mod) {
+		close(fd);	/* libdwfl keeps the descriptor only on success */
 		sym_warn(s, "frames in unloaded %s (build-id %s) not symbolized: cannot use '%s': %s",
 			 m->path, id, file, dwfl_errmsg(-1));
 		free(file);
@@ -1099,5 +1178,6 @@ void sym_close(struct sym *s)
 	free(s->sysroot);
 	free(s->prog.build_id);
 	free(s->source_buf);
+	free(s->vdso_buf);
 	free(s);
 }

@@ -12,6 +12,12 @@
 
 #include "sym.h"
 
+/* elfutils' own default: the file's directory, its .debug/, then /usr/lib/debug */
+#define SYM_DEFAULT_DEBUG_PATH ":.debug:/usr/lib/debug"
+#define SYM_VDSO "[vdso]"	/* the kernel's name for it in /proc/PID/maps */
+#define SYM_VDSO_MAX (1u << 20)	/* bytes of vDSO image read; today's are 2-3 pages */
+#define SYM_MAX_BUILD_ID 64	/* bytes; GNU ld makes 20 (sha1), 16 (md5) or a given --build-id */
+
 struct sym_mod {		/* ours, hung on each Dwfl_Module's userdata */
 	struct sym *s;
 	struct sym_mod *next;
@@ -56,6 +62,9 @@ struct sym {
 	const char *source;
 	char *source_buf;	/* source when sym_add_unloaded() extended it */
 	struct sym_mod *mods;
+	const struct image *img;	/* the target's memory; outlives s */
+	uint64_t vdso_lo, vdso_size;	/* the vDSO's image in it, if reported */
+	void *vdso_buf;			/* its copy under the Elf libdwfl holds */
 
 	struct ptab pcs;	/* struct sym_entry *: each pc looked up once */
 	struct ptab strs;	/* char *: interned strings */
@@ -80,6 +89,57 @@ const char *sym_name(struct sym *s, const char *name);
 char *sym_target_path(const struct sym *s, const char *name);
 /* n bytes at p as lowercase hex into out (outlen bytes, NUL-terminated) */
 void sym_hex(char *out, size_t outlen, const unsigned char *p, size_t n);
+/*
+ * Open path once, as an ELF file, through image_open_regular (sym_files.c), and read its
+ * build-id from that descriptor: the fd (the caller closes it or hands it to libdwfl),
+ * with the build-id in id (*idlen bytes, 0 if none); or -1. Unless what is NULL, a file
+ * that is there but cannot be opened safely (a FIFO, a device) is warned about as "for
+ * WHAT"; a missing file (errno ENOENT) or one that is no ELF file (errno ENOEXEC)
+ * never is.
+ */
+int sym_file_open(const struct sym *s, const char *path, const char *what,
+		  unsigned char *id, size_t idsize, int *idlen);
+/* path's build-id: its length (0 if none), or -1 if it cannot be read; silent. */
+int sym_file_build_id(const char *path, unsigned char *id, size_t idsize);
+
+struct sym_mismatch {		/* the first file found with the wrong build-id */
+	char *path;		/* malloc'd; NULL if none */
+	char id[2 * SYM_MAX_BUILD_ID + 8];	/* its build-id in hex, or "none" */
+};
+
+/*
+ * sym_file_open, kept only when the file's build-id is want (any file when wantlen is
+ * 0): the fd, or -1. A file with another build-id is noted in mm (if not NULL, and only
+ * the first).
+ */
+int sym_file_matching(const struct sym *s, const char *path, const char *what,
+		      const unsigned char *want, size_t wantlen, struct sym_mismatch *mm);
+/*
+ * A file with build-id id under the debuginfo path's absolute entries (each --debug-dir,
+ * SYSROOT/usr/lib/debug, /usr/lib/debug): DIR/.build-id/xx/rest.debug, the debug file,
+ * which an unstripped old build also is, then DIR/.build-id/xx/rest. Its fd, with its
+ * malloc'd name in *found; or -1.
+ */
+int sym_file_by_build_id(const struct sym *s, const unsigned char *id, size_t len, char **found);
+
+struct core_files;
+
+struct sym_lm_names {		/* the dynamic linker's names, by each library's l_ld */
+	struct { uint64_t l_ld; char *name; } *v;
+	size_t n;
+};
+
+/*
+ * Report the modules of the core's NT_FILE list (sym_core.c) whose ELF headers the core
+ * holds, named as lm says where it knows them (the kernel's names resolve symlinks),
+ * and the vDSO at vdso (AT_SYSINFO_EHDR, 0 if none), between dwfl_report_begin and
+ * _end: how many, or -1 when memory ran out.
+ */
+int sym_report_core_files(struct sym *s, const struct image *img, const struct core_files *cf,
+			  uint64_t vdso, const struct sym_lm_names *lm);
+/* The ELF image of the vDSO reported at lo, read from the core; NULL if that is not it. */
+Elf *sym_vdso_elf(struct sym *s, Dwarf_Addr lo);
+
 /* free the pc cache and the interned strings (sym_close) */
 void sym_lookup_free(struct sym *s);
 

@@ -1,7 +1,7 @@
 /*
  * The module table of a report (sym.h): every module the symbolizer reported, with its
  * address range and build-id, for writers that name mappings (pprof) and for stable
- * frame identities (module + offset).
+ * frame identities (module + offset); and the executable's file for the report header.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,4 +59,27 @@ struct sym_module_info *sym_modules(struct sym *s, size_t *n)
 		qsort(a.v, a.n, sizeof(*a.v), by_start);
 	*n = a.n;
 	return a.v;
+}
+
+const char *sym_program(struct sym *s)
+{
+	const char *name, *file = NULL;
+	char *both;
+	GElf_Addr bias;
+
+	if (!s || !s->prog_mismatch || !s->dwfl || !s->main_mod)
+		return s ? s->program : NULL;
+	/* the file is looked for on first use; this may be it */
+	bool have = dwfl_module_getelf(s->main_mod, &bias);
+
+	name = dwfl_module_info(s->main_mod, NULL, NULL, NULL, NULL, NULL, &file, NULL);
+	/* a file libdwfl took while listing the core's modules keeps no name: the core's */
+	if (have)
+		return sym_intern(s, file ? file : name);
+	if (!name || !(both = malloc(strlen(name) + sizeof(" (no matching file)"))))
+		return s->program;
+	sprintf(both, "%s (no matching file)", name);
+	name = sym_intern(s, both);
+	free(both);
+	return name ? name : s->program;
 }

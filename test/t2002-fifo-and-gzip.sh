@@ -51,6 +51,22 @@ test_case 'a FIFO where the core names the executable: skipped, PROGRAM still us
 	expect_bytes site_small 10000 exe.txt
 '
 
+# The race between a check and a reopen, played by a preloaded shim that turns the file
+# into a FIFO at its second blocking open (the core's library is another build now, so
+# it used to be opened by name by libdwfl's listing, then again when its frames were
+# named). Opened once, without blocking, and checked on that descriptor, nothing is
+# left to swap: no hang, a warning, still a report.
+test_case 'a library swapped for a FIFO between its check and a reopen: no hang' '
+	rm -f copy/sites copy/libsite.so && cp $PROGS/sites copy/ &&
+	cp $PROGS/libplugin.so copy/libsite.so &&
+	HP_SWAP_PATH=$PWD/copy/libsite.so HP_SWAP_LOG=$PWD/swap.log \
+	ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=$PROGS/libopenswap.so \
+		timeout 20 heapprof-analyze -f collapsed $PROGS/sites copy.core >swap.txt 2>swap.err &&
+	expect_bytes site_small 10000 swap.txt &&
+	grep -q "warning: module .*copy/libsite.so. at 0x[0-9a-f]* has build-id" swap.err &&
+	! grep -q plain swap.log && [ "$(grep -c nonblock swap.log)" = 1 ] && test -f copy/libsite.so
+'
+
 # gzip cores. A bomb is the real core's gzip followed by gzip members of 64 MiB of
 # zeros each (concatenated members are one valid gzip stream): 2 GiB inflated from a
 # few MiB, made in well under a second. ulimit -f caps what the analyzer may write:

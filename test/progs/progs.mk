@@ -10,7 +10,7 @@ TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(
 	$(P)/libstrict_aligned.so $(P)/mangle $(P)/demo $(P)/leaky \
 	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so \
 	$(P)/snapapi $(P)/snapapi-cxx $(P)/libplugin.so $(P)/plugin_host $(P)/nolive \
-	$(P)/snaplife $(P)/snaplife-linked
+	$(P)/snaplife $(P)/snaplife-linked $(P)/rebuild $(P)/rebuild-extra $(P)/libopenswap.so
 
 check-build: $(TEST_PROGS)
 
@@ -43,6 +43,18 @@ $(P)/sites-stripped: $(P)/sites
 		mkdir -p $(B)/debug/.build-id/$${id%$${id#??}} && \
 		objcopy --only-keep-debug $< $(B)/debug/.build-id/$${id%$${id#??}}/$${id#??}.debug && \
 		objcopy --strip-all $< $@
+
+# Preloaded into the analyzer: swaps a file for a FIFO at its second blocking open (t2002).
+$(P)/libopenswap.so: test/progs/openswap.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fPIC -shared -o $@ $< -ldl
+
+# One program built twice, the second with a function more before big() (t3010);
+# -fno-toplevel-reorder keeps the functions in source order, so big() moves.
+$(P)/rebuild-extra: REBUILD := -DEXTRA
+$(P)/rebuild $(P)/rebuild-extra: test/progs/rebuild.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-toplevel-reorder $(REBUILD) -o $@ $<
 
 # Programs built from one C file with nothing special.
 PLAIN_PROGS := $(addprefix $(P)/,stress thread_churn forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky nolive snaplife)
