@@ -54,15 +54,20 @@ static const struct option_def defs[] = {
 static bool env_is_foreign(void)
 {
 	extern char **environ;
+	char **in, **out;
 
 	if (!getauxval(AT_SECURE))
 		return false;
-	for (char **e = environ; e && *e; e++)
-		if (!strncmp(*e, "HEAPPROF_", 9)) {
-			hp_warn("running with raised privileges (AT_SECURE): every HEAPPROF_* "
-				"variable is ignored", NULL, NULL);
-			break;
-		}
+	/* and out of the environment, lest a child the process runs after setuid(0),
+	 * no longer AT_SECURE, take them from it (glibc drops its unsafe LD_* so) */
+	for (in = out = environ; in && *in; in++)
+		if (strncmp(*in, "HEAPPROF_", 9))
+			*out++ = *in;
+	if (out != in) {
+		*out = NULL;
+		hp_warn("running with raised privileges (AT_SECURE): every HEAPPROF_* "
+			"variable is ignored and removed from the environment", NULL, NULL);
+	}
 	return true;
 }
 

@@ -8,11 +8,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,8 +37,10 @@ static _Alignas(64) unsigned char mid_stack[64 << 10];
 /*
  * The asynchronous writer, as its parent sees it: a page shared with the writer (which
  * has a memory of its own), where the writer says it is done and how it went. A
- * writer that dies before saying so is found by its pid being gone. One writer at a
- * time runs: S5 of the snapshot design, so a signal storm cannot start dozens.
+ * writer that dies before saying so is seen through a pidfd, which turns readable at
+ * its death whether or not anyone reaps it, and whose pid is never another's. One
+ * writer at a time runs, so a signal storm cannot start dozens. Whoever reads or
+ * changes this state holds busy.
  */
 struct writer_state {
 	int pid;		/* the last asynchronous writer, 0 before the first */
@@ -46,6 +50,9 @@ struct writer_state {
 };
 static struct writer_state *writer;	/* MAP_SHARED; NULL until the first writer */
 static int writer_pid;			/* set by mid_main, which shares our memory */
+static int writer_fd = -1;		/* its pidfd (mid_main shares our files), or -1 */
+static dev_t writer_fd_dev;		/* what writer_fd was, lest the program closed */
+static ino_t writer_fd_ino;		/* it and the number now names a file of its */
 
 /* ---- small async-signal-safe text ----------------------------------------------- */
 
@@ -170,9 +177,14 @@ static int expand(char *out, size_t size, const char *pattern, uint64_t n)
 
 static bool has_seq(const char *pattern)
 {
-	for (const char *p = pattern; *p; p++)
-		if (*p == '%' && *++p == 'n')
+	for (const char *p = pattern; *p; p++) {
+		if (*p != '%')
+			continue;
+		if (!*++p)
+			break;
+		if (*p == 'n')
 			return true;
+	}
 	return false;
 }
 
@@ -251,8 +263,10 @@ static void __attribute__((noreturn)) child_main(struct snap_job *j)
 /*
  * The intermediate child of an asynchronous snapshot: it shares the caller's memory
  * (CLONE_VM | CLONE_VFORK, so the caller waits only for this function), forks the
- * writer and exits at once. The writer, orphaned, is reaped by init (or a subreaper):
- * the program gets no SIGCHLD and no zombie, and its wait() never sees ours.
+ * writer and exits at once. The writer, orphaned, is reaped by init: the program gets
+ * no SIGCHLD and no zombie, and its wait() never sees ours (unless the program is
+ * itself a child subreaper or PID 1: README says so). It shares our file table too,
+ * so the pidfd it opens for the writer is ours.
  */
 static int mid_main(void *arg)
 {
@@ -261,6 +275,10 @@ static int mid_main(void *arg)
 	if (pid == 0)
 		child_main(arg);
 	writer_pid = (int)pid;
+	/* the writer is our child until we exit, so this pid is still the writer's */
+#ifdef SYS_pidfd_open
+	writer_fd = pid > 0 ? (int)syscall(SYS_pidfd_open, (pid_t)pid, 0u) : -1;
+#endif
 	_exit(pid < 0 ? errno : 0);
 }
 
@@ -284,9 +302,12 @@ static int fork_writer(struct snap_job *j, bool wait, bool *said)
 		return WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
 	}
 	writer_pid = 0;
+	if (writer_fd >= 0)
+		close(writer_fd);
+	writer_fd = -1;
 	__atomic_store_n(&writer->pid, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&writer->started, j->gen, __ATOMIC_RELEASE);
-	pid = clone(mid_main, mid_stack + sizeof(mid_stack), CLONE_VM | CLONE_VFORK, j);
+	pid = clone(mid_main, mid_stack + sizeof(mid_stack), CLONE_VM | CLONE_VFORK | CLONE_FILES, j);
 	if (pid < 0)
 		err = errno;
 	else {
@@ -298,27 +319,44 @@ static int fork_writer(struct snap_job *j, bool wait, bool *said)
 		writer->err = err ? err : EIO;	/* no writer: nothing is in flight */
 		__atomic_store_n(&writer->done, j->gen, __ATOMIC_RELEASE);
 	} else {
+		struct stat st;
+
 		__atomic_store_n(&writer->pid, writer_pid, __ATOMIC_RELAXED);
+		if (writer_fd >= 0 && fstat(writer_fd, &st) == 0) {
+			writer_fd_dev = st.st_dev;
+			writer_fd_ino = st.st_ino;
+		}
 	}
 	return err;
 }
 
 /* ---- the writer in flight -------------------------------------------------------- */
 
+/* The writer is alive: its pidfd not readable, or (without one) its pid there. */
+static bool writer_alive(void)
+{
+	struct pollfd pf = { .fd = writer_fd, .events = POLLIN };
+	struct stat st;
+
+	if (writer_fd >= 0 && fstat(writer_fd, &st) == 0 && st.st_dev == writer_fd_dev &&
+	    st.st_ino == writer_fd_ino && poll(&pf, 1, 0) >= 0 && !(pf.revents & POLLNVAL))
+		return !(pf.revents & (POLLIN | POLLHUP));
+	return kill(writer->pid, 0) == 0 || errno == EPERM;
+}
+
+/* Under busy: the last writer started has not said it is done and lives. */
 static bool writer_running(void)
 {
 	uint32_t started;
-	int pid;
 
 	if (!writer)
 		return false;
 	started = __atomic_load_n(&writer->started, __ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&writer->done, __ATOMIC_ACQUIRE) == started)
 		return false;
-	pid = __atomic_load_n(&writer->pid, __ATOMIC_RELAXED);
-	if (pid == 0 || kill(pid, 0) == 0 || errno == EPERM)
-		return true;	/* 0: being forked this very moment */
-	/* gone without a word (killed, say), unless its word came in just now */
+	if (writer_alive())
+		return true;
+	/* dead: its word, if it said one, is there now; if not it died (killed, say) */
 	if (__atomic_load_n(&writer->done, __ATOMIC_ACQUIRE) != started) {
 		writer->err = EIO;
 		__atomic_store_n(&writer->done, started, __ATOMIC_RELEASE);
@@ -326,22 +364,45 @@ static bool writer_running(void)
 	return false;
 }
 
-int snapshot_wait(long timeout_ms)
+/* writer_running() with busy taken, if no one holds it: then someone is forking one. */
+static bool writer_running_now(void)
 {
-	uint64_t until = snap_clock_ns() + (uint64_t)(timeout_ms < 0 ? 0 : timeout_ms) * 1000000u;
-	struct timespec nap = { 0, 1000000 };
-	int saved = errno, err;
+	bool running;
 
-	while (writer_running()) {
-		if (timeout_ms >= 0 && snap_clock_ns() >= until) {
-			errno = saved;
+	if (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
+		return true;
+	running = writer_running();
+	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+	return running;
+}
+
+/* Until no writer runs (0 or its error), or until_ns (0: no limit) has come: ETIMEDOUT. */
+static int wait_until(uint64_t until_ns)
+{
+	struct timespec nap = { 0, 1000000 };
+
+	while (writer_running_now()) {
+		if (until_ns && snap_clock_ns() >= until_ns)
 			return ETIMEDOUT;
-		}
 		nanosleep(&nap, NULL);
 		if (nap.tv_nsec < 32000000)
 			nap.tv_nsec *= 2;	/* 1 ms, 2, 4, ... 64: quick for a small file */
 	}
-	err = writer ? writer->err : 0;
+	return writer ? writer->err : 0;
+}
+
+static uint64_t deadline(long timeout_ms)
+{
+	return timeout_ms < 0 ? 0 : snap_clock_ns() + (uint64_t)timeout_ms * 1000000u + 1;
+}
+
+int snapshot_wait(long timeout_ms)
+{
+	int saved = errno, err;
+
+	if (taking)
+		return EBUSY;	/* a handler on a thread in the midst of starting one */
+	err = wait_until(deadline(timeout_ms));
 	errno = saved;
 	return err;
 }
@@ -365,6 +426,9 @@ void snapshot_after_fork(void)
 	/* The parent's writer is not ours, and a thread that held busy is gone */
 	__atomic_store_n(&busy, 0, __ATOMIC_RELAXED);
 	taking = false;
+	if (writer_fd >= 0)
+		close(writer_fd);
+	writer_fd = -1;
 	if (writer) {
 		void *p = mmap(writer, sizeof(*writer), PROT_READ | PROT_WRITE,
 			       MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
@@ -392,23 +456,23 @@ static __attribute__((noinline)) const ucontext_t *here(ucontext_t *uc)
 /* Take busy with no writer in flight, as why wants it; 0 or EBUSY. */
 static int lock_for(enum snap_why why)
 {
+	uint64_t until = deadline((long)hp_opt.wait_ms);
+
 	for (;;) {
-		if (why == SNAP_API || why == SNAP_EXIT) {
-			if (snapshot_wait((long)hp_opt.wait_ms) == ETIMEDOUT)
-				return EBUSY;
-		}
+		/* the API waits, within HEAPPROF_WAIT_MS in all */
+		if (why == SNAP_API && wait_until(until) == ETIMEDOUT)
+			return EBUSY;
 		while (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
 			sched_yield();	/* another thread's snapshot: a fork's time */
-		if (why == SNAP_CRASH || !writer_running())
+		/* exit has waited already; a crash cannot */
+		if (why == SNAP_CRASH || why == SNAP_EXIT || !writer_running())
 			return 0;
 		if (why == SNAP_SIGNAL)
 			say_refused();
-		if (why == SNAP_SIGNAL || why == SNAP_PEAK) {
-			__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
-			return EBUSY;
-		}
-		/* another thread started one since we waited: wait for that one too */
 		__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+		if (why != SNAP_API)
+			return EBUSY;
+		/* another thread started one since we waited: wait for that one too */
 	}
 }
 
@@ -418,8 +482,12 @@ int snapshot_take(const char *path, const ucontext_t *uc, int sig, enum snap_why
 	int saved = errno, err;
 	ucontext_t mine;
 
-	if (taking)
+	if (taking) {
+		if (why == SNAP_SIGNAL)
+			hp_warn("snapshot refused: the thread the signal interrupted is taking "
+				"one", NULL, NULL);
 		return EBUSY;
+	}
 	taking = true;
 	err = lock_for(why);
 	if (err) {

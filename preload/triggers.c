@@ -169,8 +169,12 @@ void peak_check(uint64_t bytes)
 					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
 	/* a writer still running: this peak is taken by the next look after it ends */
-	if (snapshot_take(NULL, NULL, 0, SNAP_PEAK) == EBUSY)
-		__atomic_store_n(&peak_next, want, __ATOMIC_RELAXED);
+	if (snapshot_take(NULL, NULL, 0, SNAP_PEAK) == EBUSY) {
+		uint64_t mine = (uint64_t)live + hp_opt.peak;
+
+		__atomic_compare_exchange_n(&peak_next, &mine, want, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+	}
 }
 
 /* ---- checks of the options --------------------------------------------------------- */

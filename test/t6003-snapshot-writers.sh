@@ -36,13 +36,25 @@ test_case 'heapprof_snapshot_wait without heapprof.so: ENOSYS, the program runs'
 
 test_case 'HEAPPROF_WAIT_MS=0: exit does not wait, and says so' '
 	HEAPPROF_WAIT_MS=0 LD_PRELOAD=$PRELOAD $PROGS/snaplife exit $PWD/nw.snap 256 >out 2>err &&
-	grep -q "^heapprof: exit waited HEAPPROF_WAIT_MS for a snapshot still being written" err
+	grep -q "^heapprof: exit waited HEAPPROF_WAIT_MS for a snapshot still being written" err &&
+	i=0 && while ! test -f nw.snap && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done &&
+	test -f nw.snap
 '
 
-test_case 'children forked while another thread snapshots take their own and end (20 forks)' '
-	HEAPPROF_OUTPUT=$PWD/f.%p.%n.snap LD_PRELOAD=$PRELOAD timeout 300 \
-		$PROGS/snaplife forks 20 64 >out 2>err &&
+# libslowopen.so holds each snapshot 200 ms before its file is opened, with the
+# snapshot lock taken: forks land inside it, not by luck
+test_case 'children forked while another thread snapshots take their own and end (10 forks)' '
+	HEAPPROF_OUTPUT=$PWD/f.%p.%n.snap LD_PRELOAD="$PRELOAD $PROGS/libslowopen.so" \
+		timeout 120 $PROGS/snaplife forks 10 8 >out 2>err &&
 	grep -q "^hung 0$" out
+'
+
+test_case 'a writer killed before it is done: heapprof_snapshot_wait says EIO, no wait' '
+	run_preloaded $PROGS/snaplife killed $PWD/k.snap 512 &&
+	w=$(pgrep -x snaplife | grep -vx $PROG_PID) && test -n "$w" && kill -9 $w &&
+	touch go && i=0 && while ! grep -q "^wait" prog.out && [ $i -lt 30 ]; do
+		sleep 0.1; i=$((i + 1)); done &&
+	grep -q "^wait Input/output error$" prog.out && ! test -e k.snap
 '
 
 test_case 'a signal while a writer runs is refused with one line, not a second writer' '
@@ -108,5 +120,11 @@ secure_case 'setuid (AT_SECURE): HEAPPROF_* ignored with one line, no file, no c
 	cd "$SUID/out" && HEAPPROF_AT_EXIT=1 HEAPPROF_OUTPUT=$SUID/out/suid.snap \
 		HEAPPROF_ALLOCATOR=$SUID/evil.so as_nobody "$SUID/suid" quit 1 2>err &&
 	! test -e suid.snap && ! ls heapprof.*.snap 2>/dev/null &&
-	grep -q "^heapprof: running with raised privileges (AT_SECURE): every HEAPPROF_\* variable is ignored$" err
+	grep -q "^heapprof: running with raised privileges (AT_SECURE): every HEAPPROF_\* variable is ignored and removed from the environment$" err
+'
+
+secure_case 'setuid: the HEAPPROF_* variables are gone from what it passes on' '
+	cd "$SUID/out" && HEAPPROF_OUTPUT=x HEAPPROF_ALLOCATOR=$SUID/evil.so \
+		as_nobody "$SUID/suid" env >env.out 2>err &&
+	grep -q "^PATH=" env.out && ! grep -q "^HEAPPROF_" env.out
 '

@@ -7,11 +7,14 @@
  *                              prints "complete" when PATH is there and PATH.part not
  *   snaplife forks N MB        a thread takes snapshots one after another while the
  *                              main thread forks N children that each take one and
- *                              wait for it; prints "hung K" (children not done in 20 s)
+ *                              wait for it; prints "hung K" (children not done in 5 s)
  *   snaplife exec N            heapprof_snapshot(NULL), waits, then execs itself with
  *                              N - 1 until 0: prints each call's result
  *   snaplife hold MB           prints "ready" and waits for signals
  *   snaplife quit MB           exits (HEAPPROF_AT_EXIT's snapshot, if any)
+ *   snaplife env               becomes env(1): the environment it passes on
+ *   snaplife killed PATH MB    heapprof_snapshot(PATH), "ready", waits for a file
+ *                              "go", then prints heapprof_snapshot_wait(5000)
  */
 #include <signal.h>
 #include <pthread.h>
@@ -92,7 +95,7 @@ static int forks(int n)
 			_exit(rc ? 1 : 0);
 		}
 		for (int ms = 0; waitpid(pid, &status, WNOHANG) == 0; ms += 10) {
-			if (ms >= 20000) {
+			if (ms >= 5000) {
 				kill(pid, SIGKILL);
 				waitpid(pid, &status, 0);
 				hung++;
@@ -100,6 +103,7 @@ static int forks(int n)
 			}
 			usleep(10000);
 		}
+		usleep(50000);
 	}
 	stop = 1;
 	pthread_join(t, NULL);
@@ -143,6 +147,19 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "exec"))
 		return exec_chain(argv[0], atoi(argv[2]));
+	if (argc == 2 && !strcmp(argv[1], "env")) {
+		execl("/usr/bin/env", "env", (char *)NULL);
+		return 127;
+	}
+	if (argc == 4 && !strcmp(argv[1], "killed")) {
+		hold(atoi(argv[3]));
+		printf("snapshot %s\n", rc_name(heapprof_snapshot(argv[2])));
+		puts("ready");
+		while (access("go", F_OK) != 0)
+			usleep(10000);
+		printf("wait %s\n", rc_name(heapprof_snapshot_wait(5000)));
+		return 0;
+	}
 	if (argc == 3 && !strcmp(argv[1], "quit")) {
 		hold(atoi(argv[2]));
 		return 0;
