@@ -12,6 +12,7 @@
 
 #include "heapprof_format.h"
 #include "ages.h"
+#include "alloc.h"
 #include "image.h"
 #include "leaks.h"
 #include "report.h"
@@ -626,6 +627,7 @@ struct session {
 	char *source;
 	struct leak_summary leaks;	/* --leaks */
 	struct age_summary ages;	/* --age, --older-than */
+	struct alloc alloc;		/* --leaks */
 	struct report r;
 };
 
@@ -646,7 +648,8 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 		s->r.ages = &s->ages;
 	}
 	if (o->leak_mask) {
-		leaks_apply(&s->img, &s->scan, s->sym, o->supp, o->leak_mask, &s->leaks);
+		alloc_open(&s->alloc, &s->img, s->sym, &s->scan.list, o->sysroot);
+		leaks_apply(&s->img, &s->scan, s->sym, &s->alloc, o->supp, o->leak_mask, &s->leaks);
 		s->r.leaks = &s->leaks;
 	}
 	report_build(&s->r, &s->scan, &s->img, s->sym, ro);
@@ -655,6 +658,7 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 static void end_session(struct session *s)
 {
 	report_free(&s->r);
+	alloc_close(&s->alloc);
 	sym_close(s->sym);
 	scan_result_free(&s->scan);
 	image_close(&s->img);
