@@ -262,7 +262,7 @@ static uint64_t find_main_arena(const struct gl *g, uint64_t start, uint64_t end
 				if (s >= start && arena_at(g, s))
 					return s;
 			}
-			return 0;	/* the first empty bin fits no state */
+			a += W;	/* no state around this empty bin: on past its pair */
 		}
 	}
 	return 0;

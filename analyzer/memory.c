@@ -20,11 +20,14 @@ static uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 	return hi > lo ? hi - lo : 0;
 }
 
-static uint64_t mmapped_in(const struct alloc *al, uint64_t a, uint64_t b)
+/* Bytes of [a, b) in mmapped chunks; *j walks the sorted chunks once over sorted segments. */
+static uint64_t mmapped_in(const struct alloc *al, uint64_t a, uint64_t b, size_t *j)
 {
 	uint64_t n = 0;
 
-	for (size_t i = 0; i < al->nchunks; i++)
+	while (*j < al->nchunks && al->chunks[*j].addr + al->chunks[*j].size <= a)
+		(*j)++;
+	for (size_t i = *j; i < al->nchunks && al->chunks[i].addr < b; i++)
 		if (al->chunks[i].mmapped)
 			n += overlap(a, b, al->chunks[i].addr, al->chunks[i].addr + al->chunks[i].size);
 	return n;
@@ -35,7 +38,7 @@ void memory_apply(const struct image *img, struct sym *sym, const struct alloc *
 {
 	struct core_threads th;
 	struct sym_module_info *mods;
-	size_t nmods;
+	size_t nmods, j = 0;
 
 	memset(m, 0, sizeof(*m));
 	m->alloc = al;
@@ -58,11 +61,11 @@ void memory_apply(const struct image *img, struct sym *sym, const struct alloc *
 			m->bytes[MEM_ARENAS] += n;
 			left -= n;
 		}
-		n = mmapped_in(al, a, b);
+		n = mmapped_in(al, a, b, &j);
 		m->bytes[MEM_MMAPPED] += n;
 		left -= n < left ? n : left;
-		for (size_t j = 0; j < nmods && left; j++) {
-			n = overlap(a, b, mods[j].start, mods[j].end);
+		for (size_t mi = 0; mi < nmods && left; mi++) {
+			n = overlap(a, b, mods[mi].start, mods[mi].end);
 			n = n < left ? n : left;
 			m->bytes[MEM_MODULES] += n;
 			left -= n;
