@@ -49,6 +49,8 @@ struct alloc_stats {
 	uint64_t tagged_user, tagged_header; /* in tagged arena chunks: the blocks'
 					 * sizes and heapprof's headers below them */
 	uint64_t mmapped_user, mmapped_header;
+	uint64_t trim_pages_bytes;	/* malloc_trim(0): whole free pages madvised away */
+	uint64_t trim_top_bytes;	/* ... and the main arena's top given back to sbrk */
 	unsigned arenas, heaps;
 };
 

@@ -56,6 +56,7 @@ struct gl {
 	struct tagged *tag;		/* heapprof blocks by chunk address */
 	size_t ntag;
 	size_t chunk_cap, nr_cap;
+	uint64_t main_top;		/* main_arena.top, 0 if its heap was not walked */
 	uint64_t heap_info;		/* sizeof(heap_info): 2.35 added pagesize */
 	uint64_t arenas[1024];		/* malloc_state addresses; [0] main_arena */
 	unsigned narenas;
@@ -357,6 +358,7 @@ static void walk_main(struct gl *g, uint64_t s)
 		return;
 	}
 	start = (end - sys + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
+	g->main_top = top;
 	walk_heap(g, "main arena", start, end, top);
 }
 
@@ -584,6 +586,46 @@ static void tag_blocks(struct gl *g, const struct scan_blocks *b)
 			g->tag[g->ntag++] = g->tag[i];
 }
 
+static bool consolidates(const struct alloc_chunk *c)
+{
+	return !c->mmapped && (c->kind == ALLOC_FREE || c->kind == ALLOC_FASTBIN ||
+			       c->kind == ALLOC_TOP);
+}
+
+/*
+ * What malloc_trim(0) would give back: malloc_consolidate first (fastbin chunks join
+ * their free neighbours, or the top), then mtrim madvises the whole pages of each
+ * free chunk past its struct malloc_chunk (48 bytes), then systrim shrinks the main
+ * arena's top to MINSIZE + 1 in whole pages. Other arenas' tops stay.
+ */
+static void trim_estimate(struct gl *g)
+{
+	const struct alloc *a = g->a;
+	struct alloc_stats *st = &g->a->st;
+
+	for (size_t i = 0; i < a->nchunks;) {
+		uint64_t start = a->chunks[i].addr, end = start, top = 0, pal;
+
+		if (!consolidates(&a->chunks[i])) {
+			i++;
+			continue;
+		}
+		for (; i < a->nchunks && a->chunks[i].addr == end && consolidates(&a->chunks[i]); i++) {
+			if (a->chunks[i].kind == ALLOC_TOP)
+				top = a->chunks[i].addr;
+			end += a->chunks[i].size;
+		}
+		if (top) {
+			if (top == g->main_top && end - start > MINSIZE + 1)
+				st->trim_top_bytes += (end - start - MINSIZE - 1) & ~(uint64_t)(PAGE - 1);
+			continue;
+		}
+		pal = (start + 6 * W + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+		if (end - start > PAGE - 1 + 6 * W && end > pal)
+			st->trim_pages_bytes += (end - pal) & ~(uint64_t)(PAGE - 1);
+	}
+}
+
 static void sum_up(struct gl *g)
 {
 	struct alloc *a = g->a;
@@ -612,6 +654,7 @@ static void sum_up(struct gl *g)
 	st->free_bytes = free_bytes;
 	st->in_use_bytes = st->arena_bytes > free_bytes ? st->arena_bytes - free_bytes : 0;
 	st->arenas = g->narenas;
+	trim_estimate(g);
 }
 
 /* Sorted, and overlapping or touching ranges joined: alloc_nonroot_from bisects ends. */

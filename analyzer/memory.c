@@ -93,7 +93,7 @@ void memory_write_text(const struct memory_summary *m, FILE *f)
 		"thread stacks", "modules' data", "other anonymous" };
 	const struct alloc *al = m->alloc;
 	const struct alloc_stats *st = &al->st;
-	char buf[400], a[32];
+	char buf[400], a[32], b[32], c[32];
 	uint64_t overhead;
 
 	fprintf(f, "MEMORY (%s bytes in the dump):\n", report_thousands(m->dumped, a));
@@ -109,6 +109,9 @@ void memory_write_text(const struct memory_summary *m, FILE *f)
 	fprintf(f, "  mallinfo2:  arena %" PRIu64 ", uordblks %" PRIu64 ", fordblks %" PRIu64
 		", hblks %" PRIu64 ", hblkhd %" PRIu64 "\n", st->arena_bytes, st->in_use_bytes,
 		st->free_bytes, st->mmapped_chunks, st->mmapped_bytes);
+	fprintf(f, "  malloc_trim(0) would release %s bytes: %s in whole free pages, %s of the "
+		"main arena's top\n", report_thousands(st->trim_pages_bytes + st->trim_top_bytes, a),
+		report_thousands(st->trim_pages_bytes, b), report_thousands(st->trim_top_bytes, c));
 	fprintf(f, "  in the arenas:\n");
 	overhead = st->kind_bytes[ALLOC_TAGGED] - st->tagged_user - st->tagged_header;
 	line(f, "live bytes (heapprof blocks)", st->tagged_user, st->kind_chunks[ALLOC_TAGGED]);
@@ -165,9 +168,11 @@ void memory_write_json(const struct memory_summary *m, FILE *f)
 			", \"mmapped_bytes\": %" PRIu64 ", \"mmapped_chunks\": %" PRIu64
 			",\n      \"live_user_bytes\": %" PRIu64 ", \"heapprof_header_bytes\": %" PRIu64
 			", \"mmapped_user_bytes\": %" PRIu64 ", \"unwalked_bytes\": %" PRIu64
+			",\n      \"trim_pages_bytes\": %" PRIu64 ", \"trim_top_bytes\": %" PRIu64
 			",\n      \"chunks\": {", st->arenas, st->heaps, st->arena_bytes,
 			st->in_use_bytes, st->free_bytes, st->mmapped_bytes, st->mmapped_chunks,
-			st->tagged_user, st->tagged_header, st->mmapped_user, al->unwalked_bytes);
+			st->tagged_user, st->tagged_header, st->mmapped_user, al->unwalked_bytes,
+			st->trim_pages_bytes, st->trim_top_bytes);
 		for (int k = 0; k < ALLOC_NKINDS; k++)
 			fprintf(f, "%s\"%s\": {\"bytes\": %" PRIu64 ", \"count\": %" PRIu64 "}",
 				k ? ", " : "", ck[k], st->kind_bytes[k], st->kind_chunks[k]);

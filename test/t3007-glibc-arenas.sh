@@ -1,7 +1,8 @@
 #!/bin/sh
 # glibc's arenas read from a core (alloc_glibc.c): --memory's figures against the
 # mallinfo2() the program printed before it stopped (a fragmented main arena, a
-# thread's arena, mmapped blocks); --leaks with lost blocks whose only pointers sit in
+# thread's arena, mmapped blocks) and against what malloc_trim(0) gave back in a
+# forked copy; --leaks with lost blocks whose only pointers sit in
 # free chunks or in malloc's links, as memcheck classes them; a damaged arena; an
 # allocator not recognised.
 . "$(dirname "$0")/lib.sh"
@@ -27,7 +28,7 @@ near()
 }
 
 test_case '--memory: the allocator figures equal mallinfo2 within 1%' '
-	run_preloaded $PROGS/arenas &&
+	run_preloaded $PROGS/arenas trim &&
 	cp prog.out mallinfo.out &&
 	take_core arenas.core &&
 	heapprof-analyze --memory -f json --top=2 $PROGS/arenas arenas.core >mem.json &&
@@ -47,12 +48,19 @@ jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
 	fi
 '
 
+test_case '--memory: what malloc_trim(0) releases of the top, as a copy of the process saw' '
+	[ "$(jnum trim_top_bytes mem.json)" = "$(mi arena_delta)" ] &&
+	[ "$(jnum trim_pages_bytes mem.json)" -gt 0 ] &&
+	[ "$(jnum trim_pages_bytes mem.json)" -lt "$(mi fordblks)" ]
+'
+
 test_case '--memory in text: mappings, mallinfo2, chunks by kind' '
 	heapprof-analyze --memory --top=1 $PROGS/arenas arenas.core >mem.txt &&
 	grep -q "^MEMORY (" mem.txt &&
 	grep -q "^  allocator:  glibc 2\.[0-9]*, 2 arenas in 2 heaps, 3 mmapped chunks$" mem.txt &&
 	grep -q "^  mallinfo2:  arena $(mi arena), uordblks $(mi uordblks), fordblks $(mi fordblks), hblks 3, hblkhd $(mi hblkhd)$" mem.txt &&
 	grep -q "free in fastbins  *64 bytes in 1 chunks$" mem.txt &&
+	grep -q "^  malloc_trim(0) would release [0-9,]* bytes: [0-9,]* in whole free pages, [0-9,]* of the main arena.s top$" mem.txt &&
 	! grep -q "not walked" mem.txt
 '
 
