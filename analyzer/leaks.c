@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "core_notes.h"
 #include "decode.h"
 #include "image.h"
@@ -45,6 +46,7 @@ enum { ST_UNREACHED, ST_POSSIBLE, ST_REACHABLE, ST_INDIRECT };
 
 struct lk {
 	const struct image *img;
+	const struct alloc *alloc;	/* its free chunks and metadata are no roots */
 	struct scan_block *b;		/* sorted by user */
 	uint64_t *end;			/* pointer range end, clamped below the next block */
 	size_t n;
@@ -59,7 +61,7 @@ struct lk {
 	size_t nwork, work_cap;
 	bool be;
 	unsigned wsize;
-	uint64_t root_bytes, scanned_bytes;
+	uint64_t root_bytes, scanned_bytes, allocator_bytes;
 };
 
 static int block_cmp(const void *a, const void *b)
@@ -330,6 +332,32 @@ static uint64_t extent_end(const struct lk *k, size_t i)
 	return k->end[i] > c ? k->end[i] : c;
 }
 
+/* [a, b) outside blocks, less what the allocator says is free or its own */
+static void scan_root(struct lk *k, uint64_t a, uint64_t b)
+{
+	const struct alloc *al = k->alloc;
+	size_t i = al ? alloc_nonroot_from(al, a) : 0;
+
+	while (a < b) {
+		uint64_t to = b;
+
+		if (al && i < al->nnonroot && al->nonroot[i].start < b) {
+			if (al->nonroot[i].start <= a) {
+				uint64_t e = al->nonroot[i++].end;
+
+				to = e < b ? e : b;
+				k->allocator_bytes += to - a;
+				a = to;
+				continue;
+			}
+			to = al->nonroot[i].start;
+		}
+		k->root_bytes += to - a;
+		scan_span(k, a, to, true, SIZE_MAX);
+		a = to;
+	}
+}
+
 static void scan_roots(struct lk *k, const struct core_threads *th, struct leak_summary *sum)
 {
 	const struct image *img = k->img;
@@ -362,8 +390,7 @@ static void scan_roots(struct lk *k, const struct core_threads *th, struct leak_
 			uint64_t bstart, bend;
 
 			if (i >= k->n) {
-				k->root_bytes += send - cur;
-				scan_span(k, cur, send, true, SIZE_MAX);
+				scan_root(k, cur, send);
 				break;
 			}
 			bstart = k->b[i].user >= k->b[i].below ? k->b[i].user - k->b[i].below : 0;
@@ -374,8 +401,7 @@ static void scan_roots(struct lk *k, const struct core_threads *th, struct leak_
 			if (bstart > cur) {
 				uint64_t to = bstart < send ? bstart : send;
 
-				k->root_bytes += to - cur;
-				scan_span(k, cur, to, true, SIZE_MAX);
+				scan_root(k, cur, to);
 			}
 			if (bend > cur)
 				cur = bend;
@@ -618,10 +644,11 @@ static void join_classes(const struct lk *k, const struct scan_result *scan,
 }
 
 void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *sym,
-		 const struct leak_supp *supp_c, unsigned mask, struct leak_summary *sum)
+		 const struct alloc *alloc, const struct leak_supp *supp_c, unsigned mask,
+		 struct leak_summary *sum)
 {
 	struct leak_supp *supp = (struct leak_supp *)supp_c;	/* counts hits */
-	struct lk k = { .img = img, .be = img->big_endian, .wsize = img->wsize };
+	struct lk k = { .img = img, .alloc = alloc && alloc->known ? alloc : NULL, .be = img->big_endian, .wsize = img->wsize };
 	struct collect cc[LEAK_NCLASSES];
 	struct join_info ji[LEAK_NCLASSES];
 	struct stacks out;
@@ -657,6 +684,11 @@ void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *
 	classify(&k, img, sum);
 	sum->root_bytes = k.root_bytes;
 	sum->scanned_bytes = k.scanned_bytes;
+	sum->allocator_bytes = k.allocator_bytes;
+	if (alloc) {
+		alloc_describe(alloc, sum->allocator, sizeof(sum->allocator));
+		sum->allocator_known = alloc->known;
+	}
 
 	stacks_init(&out);
 	join_classes(&k, scan, cc, ji);
@@ -713,6 +745,11 @@ void leaks_write_summary(const struct leak_summary *sum, FILE *f)
 	fprintf(f, "  roots:      registers of %u threads, %llu bytes of memory outside blocks%s\n",
 		sum->threads, (unsigned long long)sum->root_bytes,
 		sum->stack_cut ? " (stacks from sp up)" : "");
+	if (sum->allocator_known)
+		fprintf(f, "  allocator:  %s; %llu bytes of free chunks and its metadata are no "
+			"roots\n", sum->allocator, (unsigned long long)sum->allocator_bytes);
+	else if (sum->allocator[0])
+		fprintf(f, "  allocator:  %s\n", sum->allocator);
 	fprintf(f, "LEAK SUMMARY:\n");
 	for (int c = 0; c < LEAK_NCLASSES; c++) {
 		fprintf(f, "  %s: %llu bytes in %llu blocks%s\n", label[c],

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct alloc;
 struct image;
 struct scan_result;
 struct sym;
@@ -48,6 +49,9 @@ struct leak_summary {
 	unsigned threads;			/* threads whose registers were roots */
 	bool stack_cut;				/* stacks scanned from the stack pointer up */
 	uint64_t root_bytes;			/* memory scanned as roots */
+	uint64_t allocator_bytes;		/* left out: free chunks, malloc's metadata */
+	char allocator[300];			/* alloc_describe() */
+	bool allocator_known;			/* its free chunks were left out */
 	uint64_t scanned_bytes;			/* block contents scanned */
 };
 
@@ -61,10 +65,12 @@ void leaks_free_suppressions(struct leak_supp *s);
 /*
  * Classify every block of scan (made by scan_image_blocks_with) and replace scan->stacks by
  * the stacks of the classes in mask, each stack once per class, minus what the
- * suppressions match (sym symbolizes for them). Fills *sum for all four classes.
+ * suppressions match (sym symbolizes for them). alloc's free chunks and metadata
+ * are not roots. Fills *sum for all four classes.
  */
 void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *sym,
-		 const struct leak_supp *supp, unsigned mask, struct leak_summary *sum);
+		 const struct alloc *alloc, const struct leak_supp *supp, unsigned mask,
+		 struct leak_summary *sum);
 
 /* "definitely lost", ... for a stack's flags; NULL when it carries no class. */
 const char *leaks_class_name(unsigned stack_flags);

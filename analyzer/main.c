@@ -12,8 +12,10 @@
 
 #include "heapprof_format.h"
 #include "ages.h"
+#include "alloc.h"
 #include "image.h"
 #include "leaks.h"
+#include "memory.h"
 #include "report.h"
 #include "scan.h"
 #include "sym.h"
@@ -49,6 +51,7 @@ struct opts {
 	struct leak_supp *supp;		/* read from --suppressions */
 	bool age;			/* --age */
 	int64_t older_than_ms;		/* --older-than, -1 if not given */
+	bool memory;			/* --memory */
 };
 
 static void usage(FILE *f)
@@ -106,6 +109,8 @@ static void usage(FILE *f)
 	      "      --leaks[=CLASSES]  classify blocks by reachability, as memcheck does, and\n"
 	      "                         show only CLASSES (comma-separated: definite, indirect,\n"
 	      "                         possible, reachable, all; default definite,indirect)\n"
+	      "      --memory           where the memory goes: mappings, the allocator's arenas\n"
+	      "                         (glibc: mallinfo2's figures), free and in-use chunks\n"
 	      "      --fail-on-leak     exit with status 3 when definitely lost bytes remain\n"
 	      "                         (implies --leaks)\n"
 	      "      --suppressions=FILE  leave out leaks whose stack matches a LeakSanitizer\n"
@@ -157,7 +162,7 @@ static unsigned long long number(const char *s, const char *opt)
 enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE,
        OPT_METRIC, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_SHORT, OPT_BASE, OPT_FOCUS,
        OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY, OPT_LEAKS, OPT_FAILLEAK, OPT_SUPP,
-       OPT_AGE, OPT_OLDER, OPT_BASEPROG };
+       OPT_AGE, OPT_OLDER, OPT_BASEPROG, OPT_MEMORY };
 
 static const struct option long_opts[] = {
 	{ "format", required_argument, NULL, 'f' },
@@ -176,6 +181,7 @@ static const struct option long_opts[] = {
 	{ "module", required_argument, NULL, OPT_MODULE },
 	{ "leaks", optional_argument, NULL, OPT_LEAKS },
 	{ "fail-on-leak", no_argument, NULL, OPT_FAILLEAK },
+	{ "memory", no_argument, NULL, OPT_MEMORY },
 	{ "suppressions", required_argument, NULL, OPT_SUPP },
 	{ "short-names", no_argument, NULL, OPT_SHORT },
 	{ "age", no_argument, NULL, OPT_AGE },
@@ -261,6 +267,7 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 				  "comma-separated, not '%s'", optarg);
 		break;
 	case OPT_FAILLEAK: o->fail_on_leak = true; break;
+	case OPT_MEMORY: o->memory = true; break;
 	case OPT_SUPP: o->suppressions = optarg; break;
 	case OPT_SHORT: o->report.short_names = true; break;
 	case OPT_AGE: o->age = true; break;
@@ -616,7 +623,7 @@ static struct sym *scan_and_open_symbols(const struct opts *o, const struct imag
 
 	warn_hold();
 	threaded = pthread_create(&t, NULL, sym_thread, &job) == 0;
-	(o->leak_mask || o->age || o->older_than_ms >= 0 ? scan_image_blocks_with
+	(o->leak_mask || o->memory || o->age || o->older_than_ms >= 0 ? scan_image_blocks_with
 							 : scan_image_with)(img, o->jobs, &o->join, scan);
 	if (threaded)
 		pthread_join(t, NULL);
@@ -633,6 +640,8 @@ struct session {
 	char *source;
 	struct leak_summary leaks;	/* --leaks */
 	struct age_summary ages;	/* --age, --older-than */
+	struct alloc alloc;		/* --leaks, --memory */
+	struct memory_summary memory;
 	struct report r;
 };
 
@@ -652,8 +661,14 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 		ages_apply(&s->img, &s->scan, o->older_than_ms, &s->ages);
 		s->r.ages = &s->ages;
 	}
+	if (o->leak_mask || o->memory)
+		alloc_open(&s->alloc, &s->img, s->sym, &s->scan.list, o->sysroot);
+	if (o->memory) {
+		memory_apply(&s->img, s->sym, &s->alloc, &s->memory);
+		s->r.memory = &s->memory;
+	}
 	if (o->leak_mask) {
-		leaks_apply(&s->img, &s->scan, s->sym, o->supp, o->leak_mask, &s->leaks);
+		leaks_apply(&s->img, &s->scan, s->sym, &s->alloc, o->supp, o->leak_mask, &s->leaks);
 		s->r.leaks = &s->leaks;
 	}
 	report_build(&s->r, &s->scan, &s->img, s->sym, ro);
@@ -662,6 +677,7 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 static void end_session(struct session *s)
 {
 	report_free(&s->r);
+	alloc_close(&s->alloc);
 	sym_close(s->sym);
 	scan_result_free(&s->scan);
 	image_close(&s->img);

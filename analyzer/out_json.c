@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "image.h"
+#include "memory.h"
 #include "report.h"
 #include "sym.h"
 
@@ -102,6 +103,8 @@ static int write_json(const struct report *r, FILE *f)
 	fprintf(f, ",\n  \"word_bits\": %u, \"big_endian\": %s,\n", r->wsize * 8,
 		r->big_endian ? "true" : "false");
 	summary(r, f);
+	if (r->memory)
+		memory_write_json(r->memory, f);
 	fputs("  \"base\": ", f);
 	if (r->diff) {
 		fputs("{\"source\": ", f);

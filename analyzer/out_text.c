@@ -10,6 +10,7 @@
 #include "image.h"
 #include "ages.h"
 #include "leaks.h"
+#include "memory.h"
 #include "report.h"
 #include "views.h"
 
@@ -141,6 +142,8 @@ static void summary(const struct report *r, FILE *f)
 		leaks_write_summary(r->leaks, f);
 	if (r->ages)
 		ages_write_summary(r->ages, f);
+	if (r->memory)
+		memory_write_text(r->memory, f);
 }
 
 static void sizes(const struct report_stack *s, FILE *f)

@@ -122,6 +122,7 @@ struct report {
 	bool saturated;			/* a total did not fit 64 bits */
 	const struct leak_summary *leaks; /* --leaks: classes (leaks.h); else NULL */
 	const struct age_summary *ages;	/* --age, --older-than (ages.h); else NULL */
+	const struct memory_summary *memory; /* --memory (memory.h); else NULL */
 	char **owned;			/* names the report made (--short-names) */
 	size_t nowned;
 	/* views.c, diff.c (issue 12) */

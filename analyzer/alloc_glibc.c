@@ -1,0 +1,738 @@
+/*
+ * glibc malloc's chunks in a dump, without debug symbols: the version from libc's
+ * banner, main_arena from the shape of its bins in libc's data, the other arenas by
+ * its next links and their heap_info heaps, mmapped chunks from heapprof's blocks and
+ * from mapping starts; then every heap walked chunk by chunk. Knows 2.27 to 2.41 on
+ * 64-bit targets; every byte is read with image_read.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "alloc.h"
+#include "alloc_int.h"
+#include "image.h"
+#include "rd.h"
+#include "scan.h"
+#include "sym.h"
+#include "util.h"
+
+#define W 8				/* SIZE_SZ: 64-bit targets only */
+#define ALIGN 16			/* MALLOC_ALIGNMENT */
+#define MINSIZE 32
+#define HDR (2 * W)			/* CHUNK_HDR_SZ */
+#define PREV_INUSE 1u
+#define IS_MMAPPED 2u
+#define SIZE_BITS 7u
+#define NFASTBINS 10
+#define NBINS 128
+#define HEAP_MAX ((uint64_t)64 << 20)	/* 2 * DEFAULT_MMAP_THRESHOLD_MAX */
+#define PAGE 4096
+
+/* struct malloc_state since 2.27: mutex, flags, have_fastchunks, fastbinsY[10], top,
+ * last_remainder, bins[254], binmap[4], next, next_free, attached_threads,
+ * system_mem, max_system_mem */
+#define MS_FAST 16
+#define MS_TOP 96
+#define MS_BINS 112
+#define MS_NEXT 2160
+#define MS_SYSMEM 2184
+#define MS_MAXSYSMEM 2192
+#define MS_SIZE 2200
+
+#define TCACHE_BINS 64
+
+struct tagged {
+	uint64_t chunk, size, below;
+};
+
+struct gl {
+	const struct image *img;
+	struct alloc *a;
+	int minor;			/* glibc 2.minor */
+	struct tagged *tag;		/* heapprof blocks by chunk address */
+	size_t ntag;
+	size_t chunk_cap, nr_cap;
+	uint64_t main_top;		/* main_arena.top, 0 if its heap was not walked */
+	uint64_t heap_info;		/* sizeof(heap_info): 2.35 added pagesize */
+	uint64_t arenas[1024];		/* malloc_state addresses; [0] main_arena */
+	unsigned narenas;
+};
+
+static bool word(const struct gl *g, uint64_t addr, uint64_t *v)
+{
+	if (!image_read(g->img, addr, v, W))
+		return false;
+	if (g->img->big_endian != host_big_endian())
+		*v = __builtin_bswap64(*v);
+	return true;
+}
+
+static __attribute__((format(printf, 2, 3))) void problem(struct gl *g, const char *fmt, ...)
+{
+	struct alloc *a = g->a;
+	va_list ap;
+
+	if (a->nproblems < ALLOC_MAX_PROBLEMS) {
+		va_start(ap, fmt);
+		vsnprintf(a->problems[a->nproblems], sizeof(a->problems[0]), fmt, ap);
+		va_end(ap);
+	}
+	a->nproblems++;
+}
+
+static void nonroot(struct gl *g, uint64_t start, uint64_t end)
+{
+	struct alloc *a = g->a;
+
+	if (end <= start)
+		return;
+	if (a->nnonroot && a->nonroot[a->nnonroot - 1].end == start) {
+		a->nonroot[a->nnonroot - 1].end = end;	/* a walk goes up: most merge here */
+		return;
+	}
+	if (a->nnonroot == g->nr_cap)
+		a->nonroot = xrealloc(a->nonroot, (g->nr_cap = g->nr_cap ? 2 * g->nr_cap : 256) *
+						  sizeof(*a->nonroot));
+	a->nonroot[a->nnonroot++] = (struct alloc_range){ start, end };
+}
+
+static void add_chunk(struct gl *g, uint64_t addr, uint64_t size, enum alloc_kind k, bool mm)
+{
+	struct alloc *a = g->a;
+
+	if (a->nchunks == g->chunk_cap)
+		a->chunks = xrealloc(a->chunks, (g->chunk_cap = g->chunk_cap ? 2 * g->chunk_cap : 1024) *
+						sizeof(*a->chunks));
+	a->chunks[a->nchunks++] = (struct alloc_chunk){ addr, size, (uint8_t)k, mm };
+}
+
+static const struct tagged *find_tagged(const struct gl *g, uint64_t chunk)
+{
+	size_t lo = 0, hi = g->ntag;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g->tag[mid].chunk < chunk)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < g->ntag && g->tag[lo].chunk == chunk ? &g->tag[lo] : NULL;
+}
+
+/* ------------------------------------------------------------------------------ */
+/* The version, from the banner in libc's image or in its file */
+
+static bool parse_banner(const unsigned char *p, size_t n, int *minor)
+{
+	static const char key[] = "GNU C Library";
+	const unsigned char *b = memmem(p, n, key, sizeof(key) - 1);
+	const char *v;
+	char line[256];
+	size_t len;
+	int maj;
+
+	if (!b)
+		return false;
+	len = (size_t)(p + n - b) < sizeof(line) - 1 ? (size_t)(p + n - b) : sizeof(line) - 1;
+	memcpy(line, b, len);
+	line[len] = 0;
+	v = strstr(line, "release version ");
+	return v && sscanf(v + 16, "%d.%d", &maj, minor) == 2 && maj == 2;
+}
+
+static int hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* The libc file: its banner, and whether its build-id is the module's. */
+static bool version_from_file(struct gl *g, const struct sym_module_info *m, const char *sysroot)
+{
+	char path[4096], err[512];
+	unsigned char id[64], *buf = NULL;
+	size_t idlen = 0, len = 0, cap = 0;
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s%s", sysroot ? sysroot : "", m->path);
+	fd = image_open_regular(path, err, sizeof(err));
+	if (fd < 0) {
+		snprintf(g->a->reason, sizeof(g->a->reason), "no version: %.200s", err);
+		return false;
+	}
+	for (;;) {
+		if (len == cap)
+			buf = xrealloc(buf, cap = cap ? 2 * cap : (size_t)4 << 20);
+		r = read(fd, buf + len, cap - len);
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	for (const char *h = m->build_id; h[0] && h[1] && idlen < sizeof(id); h += 2)
+		id[idlen++] = (unsigned char)(hexval(h[0]) << 4 | hexval(h[1]));
+	if (idlen && !memmem(buf, len, id, idlen)) {
+		snprintf(g->a->reason, sizeof(g->a->reason), "'%.160s' is not the libc the dump ran: "
+			 "its build-id differs", path);
+		free(buf);
+		return false;
+	}
+	if (!parse_banner(buf, len, &g->minor)) {
+		snprintf(g->a->reason, sizeof(g->a->reason), "no glibc version in '%.200s'", path);
+		free(buf);
+		return false;
+	}
+	free(buf);
+	return true;
+}
+
+/* libc's module, or NULL */
+static const struct sym_module_info *find_libc(const struct sym_module_info *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *b = strrchr(m[i].path, '/');
+
+		b = b ? b + 1 : m[i].path;
+		if (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-2.", 7))
+			return &m[i];
+	}
+	return NULL;
+}
+
+static bool version_in_image(struct gl *g, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < g->img->nsegs; i++) {
+		const struct seg *s = &g->img->segs[i];
+		uint64_t from = s->vaddr > start ? s->vaddr : start;
+		uint64_t to = s->vaddr + s->size < end ? s->vaddr + s->size : end;
+
+		if (from < to && parse_banner(s->data + (from - s->vaddr), to - from, &g->minor))
+			return true;
+	}
+	return false;
+}
+
+/* ------------------------------------------------------------------------------ */
+/* Arenas */
+
+/* Does a malloc_state sit at s: bins empty (pointing at themselves) or both linked,
+ * a top chunk, system_mem in pages? */
+static bool arena_at(const struct gl *g, uint64_t s)
+{
+	uint64_t top, sys, maxsys, next;
+	unsigned empty = 0;
+
+	for (unsigned i = 1; i < NBINS; i++) {
+		uint64_t at = s + MS_BINS + (uint64_t)(i - 1) * 2 * W, fd, bk;
+
+		if (!word(g, at, &fd) || !word(g, at + W, &bk))
+			return false;
+		if (fd == at - HDR && bk == at - HDR)
+			empty++;
+		else if (!fd || !bk || fd == at - HDR || bk == at - HDR || (fd | bk) & (ALIGN - 1))
+			return false;
+	}
+	return empty >= 16 && word(g, s + MS_TOP, &top) && top && !(top & (ALIGN - 1)) &&
+	       word(g, s + MS_SYSMEM, &sys) && word(g, s + MS_MAXSYSMEM, &maxsys) &&
+	       word(g, s + MS_NEXT, &next) && next && sys && !(sys % PAGE) && maxsys >= sys;
+}
+
+/* main_arena: the one malloc_state in libc's data */
+static uint64_t find_main_arena(const struct gl *g, uint64_t start, uint64_t end)
+{
+	for (size_t i = 0; i < g->img->nsegs; i++) {
+		const struct seg *sg = &g->img->segs[i];
+		uint64_t from = sg->vaddr > start ? sg->vaddr : start;
+		uint64_t to = sg->vaddr + sg->size < end ? sg->vaddr + sg->size : end;
+
+		for (uint64_t a = (from + W - 1) & ~(uint64_t)(W - 1); a + 2 * W <= to; a += W) {
+			uint64_t fd, bk;
+
+			if (!word(g, a, &fd) || fd != a - HDR || !word(g, a + W, &bk) || bk != fd)
+				continue;
+			/* an empty bin: bin i of a state at a - MS_BINS - 16 (i - 1) */
+			for (unsigned b = 1; b < NBINS; b++) {
+				uint64_t s = a - MS_BINS - (uint64_t)(b - 1) * 2 * W;
+
+				if (s >= start && arena_at(g, s))
+					return s;
+			}
+			a += W;	/* no state around this empty bin: on past its pair */
+		}
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------------ */
+/* Walking a heap */
+
+static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t end, uint64_t top)
+{
+	uint64_t p = start;
+
+	g->a->st.heaps++;
+	if (g->a->nheaps % 16 == 0)
+		g->a->heaps = xrealloc(g->a->heaps, (g->a->nheaps + 16) * sizeof(*g->a->heaps));
+	g->a->heaps[g->a->nheaps++] = (struct alloc_range){ start, end };
+	while (p < end) {
+		uint64_t sw, sz, nsw = PREV_INUSE;
+		const struct tagged *t;
+		enum alloc_kind k;
+
+		if (!word(g, p + W, &sw)) {
+			problem(g, "%s: the chunk at %#llx is not in the dump", what,
+				(unsigned long long)p);
+			goto unwalked;
+		}
+		sz = sw & ~(uint64_t)SIZE_BITS;
+		if (p == top) {
+			if (sz != end - p)
+				problem(g, "%s: the top chunk at %#llx has size %#llx, the heap ends "
+					"%#llx after it", what, (unsigned long long)p,
+					(unsigned long long)sz, (unsigned long long)(end - p));
+			add_chunk(g, p, end - p, ALLOC_TOP, false);
+			nonroot(g, p + W, end);
+			return;
+		}
+		if (!sz && end - p <= MINSIZE) {	/* a non-main heap's closing fencepost */
+			add_chunk(g, p, end - p, ALLOC_FENCE, false);
+			nonroot(g, p + W, end);
+			return;
+		}
+		if (sz < HDR || sz % ALIGN || sz > end - p || (sw & IS_MMAPPED)) {
+			problem(g, "%s: the chunk at %#llx has a bad size field %#llx", what,
+				(unsigned long long)p, (unsigned long long)sw);
+			goto unwalked;
+		}
+		if (p + sz < end && !word(g, p + sz + W, &nsw)) {
+			problem(g, "%s: the chunk at %#llx is not in the dump", what,
+				(unsigned long long)(p + sz));
+			goto unwalked;
+		}
+		if (sz == HDR)
+			k = ALLOC_FENCE;
+		else if (!(nsw & PREV_INUSE))
+			k = ALLOC_FREE;
+		else
+			k = (t = find_tagged(g, p)) ? ALLOC_TAGGED : ALLOC_UNTAGGED;
+		add_chunk(g, p, sz, k, false);
+		/* a free chunk's bytes and the next one's prev_size are malloc's; an
+		 * in-use chunk's size field is, its prev_size the previous chunk's data */
+		nonroot(g, p + W, k == ALLOC_FREE || k == ALLOC_FENCE ? p + sz + W : p + HDR);
+		if (p < top && p + sz > top) {
+			problem(g, "%s: the chunk at %#llx overlaps the top chunk", what,
+				(unsigned long long)p);
+			goto unwalked;
+		}
+		p += sz;
+	}
+	if (top >= start && top < end && p != top)
+		problem(g, "%s: the walk did not reach the top chunk at %#llx", what,
+			(unsigned long long)top);
+	return;
+unwalked:
+	g->a->unwalked_bytes += end - p;
+}
+
+/* The main arena's brk heap: it ends with the top chunk, system_mem bytes long. */
+static void walk_main(struct gl *g, uint64_t s)
+{
+	uint64_t top, tsz, sys, start, end;
+
+	if (!word(g, s + MS_TOP, &top) || !word(g, top + W, &tsz) ||
+	    !word(g, s + MS_SYSMEM, &sys)) {
+		problem(g, "main arena: its top chunk is not in the dump");
+		return;
+	}
+	g->a->st.arena_bytes += sys;
+	end = top + (tsz & ~(uint64_t)SIZE_BITS);
+	if (end < top || end - (top & ~(uint64_t)(PAGE - 1)) > sys + PAGE || sys > end) {
+		problem(g, "main arena: top chunk %#llx, size %#llx, system_mem %#llx disagree",
+			(unsigned long long)top, (unsigned long long)tsz, (unsigned long long)sys);
+		return;
+	}
+	start = (end - sys + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
+	g->main_top = top;
+	walk_heap(g, "main arena", start, end, top);
+}
+
+/* Another arena: its heaps from the top's back to the first, which holds the state. */
+static void walk_other(struct gl *g, uint64_t s, unsigned n)
+{
+	uint64_t top, sys, h, ar, prev, size, first = s - g->heap_info;
+	char what[64];
+	unsigned guard = 0;
+
+	snprintf(what, sizeof(what), "arena %u at %#llx", n, (unsigned long long)s);
+	if (!word(g, first, &ar) || ar != s || !word(g, s + MS_TOP, &top) ||
+	    !word(g, s + MS_SYSMEM, &sys)) {
+		problem(g, "%s: no heap_info before it", what);
+		return;
+	}
+	g->a->st.arena_bytes += sys;
+	nonroot(g, first, s + MS_SIZE);
+	for (h = top & ~(HEAP_MAX - 1); h; h = prev) {
+		uint64_t start;
+
+		if (!word(g, h, &ar) || ar != s || !word(g, h + W, &prev) ||
+		    !word(g, h + 2 * W, &size) || size > HEAP_MAX || ++guard > 4096) {
+			problem(g, "%s: the heap_info at %#llx is damaged", what,
+				(unsigned long long)h);
+			return;
+		}
+		if (h == first) {
+			start = (s + MS_SIZE + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
+			nonroot(g, s + MS_SIZE, start);
+		} else {
+			start = h + g->heap_info;
+			nonroot(g, h, start);
+		}
+		walk_heap(g, what, start, h + size, top);
+		if (h == first)
+			break;
+	}
+}
+
+/* ------------------------------------------------------------------------------ */
+/* tcache and fastbins: chunks free to the program that malloc counts in use */
+
+static uint64_t reveal(const struct gl *g, uint64_t pos, uint64_t v)
+{
+	return g->minor >= 32 ? (pos >> 12) ^ v : v;	/* safe-linking */
+}
+
+static struct alloc_chunk *chunk_at(const struct gl *g, uint64_t addr)
+{
+	const struct alloc_chunk *c = alloc_find(g->a, addr);
+
+	return c && c->addr == addr ? (struct alloc_chunk *)c : NULL;
+}
+
+/* Follow a list of n at most; mark its chunks. false if its head is no chunk of size. */
+static bool follow(struct gl *g, uint64_t chunk, uint64_t size, uint64_t n, enum alloc_kind k,
+		   const char *what)
+{
+	for (uint64_t i = 0; chunk && i < n; i++) {
+		struct alloc_chunk *c = chunk_at(g, chunk);
+		uint64_t v;
+
+		if (!c || c->size != size || (c->kind != ALLOC_UNTAGGED && c->kind != k)) {
+			if (i)
+				problem(g, "%s: a link to %#llx, no free chunk of size %llu",
+					what, (unsigned long long)chunk, (unsigned long long)size);
+			return i > 0;
+		}
+		c->kind = (uint8_t)k;
+		if (!word(g, chunk + HDR, &v))
+			return true;
+		chunk = reveal(g, chunk + HDR, v);
+		if (chunk)
+			chunk -= (k == ALLOC_TCACHE ? HDR : 0);	/* tcache links point at memory */
+	}
+	return true;
+}
+
+/* A tcache_perthread_struct: counts[64] (char before 2.30), entries[64]. */
+static bool tcache_at(struct gl *g, struct alloc_chunk *c)
+{
+	unsigned cw = g->minor >= 30 ? 2 : 1;
+	uint64_t mem = c->addr + HDR, ent = mem + TCACHE_BINS * cw;
+	uint16_t counts[TCACHE_BINS];
+	uint64_t e[TCACHE_BINS];
+
+	/* request2size(sizeof(tcache_perthread_struct)): 0x290, or 0x250 before 2.30 */
+	if (c->kind != ALLOC_UNTAGGED ||
+	    c->size != ((ent + TCACHE_BINS * W - mem + W + ALIGN - 1) & ~(uint64_t)(ALIGN - 1)))
+		return false;
+	for (unsigned i = 0; i < TCACHE_BINS; i++) {
+		uint8_t b[2];
+
+		if (!image_read(g->img, mem + i * cw, b, cw) || !word(g, ent + i * W, &e[i]))
+			return false;
+		counts[i] = cw == 2 ? (uint16_t)(g->img->big_endian ? b[0] << 8 | b[1]
+								    : b[1] << 8 | b[0]) : b[0];
+		if (!e[i] != !counts[i] || (e[i] & (ALIGN - 1)))
+			return false;
+	}
+	for (unsigned i = 0; i < TCACHE_BINS; i++) {
+		struct alloc_chunk *h = e[i] ? chunk_at(g, e[i] - HDR) : NULL;
+
+		if (e[i] && (!h || h->size != MINSIZE + i * ALIGN || h->kind != ALLOC_UNTAGGED))
+			return false;
+	}
+	for (unsigned i = 0; i < TCACHE_BINS; i++)
+		if (e[i])
+			follow(g, e[i] - HDR, MINSIZE + i * ALIGN, counts[i], ALLOC_TCACHE, "tcache");
+	return true;
+}
+
+static int chunk_cmp(const void *x, const void *y)
+{
+	const struct alloc_chunk *a = x, *b = y;
+
+	return (a->addr > b->addr) - (a->addr < b->addr);
+}
+
+static int range_cmp(const void *x, const void *y)
+{
+	const struct alloc_range *a = x, *b = y;
+
+	return (a->start > b->start) - (a->start < b->start);
+}
+
+static int tagged_cmp(const void *x, const void *y)
+{
+	const struct tagged *a = x, *b = y;
+
+	return (a->chunk > b->chunk) - (a->chunk < b->chunk);
+}
+
+static void mark_cached(struct gl *g)
+{
+	size_t n = g->a->nchunks;
+
+	for (size_t i = 0; i < n; i++)
+		if (g->a->chunks[i].kind == ALLOC_UNTAGGED && tcache_at(g, &g->a->chunks[i])) {
+			struct alloc_chunk *c = &g->a->chunks[i];
+
+			nonroot(g, c->addr + W, c->addr + c->size + W);
+		}
+	for (unsigned a = 0; a < g->narenas; a++)
+		for (unsigned i = 0; i < NFASTBINS; i++) {
+			uint64_t p;
+
+			if (word(g, g->arenas[a] + MS_FAST + i * W, &p) && p &&
+			    !follow(g, p, MINSIZE + i * ALIGN, g->a->nchunks, ALLOC_FASTBIN, "fastbin"))
+				problem(g, "fastbin %u of arena %#llx: %#llx is no chunk", i,
+					(unsigned long long)g->arenas[a], (unsigned long long)p);
+		}
+	for (size_t i = 0; i < n; i++) {
+		const struct alloc_chunk *c = &g->a->chunks[i];
+
+		if (c->kind == ALLOC_TCACHE || c->kind == ALLOC_FASTBIN)
+			nonroot(g, c->addr + W, c->addr + c->size + W);
+	}
+}
+
+/* ------------------------------------------------------------------------------ */
+/* mmapped chunks */
+
+static void mmapped(struct gl *g, uint64_t c, uint64_t size, uint64_t front, bool tagged)
+{
+	add_chunk(g, c, size, tagged ? ALLOC_TAGGED : ALLOC_UNTAGGED, true);
+	nonroot(g, c - front, c + HDR);
+	g->a->st.mmapped_bytes += size + front;
+	g->a->st.mmapped_chunks++;
+}
+
+static bool in_heaps(const struct alloc *a, uint64_t p)
+{
+	for (size_t i = 0; i < a->nheaps; i++)
+		if (p >= a->heaps[i].start && p < a->heaps[i].end)
+			return true;
+	return false;
+}
+
+static void find_mmapped(struct gl *g)
+{
+	for (size_t i = 0; i < g->ntag; i++) {
+		uint64_t c = g->tag[i].chunk, ps, sw;
+
+		if (word(g, c, &ps) && word(g, c + W, &sw) && (sw & IS_MMAPPED) &&
+		    !in_heaps(g->a, c) && !(((sw & ~(uint64_t)SIZE_BITS) + ps) % PAGE))
+			mmapped(g, c, sw & ~(uint64_t)SIZE_BITS, ps, true);
+	}
+	/* untagged ones start their mapping: prev_size 0, size | IS_MMAPPED in pages */
+	for (size_t i = 0; i < g->img->nsegs; i++) {
+		const struct seg *s = &g->img->segs[i];
+		uint64_t p = s->vaddr, end = s->vaddr + s->size;
+
+		while (p + HDR <= end) {
+			uint64_t ps, sw, sz;
+
+			if (!word(g, p, &ps) || !word(g, p + W, &sw) || ps || (sw & SIZE_BITS) != IS_MMAPPED)
+				break;
+			sz = sw & ~(uint64_t)SIZE_BITS;
+			if (!sz || sz % PAGE || sz > end - p || in_heaps(g->a, p))
+				break;
+			if (!find_tagged(g, p))
+				mmapped(g, p, sz, 0, false);
+			p += sz;
+		}
+	}
+}
+
+/* ------------------------------------------------------------------------------ */
+
+static void tag_blocks(struct gl *g, const struct scan_blocks *b)
+{
+	size_t m = 0;
+
+	g->tag = xmalloc((b->n ? b->n : 1) * sizeof(*g->tag));
+	for (size_t i = 0; i < b->n; i++)
+		if (b->v[i].user >= b->v[i].below + HDR)
+			g->tag[m++] = (struct tagged){ b->v[i].user - b->v[i].below - HDR,
+						       b->v[i].size, b->v[i].below };
+	qsort(g->tag, m, sizeof(*g->tag), tagged_cmp);
+	g->ntag = 0;
+	for (size_t i = 0; i < m; i++)
+		if (!g->ntag || g->tag[g->ntag - 1].chunk != g->tag[i].chunk)
+			g->tag[g->ntag++] = g->tag[i];
+}
+
+static bool consolidates(const struct alloc_chunk *c)
+{
+	return !c->mmapped && (c->kind == ALLOC_FREE || c->kind == ALLOC_FASTBIN ||
+			       c->kind == ALLOC_TOP);
+}
+
+/*
+ * What malloc_trim(0) would give back: malloc_consolidate first (fastbin chunks join
+ * their free neighbours, or the top), then mtrim madvises the whole pages of each
+ * free chunk past its struct malloc_chunk (48 bytes), then systrim shrinks the main
+ * arena's top to MINSIZE + 1 in whole pages. Other arenas' tops stay.
+ */
+static void trim_estimate(struct gl *g)
+{
+	const struct alloc *a = g->a;
+	struct alloc_stats *st = &g->a->st;
+
+	for (size_t i = 0; i < a->nchunks;) {
+		uint64_t start = a->chunks[i].addr, end = start, top = 0, pal;
+
+		if (!consolidates(&a->chunks[i])) {
+			i++;
+			continue;
+		}
+		for (; i < a->nchunks && a->chunks[i].addr == end && consolidates(&a->chunks[i]); i++) {
+			if (a->chunks[i].kind == ALLOC_TOP)
+				top = a->chunks[i].addr;
+			end += a->chunks[i].size;
+		}
+		if (top) {
+			if (top == g->main_top && end - start > MINSIZE + 1)
+				st->trim_top_bytes += (end - start - MINSIZE - 1) & ~(uint64_t)(PAGE - 1);
+			continue;
+		}
+		pal = (start + 6 * W + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+		if (end - start > PAGE - 1 + 6 * W && end > pal)
+			st->trim_pages_bytes += (end - pal) & ~(uint64_t)(PAGE - 1);
+	}
+}
+
+static void sum_up(struct gl *g)
+{
+	struct alloc *a = g->a;
+	struct alloc_stats *st = &a->st;
+	uint64_t free_bytes = 0;
+
+	for (size_t i = 0; i < a->nchunks; i++) {
+		const struct alloc_chunk *c = &a->chunks[i];
+		const struct tagged *t = c->kind == ALLOC_TAGGED ? find_tagged(g, c->addr) : NULL;
+
+		if (t && c->mmapped) {
+			st->mmapped_user += t->size;
+			st->mmapped_header += t->below;
+		}
+		if (c->mmapped)
+			continue;
+		st->kind_bytes[c->kind] += c->size;
+		st->kind_chunks[c->kind]++;
+		if (t) {
+			st->tagged_user += t->size;
+			st->tagged_header += t->below;
+		}
+		if (c->kind == ALLOC_FREE || c->kind == ALLOC_TOP || c->kind == ALLOC_FASTBIN)
+			free_bytes += c->size;
+	}
+	st->free_bytes = free_bytes;
+	st->in_use_bytes = st->arena_bytes > free_bytes ? st->arena_bytes - free_bytes : 0;
+	st->arenas = g->narenas;
+	trim_estimate(g);
+}
+
+/* Sorted, and overlapping or touching ranges joined: alloc_nonroot_from bisects ends. */
+static void merge_nonroot(struct alloc *a)
+{
+	size_t m = 0;
+
+	qsort(a->nonroot, a->nnonroot, sizeof(*a->nonroot), range_cmp);
+	for (size_t i = 0; i < a->nnonroot; i++) {
+		if (m && a->nonroot[i].start <= a->nonroot[m - 1].end) {
+			if (a->nonroot[i].end > a->nonroot[m - 1].end)
+				a->nonroot[m - 1].end = a->nonroot[i].end;
+		} else {
+			a->nonroot[m++] = a->nonroot[i];
+		}
+	}
+	a->nnonroot = m;
+}
+
+bool alloc_glibc_open(struct alloc *a, const struct image *img, struct sym *sym,
+		      const struct scan_blocks *blocks, const char *sysroot)
+{
+	struct gl g = { .img = img, .a = a };
+	struct sym_module_info *mods;
+	const struct sym_module_info *libc;
+	size_t nmods;
+	uint64_t next;
+
+	mods = sym_modules(sym, &nmods);
+	libc = find_libc(mods, nmods);
+	if (!libc) {
+		snprintf(a->reason, sizeof(a->reason), "no libc module in the dump");
+		free(mods);
+		return false;
+	}
+	if (img->wsize != 8) {
+		snprintf(a->reason, sizeof(a->reason), "glibc on 32-bit targets is not known yet");
+		free(mods);
+		return false;
+	}
+	if (!version_in_image(&g, libc->start, libc->end) && !version_from_file(&g, libc, sysroot)) {
+		free(mods);
+		return false;
+	}
+	snprintf(a->name, sizeof(a->name), "glibc 2.%d", g.minor);
+	if (g.minor < 27 || g.minor > 41) {
+		snprintf(a->reason, sizeof(a->reason), "glibc 2.%d: this analyzer knows 2.27 to 2.41",
+			 g.minor);
+		free(mods);
+		return false;
+	}
+	g.heap_info = g.minor >= 35 ? 48 : 32;	/* ar_ptr, prev, size, mprotect_size */
+	g.arenas[0] = find_main_arena(&g, libc->start, libc->end);
+	free(mods);
+	if (!g.arenas[0]) {
+		snprintf(a->reason, sizeof(a->reason), "%s: no main_arena in libc's data", a->name);
+		return false;
+	}
+	a->known = true;
+	g.narenas = 1;
+	tag_blocks(&g, blocks);
+	nonroot(&g, g.arenas[0], g.arenas[0] + MS_SIZE);
+	walk_main(&g, g.arenas[0]);
+	for (uint64_t s = g.arenas[0]; word(&g, s + MS_NEXT, &next) && next != g.arenas[0]; s = next) {
+		if (g.narenas == sizeof(g.arenas) / sizeof(g.arenas[0]) || !arena_at(&g, next)) {
+			problem(&g, "arena %u: the link to %#llx leads to no arena", g.narenas,
+				(unsigned long long)next);
+			break;
+		}
+		g.arenas[g.narenas] = next;
+		walk_other(&g, next, g.narenas);
+		g.narenas++;
+	}
+	find_mmapped(&g);
+	qsort(a->chunks, a->nchunks, sizeof(*a->chunks), chunk_cmp);
+	mark_cached(&g);
+	sum_up(&g);
+	merge_nonroot(a);
+	free(g.tag);
+	return true;
+}

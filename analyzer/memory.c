@@ -1,0 +1,187 @@
+/*
+ * --memory (see memory.h): the dump's segments split by what they hold, and the
+ * allocator's chunks summed. Knows no chunk layout: alloc.h gives the chunks.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "core_notes.h"
+#include "image.h"
+#include "memory.h"
+#include "report.h"
+#include "sym.h"
+
+static uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+	uint64_t lo = a > c ? a : c, hi = b < d ? b : d;
+
+	return hi > lo ? hi - lo : 0;
+}
+
+/* Bytes of [a, b) in mmapped chunks; *j walks the sorted chunks once over sorted segments. */
+static uint64_t mmapped_in(const struct alloc *al, uint64_t a, uint64_t b, size_t *j)
+{
+	uint64_t n = 0;
+
+	while (*j < al->nchunks && al->chunks[*j].addr + al->chunks[*j].size <= a)
+		(*j)++;
+	for (size_t i = *j; i < al->nchunks && al->chunks[i].addr < b; i++)
+		if (al->chunks[i].mmapped)
+			n += overlap(a, b, al->chunks[i].addr, al->chunks[i].addr + al->chunks[i].size);
+	return n;
+}
+
+void memory_apply(const struct image *img, struct sym *sym, const struct alloc *al,
+		  struct memory_summary *m)
+{
+	struct core_threads th;
+	struct sym_module_info *mods;
+	size_t nmods, j = 0;
+
+	memset(m, 0, sizeof(*m));
+	m->alloc = al;
+	core_threads_read(img, &th);
+	mods = sym_modules(sym, &nmods);
+	for (size_t i = 0; i < img->nsegs; i++) {
+		const struct seg *s = &img->segs[i];
+		uint64_t a = s->vaddr, b = s->vaddr + s->size, left = s->size, n;
+		bool stack = false;
+
+		m->dumped += s->size;
+		for (size_t t = 0; t < th.n; t++)
+			stack |= th.v[t].have_sp && th.v[t].sp >= a && th.v[t].sp < b;
+		if (stack) {
+			m->bytes[MEM_STACKS] += left;
+			continue;
+		}
+		for (size_t h = 0; h < al->nheaps; h++) {
+			n = overlap(a, b, al->heaps[h].start, al->heaps[h].end);
+			m->bytes[MEM_ARENAS] += n;
+			left -= n;
+		}
+		n = mmapped_in(al, a, b, &j);
+		m->bytes[MEM_MMAPPED] += n;
+		left -= n < left ? n : left;
+		for (size_t mi = 0; mi < nmods && left; mi++) {
+			n = overlap(a, b, mods[mi].start, mods[mi].end);
+			n = n < left ? n : left;
+			m->bytes[MEM_MODULES] += n;
+			left -= n;
+		}
+		m->bytes[MEM_OTHER] += left;
+	}
+	free(mods);
+	core_threads_free(&th);
+}
+
+static void line(FILE *f, const char *what, uint64_t v, uint64_t chunks)
+{
+	char a[32], b[32];
+
+	if (chunks)
+		fprintf(f, "    %-30s %15s bytes in %s chunks\n", what, report_thousands(v, a),
+			report_thousands(chunks, b));
+	else
+		fprintf(f, "    %-30s %15s bytes\n", what, report_thousands(v, a));
+}
+
+void memory_write_text(const struct memory_summary *m, FILE *f)
+{
+	static const char *const kind[MEM_NKINDS] = { "heap arenas", "mmapped chunks",
+		"thread stacks", "modules' data", "other anonymous" };
+	const struct alloc *al = m->alloc;
+	const struct alloc_stats *st = &al->st;
+	char buf[400], a[32], b[32], c[32];
+	uint64_t overhead;
+
+	fprintf(f, "MEMORY (%s bytes in the dump):\n", report_thousands(m->dumped, a));
+	for (int k = 0; k < MEM_NKINDS; k++)
+		line(f, kind[k], m->bytes[k], 0);
+	fprintf(f, "  allocator:  %s", alloc_describe(al, buf, sizeof(buf)));
+	if (!al->known) {
+		fputc('\n', f);
+		return;
+	}
+	fprintf(f, ", %u arenas in %u heaps, %s mmapped chunks\n", st->arenas, st->heaps,
+		report_thousands(st->mmapped_chunks, a));
+	fprintf(f, "  mallinfo2:  arena %" PRIu64 ", uordblks %" PRIu64 ", fordblks %" PRIu64
+		", hblks %" PRIu64 ", hblkhd %" PRIu64 "\n", st->arena_bytes, st->in_use_bytes,
+		st->free_bytes, st->mmapped_chunks, st->mmapped_bytes);
+	fprintf(f, "  malloc_trim(0) would release %s bytes: %s in whole free pages, %s of the "
+		"main arena's top\n", report_thousands(st->trim_pages_bytes + st->trim_top_bytes, a),
+		report_thousands(st->trim_pages_bytes, b), report_thousands(st->trim_top_bytes, c));
+	fprintf(f, "  in the arenas:\n");
+	overhead = st->kind_bytes[ALLOC_TAGGED] - st->tagged_user - st->tagged_header;
+	line(f, "live bytes (heapprof blocks)", st->tagged_user, st->kind_chunks[ALLOC_TAGGED]);
+	line(f, "heapprof headers", st->tagged_header, 0);
+	line(f, "allocator overhead", overhead, 0);
+	for (int k = ALLOC_UNTAGGED; k < ALLOC_NKINDS; k++)
+		line(f, alloc_kind_name((enum alloc_kind)k), st->kind_bytes[k], st->kind_chunks[k]);
+	fprintf(f, "  in mmapped chunks:\n");
+	line(f, "live bytes (heapprof blocks)", st->mmapped_user, 0);
+	line(f, "heapprof headers", st->mmapped_header, 0);
+	line(f, "the rest (overhead, untagged)", st->mmapped_bytes - st->mmapped_user -
+	     st->mmapped_header, 0);
+	for (unsigned i = 0; i < al->nproblems && i < ALLOC_MAX_PROBLEMS; i++)
+		fprintf(f, "  not walked: %s\n", al->problems[i]);
+	if (al->nproblems > ALLOC_MAX_PROBLEMS)
+		fprintf(f, "  not walked: ... and %u more\n", al->nproblems - ALLOC_MAX_PROBLEMS);
+	if (al->unwalked_bytes)
+		fprintf(f, "  not walked: %s bytes of the heaps\n",
+			report_thousands(al->unwalked_bytes, a));
+}
+
+static void jstr(const char *s, FILE *f)
+{
+	putc('"', f);
+	for (; *s; s++)
+		if (*s == '"' || *s == '\\')
+			fprintf(f, "\\%c", *s);
+		else if ((unsigned char)*s < 0x20)
+			fprintf(f, "\\u%04x", (unsigned char)*s);
+		else
+			putc(*s, f);
+	putc('"', f);
+}
+
+void memory_write_json(const struct memory_summary *m, FILE *f)
+{
+	static const char *const kind[MEM_NKINDS] = { "arenas", "mmapped", "stacks", "modules",
+						      "other" };
+	static const char *const ck[ALLOC_NKINDS] = { "tagged", "untagged", "tcache", "fastbins",
+						      "bins", "top", "fenceposts" };
+	const struct alloc *al = m->alloc;
+	const struct alloc_stats *st = &al->st;
+	char buf[400];
+
+	fprintf(f, "  \"memory\": {\"dumped_bytes\": %" PRIu64 ", \"mappings\": {", m->dumped);
+	for (int k = 0; k < MEM_NKINDS; k++)
+		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", kind[k], m->bytes[k]);
+	fputs("},\n    \"allocator\": {\"known\": ", f);
+	fputs(al->known ? "true, \"name\": " : "false, \"reason\": ", f);
+	jstr(al->known ? al->name : alloc_describe(al, buf, sizeof(buf)), f);
+	if (al->known) {
+		fprintf(f, ", \"arenas\": %u, \"heaps\": %u,\n      \"arena_bytes\": %" PRIu64
+			", \"in_use_bytes\": %" PRIu64 ", \"free_bytes\": %" PRIu64
+			", \"mmapped_bytes\": %" PRIu64 ", \"mmapped_chunks\": %" PRIu64
+			",\n      \"live_user_bytes\": %" PRIu64 ", \"heapprof_header_bytes\": %" PRIu64
+			", \"mmapped_user_bytes\": %" PRIu64 ", \"unwalked_bytes\": %" PRIu64
+			",\n      \"trim_pages_bytes\": %" PRIu64 ", \"trim_top_bytes\": %" PRIu64
+			",\n      \"chunks\": {", st->arenas, st->heaps, st->arena_bytes,
+			st->in_use_bytes, st->free_bytes, st->mmapped_bytes, st->mmapped_chunks,
+			st->tagged_user, st->tagged_header, st->mmapped_user, al->unwalked_bytes,
+			st->trim_pages_bytes, st->trim_top_bytes);
+		for (int k = 0; k < ALLOC_NKINDS; k++)
+			fprintf(f, "%s\"%s\": {\"bytes\": %" PRIu64 ", \"count\": %" PRIu64 "}",
+				k ? ", " : "", ck[k], st->kind_bytes[k], st->kind_chunks[k]);
+		fputs("},\n      \"problems\": [", f);
+		for (unsigned i = 0; i < al->nproblems && i < ALLOC_MAX_PROBLEMS; i++) {
+			fputs(i ? ", " : "", f);
+			jstr(al->problems[i], f);
+		}
+		fputc(']', f);
+	}
+	fputs("}},\n", f);
+}

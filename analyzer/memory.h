@@ -1,0 +1,39 @@
+/*
+ * --memory: where the process's memory goes, from the dump's segments and the
+ * allocator's chunks (alloc.h): bytes per mapping kind, and inside the arenas what
+ * glibc's own figures (mallinfo2) would say and how the chunks split.
+ */
+#ifndef HP_MEMORY_H
+#define HP_MEMORY_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct alloc;
+struct image;
+struct sym;
+
+enum memory_kind {
+	MEM_ARENAS,		/* the allocator's heaps */
+	MEM_MMAPPED,		/* chunks in mappings of their own */
+	MEM_STACKS,		/* segments holding a thread's stack pointer */
+	MEM_MODULES,		/* inside a module's address range: its data and bss */
+	MEM_OTHER,		/* other anonymous memory (heapprof's tables among it) */
+	MEM_NKINDS
+};
+
+struct memory_summary {
+	const struct alloc *alloc;
+	uint64_t bytes[MEM_NKINDS];	/* bytes of the dump's segments */
+	uint64_t dumped;		/* all of them */
+};
+
+/* Fill *m from img; alloc (opened on the same image) must outlive it. */
+void memory_apply(const struct image *img, struct sym *sym, const struct alloc *alloc,
+		  struct memory_summary *m);
+
+/* The report's MEMORY section, and the JSON "memory" object (a member, no comma). */
+void memory_write_text(const struct memory_summary *m, FILE *f);
+void memory_write_json(const struct memory_summary *m, FILE *f);
+
+#endif

@@ -1,0 +1,122 @@
+#!/bin/sh
+# glibc's arenas read from a core (alloc_glibc.c): --memory's figures against the
+# mallinfo2() the program printed before it stopped (a fragmented main arena, a
+# thread's arena, mmapped blocks) and against what malloc_trim(0) gave back in a
+# forked copy; --leaks with lost blocks whose only pointers sit in
+# free chunks or in malloc's links, as memcheck classes them; a damaged arena; an
+# allocator not recognised.
+. "$(dirname "$0")/lib.sh"
+need_tool gcore
+
+# JSON "key": N from FILE
+jnum()
+{
+	grep -o "\"$1\": [0-9]*" "$2" | head -1 | sed 's/.*: //'
+}
+
+# mallinfo2's field from prog.out
+mi()
+{
+	sed -n "s/.* $1=\([0-9]*\).*/\1/p" prog.out
+}
+
+# A within 1% of B
+near()
+{
+	awk -v a="$1" -v b="$2" -v w="$3" 'BEGIN { d = a - b; if (d < 0) d = -d;
+		if (d * 100 > b) { print w ": " a " from the core, " b " from mallinfo2"; exit 1 } }'
+}
+
+test_case '--memory: the allocator figures equal mallinfo2 within 1%' '
+	run_preloaded $PROGS/arenas trim &&
+	cp prog.out mallinfo.out &&
+	take_core arenas.core &&
+	heapprof-analyze --memory -f json --top=2 $PROGS/arenas arenas.core >mem.json &&
+	grep -q "\"allocator\": {\"known\": true, \"name\": \"glibc 2\.[0-9]*\", \"arenas\": 2" mem.json &&
+	near "$(jnum arena_bytes mem.json)" "$(mi arena)" arena &&
+	near "$(jnum in_use_bytes mem.json)" "$(mi uordblks)" uordblks &&
+	near "$(jnum free_bytes mem.json)" "$(mi fordblks)" fordblks &&
+	near "$(jnum mmapped_bytes mem.json)" "$(mi hblkhd)" hblkhd &&
+	[ "$(jnum mmapped_chunks mem.json)" = "$(mi hblks)" ] &&
+	[ "$(jnum mmapped_user_bytes mem.json)" = 3145728 ] &&
+	if python3 -c "import jsonschema" 2>/dev/null; then
+		python3 -c "
+import json, sys
+import jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
+" mem.json "$SRC_DIR/docs/report-schema.json"
+	fi
+'
+
+test_case '--memory: what malloc_trim(0) releases of the top, as a copy of the process saw' '
+	[ "$(jnum trim_top_bytes mem.json)" = "$(mi arena_delta)" ] &&
+	[ "$(jnum trim_pages_bytes mem.json)" -gt 0 ] &&
+	[ "$(jnum trim_pages_bytes mem.json)" -lt "$(mi fordblks)" ]
+'
+
+test_case '--memory in text: mappings, mallinfo2, chunks by kind' '
+	heapprof-analyze --memory --top=1 $PROGS/arenas arenas.core >mem.txt &&
+	grep -q "^MEMORY (" mem.txt &&
+	grep -q "^  allocator:  glibc 2\.[0-9]*, 2 arenas in 2 heaps, 3 mmapped chunks$" mem.txt &&
+	grep -q "^  mallinfo2:  arena $(mi arena), uordblks $(mi uordblks), fordblks $(mi fordblks), hblks 3, hblkhd $(mi hblkhd)$" mem.txt &&
+	grep -q "free in fastbins  *64 bytes in 1 chunks$" mem.txt &&
+	grep -q "^  malloc_trim(0) would release [0-9,]* bytes: [0-9,]* in whole free pages, [0-9,]* of the main arena.s top$" mem.txt &&
+	! grep -q "not walked" mem.txt
+'
+
+cat >lost.expected <<'EOF'
+definitely lost alloc_below_top 8
+definitely lost alloc_edge 136
+definitely lost alloc_in_bin 56
+definitely lost alloc_in_fastbin 72
+definitely lost alloc_in_tcache 40
+EOF
+
+# class leaf bytes from a collapsed --leaks report, alloc_* leaves only
+by_class()
+{
+	awk '{ n = split($0, a, " "); k = split(substr($0, 1, length($0) - length(a[n]) - 1), fr, ";");
+		c = fr[1]; gsub(/^\[|\]$/, "", c); if (fr[k] ~ /^alloc_/) t[c " " fr[k]] += a[n] }
+		END { for (x in t) print x, t[x] }' "$1" | sort
+}
+
+test_case 'pointers in free chunks and malloc links are no roots: lost as memcheck says' '
+	heapprof-analyze --leaks -f collapsed $PROGS/arenas arenas.core >lost.txt &&
+	by_class lost.txt >got && expect_same lost.expected got &&
+	heapprof-analyze --leaks $PROGS/arenas arenas.core >lost.text &&
+	grep -q "definitely lost: 312 bytes in 20 blocks" lost.text &&
+	grep -q "^  allocator:  glibc 2\.[0-9]*; [0-9]* bytes of free chunks" lost.text
+'
+
+if command -v valgrind >/dev/null 2>&1 && [ -n "$(valgrind --version 2>/dev/null)" ]; then
+test_case 'agrees with valgrind memcheck on the lost blocks' '
+	valgrind --leak-check=full --show-leak-kinds=all --leak-check-heuristics=none \
+		--run-libc-freeres=no --log-file=vg.log $PROGS/arenas memcheck >/dev/null &&
+	grep -q "definitely lost: 312 bytes in 20 blocks" vg.log &&
+	awk "/LEAK SUMMARY/ { exit }
+		/bytes in .* blocks are / { b = \$2; if (\$3 ~ /^\(/) { b = substr(\$3, 2) }
+			c = \$0; sub(/.* blocks are /, \"\", c); sub(/ in loss record.*/, \"\", c); want = 1; next }
+		want && / by 0x/ { f = \$4; if (f ~ /^alloc_/) { t[c \" \" f] += b; want = 0 } }
+		END { for (x in t) print x, t[x] }" vg.log | grep "lost" | sort >memcheck &&
+	expect_same memcheck got
+'
+else
+skip_case 'agrees with valgrind memcheck on the lost blocks' 'valgrind is not installed'
+fi
+
+test_case 'a damaged arena: what was not walked is said, the report is still made' '
+	run_preloaded $PROGS/arenas damage &&
+	take_core damaged.core &&
+	heapprof-analyze --memory --top=0 $PROGS/arenas damaged.core >dmg.txt &&
+	grep -q "^  not walked: main arena: the chunk at 0x[0-9a-f]* has a bad size field 0x4141414141414141$" dmg.txt &&
+	grep -q "^  not walked: [1-9][0-9,]* bytes of the heaps$" dmg.txt &&
+	grep -q "alloc_kept" dmg.txt &&
+	heapprof-analyze --leaks $PROGS/arenas damaged.core >dmg-leaks.txt &&
+	grep -q "^LEAK SUMMARY:" dmg-leaks.txt
+'
+
+test_case 'an allocator not recognised: one line, everything else works' '
+	heapprof-analyze --memory --leaks -q --sysroot=/nonexistent $PROGS/arenas arenas.core >norec.txt &&
+	grep -q "^  allocator:  not recognised (no version: cannot open .*/nonexistent/.*libc.so.6.*)$" norec.txt &&
+	grep -q "^LEAK SUMMARY:" norec.txt
+'
