@@ -618,9 +618,8 @@ static void join_classes(const struct lk *k, const struct scan_result *scan,
 }
 
 void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *sym,
-		 const struct leak_supp *supp_c, unsigned mask, struct leak_summary *sum)
+		 struct leak_supp *supp, unsigned mask, struct leak_summary *sum)
 {
-	struct leak_supp *supp = (struct leak_supp *)supp_c;	/* counts hits */
 	struct lk k = { .img = img, .be = img->big_endian, .wsize = img->wsize };
 	struct collect cc[LEAK_NCLASSES];
 	struct join_info ji[LEAK_NCLASSES];

@@ -61,10 +61,11 @@ void leaks_free_suppressions(struct leak_supp *s);
 /*
  * Classify every block of scan (made by scan_image_blocks_with) and replace scan->stacks by
  * the stacks of the classes in mask, each stack once per class, minus what the
- * suppressions match (sym symbolizes for them). Fills *sum for all four classes.
+ * suppressions match (sym symbolizes for them), counting in supp how many stacks
+ * each pattern matched (for the summary). Fills *sum for all four classes.
  */
 void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *sym,
-		 const struct leak_supp *supp, unsigned mask, struct leak_summary *sum);
+		 struct leak_supp *supp, unsigned mask, struct leak_summary *sum);
 
 /* "definitely lost", ... for a stack's flags; NULL when it carries no class. */
 const char *leaks_class_name(unsigned stack_flags);
