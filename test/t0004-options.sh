@@ -54,3 +54,35 @@ test_case '-j 0 and --jobs=0 are bad usage' '
 		{ echo "args [$args]: status $rc"; cat err; exit 1; }
 	done
 '
+
+# the variables of preload/options.c's defs[], one a line
+sed -n 's/^[[:space:]]*\(STR\|NUM\)("\(HEAPPROF_[A-Z_]*\)".*/\2/p' "$SRC_DIR/preload/options.c" |
+	sort >vars
+
+# the variables a man page's ENVIRONMENT section defines: the lines after each .TP
+man_variables()
+{
+	awk '/^\.SH/ { o = ($2 == "ENVIRONMENT") } o && prev == ".TP" { print } { prev = $0 }' "$1" |
+		grep -o 'HEAPPROF_[A-Z_]*' | sort -u
+}
+
+test_case 'the variables are read from preload/options.c' '
+	[ $(wc -l <vars) -ge 16 ] && grep -qx HEAPPROF_FRAMES vars && grep -qx HEAPPROF_PEAK vars
+'
+
+test_case 'heapprof.so.7 lists exactly the variables of defs[]' '
+	man_variables "$MAN7" >man7 &&
+	comm -23 vars man7 | sed "s/^/not in doc\/heapprof.so.7: /" >missing &&
+	comm -13 vars man7 | sed "s/^/in doc\/heapprof.so.7, not in options.c: /" >>missing &&
+	cat missing && ! test -s missing
+'
+
+test_case 'the README table names every variable of defs[]' '
+	while read v; do
+		grep -q "^| .$v. |" "$README" || { echo "$v is not in the README table"; exit 1; }
+	done <vars
+'
+
+test_case 'heapprof.so.7 no longer says that nothing is written to files' '
+	! grep -q "Nothing is written to files" "$MAN7" && grep -q "HEAPPROF_OUTPUT" "$MAN7"
+'
