@@ -136,7 +136,9 @@ void diff_build(struct report *out, const struct report *nr, const struct report
 		if (st.value || st.bytes || st.blocks) {
 			struct report_frame *fr = xcalloc(rep->nframes ? rep->nframes : 1, sizeof(*fr));
 
-			memcpy(fr, rep->frames, rep->nframes * sizeof(*fr));
+			/* [unknown stack] and [no stack] have no frames, and frames may be NULL */
+			if (rep->nframes)
+				memcpy(fr, rep->frames, rep->nframes * sizeof(*fr));
 			st.frames = fr;
 			v[k++] = st;
 		}

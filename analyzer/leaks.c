@@ -644,10 +644,9 @@ static void join_classes(const struct lk *k, const struct scan_result *scan,
 }
 
 void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *sym,
-		 const struct alloc *alloc, const struct leak_supp *supp_c, unsigned mask,
+		 const struct alloc *alloc, struct leak_supp *supp, unsigned mask,
 		 struct leak_summary *sum)
 {
-	struct leak_supp *supp = (struct leak_supp *)supp_c;	/* counts hits */
 	struct lk k = { .img = img, .alloc = alloc && alloc->known ? alloc : NULL, .be = img->big_endian, .wsize = img->wsize };
 	struct collect cc[LEAK_NCLASSES];
 	struct join_info ji[LEAK_NCLASSES];

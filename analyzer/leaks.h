@@ -65,11 +65,12 @@ void leaks_free_suppressions(struct leak_supp *s);
 /*
  * Classify every block of scan (made by scan_image_blocks_with) and replace scan->stacks by
  * the stacks of the classes in mask, each stack once per class, minus what the
- * suppressions match (sym symbolizes for them). alloc's free chunks and metadata
- * are not roots. Fills *sum for all four classes.
+ * suppressions match (sym symbolizes for them), counting in supp how many stacks
+ * each pattern matched (for the summary). alloc's free chunks and metadata are not
+ * roots. Fills *sum for all four classes.
  */
 void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *sym,
-		 const struct alloc *alloc, const struct leak_supp *supp, unsigned mask,
+		 const struct alloc *alloc, struct leak_supp *supp, unsigned mask,
 		 struct leak_summary *sum);
 
 /* "definitely lost", ... for a stack's flags; NULL when it carries no class. */

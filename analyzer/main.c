@@ -54,6 +54,130 @@ struct opts {
 	bool memory;			/* --memory */
 };
 
+enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE,
+       OPT_METRIC, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_SHORT, OPT_BASE, OPT_FOCUS,
+       OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY, OPT_LEAKS, OPT_FAILLEAK, OPT_SUPP,
+       OPT_AGE, OPT_OLDER, OPT_BASEPROG, OPT_MEMORY };
+
+/*
+ * The options, once: --help is printed from this table and getopt_long's is built
+ * from it, and test/t0004-options.sh checks that each .name is in the man page and
+ * the README. key is the short option's letter, or an OPT_ value; help lines are
+ * separated by '\n'.
+ */
+static const struct opt_def {
+	const char *name;
+	int key;
+	int has_arg;		/* no_argument, required_argument or optional_argument */
+	const char *arg;	/* what --help shows after "=" */
+	const char *help;
+} opt_defs[] = {
+	{ .name = "format", 'f', required_argument, "FMT",
+	  "text (default), collapsed (flamegraph.pl, speedscope),\n"
+	  "pprof (gzip profile.proto: pprof, Pyroscope, Parca),\n"
+	  "svg (an interactive flame graph for a browser) or json\n"
+	  "(the whole report; schema docs/report-schema.json)" },
+	{ .name = "output", 'o', required_argument, "FILE",
+	  "write the report to FILE instead of standard output" },
+	{ .name = "short-names", OPT_SHORT, no_argument, NULL,
+	  "C++ names without template arguments, parameter lists\nand return types" },
+	{ .name = "age", OPT_AGE, no_argument, NULL,
+	  "live bytes by age; a block's age counts from the newest\n"
+	  "live block's allocation (a core has no time of its own)" },
+	{ .name = "older-than", OPT_OLDER, required_argument, "D",
+	  "only blocks allocated D (90s, 5m, 2h, 1d) before the newest" },
+	{ .name = "top", OPT_TOP, required_argument, "N",
+	  "show the N largest stacks (text default 20, others all;\n0 = all)" },
+	{ .name = "metric", OPT_METRIC, required_argument, "NAME",
+	  "what stacks are sorted by and collapsed output counts:\n"
+	  "inuse_space (default: live bytes), inuse_objects (live\n"
+	  "blocks), alloc_space (bytes allocated since the start),\n"
+	  "alloc_objects (allocation calls), alloc_time (ns of wall\n"
+	  "time before the calls; needs HEAPPROF_TIME=1)" },
+	{ .name = "min-percent", OPT_MINPCT, required_argument, "P",
+	  "leave out stacks holding less than P% of the metric" },
+	{ .name = "by-thread", OPT_BYTHREAD, no_argument, NULL,
+	  "split every figure per thread; collapsed stacks start\n"
+	  "with a [thread TID NAME] frame" },
+	{ .name = "region", OPT_REGION, required_argument, "NAME",
+	  "only blocks and counts of sites in region NAME\n(heapprof_region_begin)" },
+	{ .name = "events", OPT_EVENTS, no_argument, NULL,
+	  "each thread's last calls (HEAPPROF_EVENTS=N), oldest\nfirst, instead of the stacks" },
+	{ .name = "stacks", 'v', no_argument, NULL, "with --events: each call's stack too" },
+	{ .name = "base", OPT_BASE, required_argument, "OLD",
+	  "report NEW - OLD: CORE minus the core OLD of the same\n"
+	  "program (another moment or another run); stacks match\n"
+	  "by module file and offset, or by function name where a\n"
+	  "module was rebuilt; growth first, shrinkage negative" },
+	{ .name = "base-program", OPT_BASEPROG, required_argument, "FILE",
+	  "OLD's executable, when PROGRAM was rebuilt since OLD" },
+	{ .name = "focus", OPT_FOCUS, required_argument, "REGEX",
+	  "keep only stacks with a frame whose name matches\n"
+	  "(REGEX: POSIX extended, matched against frame names)" },
+	{ .name = "ignore", OPT_IGNORE, required_argument, "REGEX",
+	  "leave out stacks with a frame whose name matches" },
+	{ .name = "hide", OPT_HIDE, required_argument, "REGEX",
+	  "remove the frames whose name matches (e.g. '^operator new')" },
+	{ .name = "max-frames", OPT_MAXFRAMES, required_argument, "N",
+	  "keep the N innermost frames of each stack" },
+	{ .name = "by", OPT_BY, required_argument, "WHAT",
+	  "bottom-up table of self and total bytes per function,\n"
+	  "file or module (pprof's -top; text only)" },
+	{ .name = "debug-dir", OPT_DEBUGDIR, required_argument, "DIR",
+	  "look for separate debug info in DIR too (by build-id,\n"
+	  "DIR/.build-id/xx/rest.debug); repeatable" },
+	{ .name = "sysroot", OPT_SYSROOT, required_argument, "DIR",
+	  "find the target's shared libraries under DIR" },
+	{ .name = "raw", OPT_RAW, required_argument, "IMAGE@ADDR",
+	  "raw mode: IMAGE holds memory as it was at ADDR; repeatable" },
+	{ .name = "load-base", OPT_LOADBASE, required_argument, "ADDR",
+	  "raw mode: where a PIE PROGRAM was loaded" },
+	{ .name = "module", OPT_MODULE, required_argument, "FILE@ADDR",
+	  "raw mode: a shared object loaded at ADDR; repeatable" },
+	{ .name = "leaks", OPT_LEAKS, optional_argument, "CLASSES",
+	  "classify blocks by reachability, as memcheck does, and\n"
+	  "show only CLASSES (comma-separated: definite, indirect,\n"
+	  "possible, reachable, all; default definite,indirect)" },
+	{ .name = "memory", OPT_MEMORY, no_argument, NULL,
+	  "where the memory goes: mappings, the allocator's arenas\n"
+	  "(glibc: mallinfo2's figures), free and in-use chunks" },
+	{ .name = "fail-on-leak", OPT_FAILLEAK, no_argument, NULL,
+	  "exit with status 3 when definitely lost bytes remain\n(implies --leaks)" },
+	{ .name = "suppressions", OPT_SUPP, required_argument, "FILE",
+	  "leave out leaks whose stack matches a LeakSanitizer\n"
+	  "'leak:PATTERN' line of FILE (implies --leaks)" },
+	{ .name = "jobs", 'j', required_argument, "N", "scan with N threads (default: online CPUs)" },
+	{ .name = "quiet", 'q', no_argument, NULL, "no warnings" },
+	{ .name = "help", 'h', no_argument, NULL, "this text" },
+	{ .name = "version", 'V', no_argument, NULL, "version and block format version" },
+};
+
+#define N_OPTS (sizeof(opt_defs) / sizeof(opt_defs[0]))
+#define HELP_COLUMN 25
+
+/* "  -f, --format=FMT", "      --leaks[=CLASSES]", then the help from HELP_COLUMN. */
+static void usage_option(const struct opt_def *d, FILE *f)
+{
+	const char *h = d->help;
+	int n;
+
+	if (d->key < 256)
+		n = fprintf(f, "  -%c, --%s", d->key, d->name);
+	else
+		n = fprintf(f, "      --%s", d->name);
+	if (d->has_arg == required_argument)
+		n += fprintf(f, "=%s", d->arg);
+	else if (d->has_arg == optional_argument)
+		n += fprintf(f, "[=%s]", d->arg);
+	while (*h) {
+		size_t len = strcspn(h, "\n");
+
+		fprintf(f, "%*s%.*s\n", n < HELP_COLUMN - 1 ? HELP_COLUMN - n : 2, "", (int)len, h);
+		h += len + (h[len] == '\n');
+		n = 0;
+	}
+}
+
 static void usage(FILE *f)
 {
 	fputs("usage: heapprof-analyze [OPTIONS] PROGRAM CORE\n"
@@ -63,63 +187,10 @@ static void usage(FILE *f)
 	      "CORE is a file, a FIFO or '-' (standard input), plain or compressed with gzip,\n"
 	      "zstd or xz (told by content); what is not a plain file is copied to $TMPDIR\n"
 	      "first, e.g.  coredumpctl dump PID | heapprof-analyze PROGRAM -\n"
-	      "\n"
-	      "  -f, --format=FMT       text (default), collapsed (flamegraph.pl, speedscope),\n"
-	      "                         pprof (gzip profile.proto: pprof, Pyroscope, Parca) or\n"
-	      "                         svg (an interactive flame graph for a browser)\n"
-	      "  -o, --output=FILE      write the report to FILE instead of standard output\n"
-	      "      --short-names      C++ names without template arguments and parameter lists\n"
-	      "      --age              live bytes by age; a block's age counts from the newest\n"
-	      "                         live block's allocation (a core has no time of its own)\n"
-	      "      --older-than=D     only blocks allocated D (90s, 5m, 2h, 1d) before the newest\n"
-	      "      --top=N            show the N largest stacks (text default 20, others all;\n"
-	      "                         0 = all)\n"
-	      "      --metric=NAME      what stacks are sorted by and collapsed output counts:\n"
-	      "                         inuse_space (default: live bytes), inuse_objects (live\n"
-	      "                         blocks), alloc_space (bytes allocated since the start),\n"
-	      "                         alloc_objects (allocation calls), alloc_time (ns of wall\n"
-	      "                         time before the calls; needs HEAPPROF_TIME=1)\n"
-	      "      --min-percent=P    leave out stacks holding less than P% of the metric\n"
-	      "      --by-thread        split every figure per thread; collapsed stacks start\n"
-	      "                         with a [thread TID NAME] frame\n"
-	      "      --region=NAME      only blocks and counts of sites in region NAME\n"
-	      "                         (heapprof_region_begin)\n"
-	      "      --events           each thread's last calls (HEAPPROF_EVENTS=N), oldest\n"
-	      "                         first, instead of the stacks\n"
-	      "  -v, --stacks           with --events: each call's stack too\n"
-	      "      --base=OLD         report NEW - OLD: CORE minus the core OLD of the same\n"
-	      "                         program (another moment or another run); stacks match\n"
-	      "                         by module file and offset, or by function name where a\n"
-	      "                         module was rebuilt; growth first, shrinkage negative\n"
-	      "      --base-program=FILE\n"
-	      "                         OLD's executable, when PROGRAM was rebuilt since OLD\n"
-	      "      --focus=REGEX      keep only stacks with a frame whose name matches\n"
-	      "      --ignore=REGEX     leave out stacks with a frame whose name matches\n"
-	      "      --hide=REGEX       remove the frames whose name matches (e.g. '^operator new')\n"
-	      "      --max-frames=N     keep the N innermost frames of each stack\n"
-	      "      --by=WHAT          bottom-up table of self and total bytes per function,\n"
-	      "                         file or module (pprof's -top; text only)\n"
-	      "                         (REGEX: POSIX extended, matched against frame names)\n"
-	      "      --debug-dir=DIR    look for separate debug info in DIR too (by build-id,\n"
-	      "                         DIR/.build-id/xx/rest.debug); repeatable\n"
-	      "      --sysroot=DIR      find the target's shared libraries under DIR\n"
-	      "      --raw=IMAGE@ADDR   raw mode: IMAGE holds memory as it was at ADDR; repeatable\n"
-	      "      --load-base=ADDR   raw mode: where a PIE PROGRAM was loaded\n"
-	      "      --module=FILE@ADDR raw mode: a shared object loaded at ADDR; repeatable\n"
-	      "      --leaks[=CLASSES]  classify blocks by reachability, as memcheck does, and\n"
-	      "                         show only CLASSES (comma-separated: definite, indirect,\n"
-	      "                         possible, reachable, all; default definite,indirect)\n"
-	      "      --memory           where the memory goes: mappings, the allocator's arenas\n"
-	      "                         (glibc: mallinfo2's figures), free and in-use chunks\n"
-	      "      --fail-on-leak     exit with status 3 when definitely lost bytes remain\n"
-	      "                         (implies --leaks)\n"
-	      "      --suppressions=FILE  leave out leaks whose stack matches a LeakSanitizer\n"
-	      "                         'leak:PATTERN' line of FILE (implies --leaks)\n"
-	      "  -j, --jobs=N           scan with N threads (default: online CPUs)\n"
-	      "  -q, --quiet            no warnings\n"
-	      "  -h, --help             this text\n"
-	      "  -V, --version          version and block format version\n"
-	      "\n"
+	      "\n", f);
+	for (size_t i = 0; i < N_OPTS; i++)
+		usage_option(&opt_defs[i], f);
+	fputs("\n"
 	      "Exit status: 0 a report was written (what was skipped is counted in it and on\n"
 	      "stderr); 2 no report could be made (unreadable or unusable input, no heapprof\n"
 	      "blocks); 3 --fail-on-leak found definitely lost bytes; 64 bad usage.\n",
@@ -158,47 +229,6 @@ static unsigned long long number(const char *s, const char *opt)
 		bad_usage("%s needs a number", opt);
 	return v;
 }
-
-enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE,
-       OPT_METRIC, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_SHORT, OPT_BASE, OPT_FOCUS,
-       OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY, OPT_LEAKS, OPT_FAILLEAK, OPT_SUPP,
-       OPT_AGE, OPT_OLDER, OPT_BASEPROG, OPT_MEMORY };
-
-static const struct option long_opts[] = {
-	{ "format", required_argument, NULL, 'f' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "top", required_argument, NULL, OPT_TOP },
-	{ "min-percent", required_argument, NULL, OPT_MINPCT },
-	{ "metric", required_argument, NULL, OPT_METRIC },
-	{ "by-thread", no_argument, NULL, OPT_BYTHREAD },
-	{ "region", required_argument, NULL, OPT_REGION },
-	{ "events", no_argument, NULL, OPT_EVENTS },
-	{ "stacks", no_argument, NULL, 'v' },
-	{ "debug-dir", required_argument, NULL, OPT_DEBUGDIR },
-	{ "sysroot", required_argument, NULL, OPT_SYSROOT },
-	{ "raw", required_argument, NULL, OPT_RAW },
-	{ "load-base", required_argument, NULL, OPT_LOADBASE },
-	{ "module", required_argument, NULL, OPT_MODULE },
-	{ "leaks", optional_argument, NULL, OPT_LEAKS },
-	{ "fail-on-leak", no_argument, NULL, OPT_FAILLEAK },
-	{ "memory", no_argument, NULL, OPT_MEMORY },
-	{ "suppressions", required_argument, NULL, OPT_SUPP },
-	{ "short-names", no_argument, NULL, OPT_SHORT },
-	{ "age", no_argument, NULL, OPT_AGE },
-	{ "older-than", required_argument, NULL, OPT_OLDER },
-	{ "base", required_argument, NULL, OPT_BASE },
-	{ "base-program", required_argument, NULL, OPT_BASEPROG },
-	{ "focus", required_argument, NULL, OPT_FOCUS },
-	{ "ignore", required_argument, NULL, OPT_IGNORE },
-	{ "hide", required_argument, NULL, OPT_HIDE },
-	{ "max-frames", required_argument, NULL, OPT_MAXFRAMES },
-	{ "by", required_argument, NULL, OPT_BY },
-	{ "jobs", required_argument, NULL, 'j' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 },
-};
 
 static const struct out_format *find_format(const char *name)
 {
@@ -296,7 +326,12 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 		else
 			bad_usage("--by takes function, file or module, not '%s'", optarg);
 		break;
-	case 'j': o->jobs = (unsigned)number(optarg, "--jobs"); break;
+	case 'j':
+		/* 0 once meant "the online CPUs", which leaving -j out says */
+		o->jobs = (unsigned)number(optarg, "--jobs");
+		if (!o->jobs)
+			bad_usage("%s", "--jobs needs a number above 0");
+		break;
 	case 'q': util_quiet = true; break;
 	case 'h': usage(stdout); exit(0);
 	case 'V':
@@ -307,15 +342,37 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 	}
 }
 
+/* getopt_long's tables, from opt_defs */
+static void getopt_tables(struct option *longs, char *shorts)
+{
+	for (size_t i = 0; i < N_OPTS; i++) {
+		const struct opt_def *d = &opt_defs[i];
+
+		longs[i] = (struct option){ d->name, d->has_arg, NULL, d->key };
+		if (d->key >= 256)
+			continue;
+		*shorts++ = (char)d->key;
+		if (d->has_arg != no_argument)
+			*shorts++ = ':';
+		if (d->has_arg == optional_argument)
+			*shorts++ = ':';
+	}
+	longs[N_OPTS] = (struct option){ NULL, 0, NULL, 0 };
+	*shorts = '\0';
+}
+
 static void parse(struct opts *o, int argc, char **argv)
 {
+	struct option longs[N_OPTS + 1];
+	char shorts[3 * N_OPTS + 1];
 	bool top_set = false;
 	int c;
 
 	memset(o, 0, sizeof(*o));
 	o->older_than_ms = -1;
 	o->format = &out_text;
-	while ((c = getopt_long(argc, argv, "f:o:j:qvhV", long_opts, NULL)) != -1)
+	getopt_tables(longs, shorts);
+	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1)
 		parse_option(o, c, &top_set);
 	if (o->older_than_ms >= 0 && o->leak_mask)
 		bad_usage("%s", "--older-than and --leaks cannot be combined yet");

@@ -41,6 +41,29 @@ static size_t operator_len(const char *p)
 	return 0;
 }
 
+/*
+ * Where the name starts after a return type: past the last space outside brackets
+ * ("(anonymous namespace)", a Rust "<A as B>", "{lambda#1}") and before an
+ * operator's name, which may hold spaces and brackets itself ("operator new[]").
+ */
+static size_t name_start(const char *s, size_t len)
+{
+	size_t depth = 0, start = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (!depth && !strncmp(s + i, "operator", 8) &&
+		    (!i || s[i - 1] == ' ' || s[i - 1] == ':'))
+			break;
+		if (s[i] == '(' || s[i] == '<' || s[i] == '{')
+			depth++;
+		else if ((s[i] == ')' || s[i] == '>' || s[i] == '}') && depth)
+			depth--;
+		else if (s[i] == ' ' && !depth)
+			start = i + 1;
+	}
+	return start;
+}
+
 const char *short_name(const char *demangled, char *buf, size_t size)
 {
 	struct out o = { buf, size, 0 };
@@ -48,6 +71,8 @@ const char *short_name(const char *demangled, char *buf, size_t size)
 	size_t depth = 0, hidden = 0;	/* hidden: open 'T' and 'P' brackets */
 	size_t braces = 0;		/* inside "{lambda...}": parameters there end nothing */
 	bool after_op = false;		/* just past an operator's name */
+	size_t t_end = (size_t)-1;	/* o.len when template arguments last closed */
+	bool templ_fn = false;		/* a function template: its return type is shown */
 	const char *p = demangled;
 
 	while (*p) {
@@ -74,6 +99,9 @@ const char *short_name(const char *demangled, char *buf, size_t size)
 				  ends_with(&o, "<"));
 
 			stack[depth++] = q ? 'Q' : *p == '<' ? 'T' : 'P';
+			/* only a function template's name shows its return type (Itanium ABI) */
+			if (*p == '(' && !hidden && o.len == t_end)
+				templ_fn = true;
 			if (q)
 				put(&o, p, 1);
 			else
@@ -83,7 +111,10 @@ const char *short_name(const char *demangled, char *buf, size_t size)
 
 			if (kind == 'Q')
 				put(&o, p, 1);
-			else if (--hidden == 0 && kind == 'P' && !braces && strncmp(p + 1, "::", 2))
+			else if (kind == 'T' && hidden == 1)
+				t_end = o.len;
+			if (kind != 'Q' && --hidden == 0 && kind == 'P' && !braces &&
+			    strncmp(p + 1, "::", 2))
 				break;	/* the function's own parameters: the rest is qualifiers */
 		} else if (!hidden) {
 			braces += *p == '{';
@@ -96,6 +127,12 @@ const char *short_name(const char *demangled, char *buf, size_t size)
 	/* "foo<int> " before a cut, or a space left by "operator< <int>" */
 	while (o.len && o.buf[o.len - 1] == ' ')
 		o.len--;
+	if (templ_fn) {
+		size_t from = name_start(o.buf, o.len);
+
+		memmove(o.buf, o.buf + from, o.len - from);
+		o.len -= from;
+	}
 	buf[o.len] = '\0';
 	return buf;
 }

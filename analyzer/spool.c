@@ -80,7 +80,8 @@ static int spool_promise(struct spool *z, uint64_t off, uint64_t size)
 {
 	uint64_t end;
 
-	if (__builtin_add_overflow(off, size, &end))
+	/* off_t is signed: past INT64_MAX is no file offset at all */
+	if (__builtin_add_overflow(off, size, &end) || end > INT64_MAX)
 		return spool_not_core(z, "its headers point past the end of any file");
 	if (end > z->promise)
 		z->promise = end;
@@ -203,6 +204,60 @@ static int spool_read_tables(struct spool *z)
 	return z->promise > before ? spool_check_space(z) : 0;
 }
 
+#define SPOOL_PAGE 4096u
+
+static bool spool_zero(const unsigned char *p, size_t n)
+{
+	return !n || (!p[0] && !memcmp(p, p + 1, n - 1));
+}
+
+/* The next piece of b that is all zeros or none: up to the next page boundary of the file. */
+static size_t spool_piece(uint64_t off, size_t n)
+{
+	size_t k = SPOOL_PAGE - (size_t)(off % SPOOL_PAGE);
+
+	return k < n ? k : n;
+}
+
+/*
+ * Put n bytes at the end of the copy. Pages of zeros are left as holes (spool_core
+ * sets the size at the end): a core's untouched memory, and a decompression bomb's
+ * gigabytes of zeros, then cost no disk; only what the stream really holds is stored.
+ */
+static int spool_store(struct spool *z, const unsigned char *b, size_t n)
+{
+	uint64_t off = z->total;
+
+	while (n) {
+		size_t k = spool_piece(off, n);
+		bool zero = spool_zero(b, k);
+
+		/* a run of pieces of the same kind, written (or skipped) at once */
+		while (k < n) {
+			size_t more = spool_piece(off + k, n - k);
+
+			if (spool_zero(b + k, more) != zero)
+				break;
+			k += more;
+		}
+		for (size_t done = 0; !zero && done < k;) {
+			ssize_t w = pwrite(z->out, b + done, k - done, (off_t)(off + done));
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w == 0)
+				errno = ENOSPC;
+			if (w <= 0)
+				return -1;
+			done += (size_t)w;
+		}
+		off += k;
+		b += k;
+		n -= k;
+	}
+	return 0;
+}
+
 /*
  * Write one chunk, as much of it as the headers promise; returns 1 when the stream
  * holds more than that (stop reading), 0 to go on, -1 with err set.
@@ -217,7 +272,7 @@ static int spool_write(struct spool *z, const unsigned char *b, size_t n)
 
 		if (k == 0)
 			return 1;	/* more than the headers promise */
-		if (write_all(z->out, b, k) < 0) {
+		if (spool_store(z, b, k) < 0) {
 			snprintf(z->err, z->errlen, "cannot %s '%s' into %s: %s (it needs %llu "
 				 "bytes; set TMPDIR to a roomier directory)", z->verb, z->path, z->dir,
 				 strerror(errno), (unsigned long long)z->promise);
@@ -300,6 +355,29 @@ static int spool_empty(struct spool *z, const struct src *s)
 	return spool_not_core(z, "nothing inside");
 }
 
+#define SPOOL_CHECK_MAX (1ull << 30)
+
+/*
+ * After the copy failed on what a compressed core's headers say (no core, a size past
+ * any file or the free room): damage in the compressed data inflates to garbage that
+ * reads as such headers, and only the check value at the end of the gzip member or
+ * zstd/xz frame tells. Inflate on, up to 1 GiB more and writing nothing, to blame the
+ * input when it is damaged.
+ */
+static void spool_blame_damage(struct spool *z, struct src *s, unsigned char *buf, size_t size)
+{
+	uint64_t n = 0;
+	size_t k;
+
+	if (!z->inside)
+		return;
+	while (s->end == SRC_MORE && n < SPOOL_CHECK_MAX && (k = src_read(s, buf, size)) > 0)
+		n += k;
+	if (s->end == SRC_DAMAGED)
+		snprintf(z->err, z->errlen, "'%s' is a damaged %s file: %s", z->path, z->inside,
+			 s->msg);
+}
+
 int spool_core(struct src *s, const char *path, char *err, size_t errlen)
 {
 	const char *dir = getenv("TMPDIR");
@@ -331,8 +409,16 @@ int spool_core(struct src *s, const char *path, char *err, size_t errlen)
 		stop = spool_empty(&z, s);
 	else if (stop >= 0)
 		spool_warn_end(&z, s, stop);
+	/* the copy ends where the bytes read end, a hole or not */
+	if (stop >= 0 && ftruncate(z.out, (off_t)z.total) < 0) {
+		snprintf(err, errlen, "cannot %s '%s' into %s: %s (it needs %llu bytes; set "
+			 "TMPDIR to a roomier directory)", z.verb, path, z.dir, strerror(errno),
+			 (unsigned long long)z.total);
+		stop = -1;
+	}
 	if (stop < 0) {
 		close(z.out);
+		spool_blame_damage(&z, s, buf, sizeof(buf));
 		return -1;
 	}
 	return z.out;

@@ -15,7 +15,9 @@ struct src;
  * chunk, before anything is written), the free room in $TMPDIR must hold the size the
  * headers promise, and no more than that size is ever written (a decompression bomb,
  * or junk after the core, is cut off with a warning). A stream that is cut short or
- * damaged after the header gives a warning and the bytes read before. Returns the
+ * damaged after the header gives a warning and the bytes read before. Pages of zeros
+ * are left as holes. When the headers are refused and the compressed stream turns out
+ * damaged, err says the input is damaged instead. Returns the
  * temporary file's fd (the caller closes it), or -1 with a one-line reason in err;
  * path names the input in messages. Sets SIGXFSZ to be ignored, so that a file size
  * limit is a message, not a kill.

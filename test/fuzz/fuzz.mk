@@ -2,6 +2,8 @@
 # make check. FUZZ_SECONDS per target (default 60); corpora grow in $(B)/fuzz/, seeded
 # from test/fuzz/seeds/ (test/fuzz/make-seeds.sh writes them). make fuzz-smoke runs
 # both targets on the seeds alone and prints one test line (.ci/run counts it).
+# fuzz_core takes plain and compressed cores and runs every writer, --base and --leaks
+# on each, so the smoke covers those in two targets' time.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 60
 FZ := $(B)/fuzz

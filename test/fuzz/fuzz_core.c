@@ -1,7 +1,9 @@
 /*
- * libFuzzer target: any bytes as a core file, through everything the analyzer does
- * with one (image_open_core, the scan, module reporting, lookups, the text report).
- * Nothing may crash, hang or leak. Build and run: make fuzz (needs clang).
+ * libFuzzer target: any bytes as a core file (plain, or gzip, zstd or xz: decompressed
+ * and spooled as for a real CORE), through everything the analyzer does with one:
+ * image_open_core, the scan, module reporting, lookups, every report writer, --base
+ * against an empty report both ways, and --leaks with suppressions. Nothing may crash,
+ * hang or leak. Build and run: make fuzz (needs clang).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -12,14 +14,67 @@
 #include <unistd.h>
 
 #include "image.h"
+#include "leaks.h"
 #include "report.h"
 #include "scan.h"
 #include "sym.h"
 #include "util.h"
+#include "views.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char program[4096];
+static struct leak_supp *supp;
+
+static void write_all_formats(const struct report *r, bool svg)
+{
+	FILE *out = fopen("/dev/null", "w");
+
+	if (!out)
+		return;
+	out_text.write(r, out);
+	out_collapsed.write(r, out);
+	out_pprof.write(r, out);
+	out_json.write(r, out);
+	if (svg)	/* main refuses svg with --base: negative figures */
+		out_svg.write(r, out);
+	fclose(out);
+}
+
+/* --base: NEW against an empty OLD and the other way, so every stack is in the diff */
+static void fuzz_diff(const struct report *r)
+{
+	/* an OLD with no stacks; the writers read the image and scan summaries of NEW */
+	struct report empty = { .program = program, .source = "empty", .wsize = r->wsize,
+				.big_endian = r->big_endian, .scan = r->scan, .img = r->img }, d;
+
+	diff_build(&d, r, &empty);
+	write_all_formats(&d, false);
+	diff_free(&d);
+	diff_build(&d, &empty, r);
+	write_all_formats(&d, false);
+	diff_free(&d);
+}
+
+/* --leaks=all with suppressions: the scan that lists blocks, then the classifier */
+static void fuzz_leaks(const struct image *img, struct sym *sym)
+{
+	struct scan_result scan;
+	struct join_opts jo = { 0 };
+	struct leak_summary sum;
+	struct report r = { .program = program, .source = "fuzz" };
+	struct report_opts ro = { .top = 5, .sizes = true };
+
+	scan_image_blocks_with(img, 1, &jo, &scan);
+	if (scan.blocks) {
+		leaks_apply(img, &scan, sym, supp, LEAK_MASK_ALL, &sum);
+		r.leaks = &sum;
+		report_build(&r, &scan, img, sym, &ro);
+		write_all_formats(&r, true);
+		report_free(&r);
+	}
+	scan_result_free(&scan);
+}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -30,7 +85,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct report r = { .program = program, .source = "fuzz" };
 	struct report_opts ro = { .top = 5, .sizes = true };
 	struct sym *sym;
-	FILE *out;
 
 	util_quiet = true;
 	if (fd < 0 || write(fd, data, size) != (ssize_t)size) {
@@ -44,27 +98,39 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		sym = sym_open(&(struct sym_opts){ .program = program, .img = &img, .quiet = true });
 		sym_add_unloaded(sym, scan.found.mods, scan.found.nmods);
 		report_build(&r, &scan, &img, sym, &ro);
-		out = fopen("/dev/null", "w");
-		if (out) {
-			out_text.write(&r, out);
-			out_collapsed.write(&r, out);
-			fclose(out);
-		}
+		write_all_formats(&r, true);
+		fuzz_diff(&r);
 		report_free(&r);
-		sym_close(sym);
 		scan_result_free(&scan);
+		fuzz_leaks(&img, sym);
+		sym_close(sym);
 	}
 	image_close(&img);
 	close(fd);
 	return 0;
 }
 
-/* PROGRAM: this very executable, a real ELF file for the module reporting to chew on */
+/*
+ * PROGRAM: this very executable, a real ELF file for the module reporting to chew on;
+ * suppressions that name frames the seeds hold, so that some leaks are suppressed.
+ */
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
+	char path[] = "/tmp/heapprof-fuzz-supp.XXXXXX", err[256];
+	int fd = mkstemp(path);
+
 	(void)argc;
 	if (readlink("/proc/self/exe", program, sizeof(program) - 1) < 0)
 		strcpy(program, (*argv)[0]);
+	if (fd >= 0) {
+		static const char text[] = "# seeds' frames\nleak:LLVMFuzzer*\nleak:*fuzz_core*\n"
+					   "leak:libc.so*\n";
+
+		if (write(fd, text, sizeof(text) - 1) == (ssize_t)sizeof(text) - 1)
+			supp = leaks_read_suppressions(path, err, sizeof(err));
+		close(fd);
+		unlink(path);
+	}
 	return 0;
 }

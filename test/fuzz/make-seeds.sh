@@ -4,7 +4,8 @@
 # v1 and v2 blocks and records for 64- and 32-bit, little- and big-endian targets,
 # valid and spoilt, written by build/progs/mkdump (module records by seedgen.py), and
 # a real core of progs/plugin_host under heapprof.so cut down to the pages holding
-# heapprof's words (needs gcore). Usage: test/fuzz/make-seeds.sh [BUILD_DIR]
+# heapprof's words (needs gcore); gzip, zstd and xz copies of three cores, one cut
+# short. Usage: test/fuzz/make-seeds.sh [BUILD_DIR]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 B=${1:-$here/../../build}
@@ -50,6 +51,11 @@ for t in "8 0" "8 1" "4 0" "4 1"; do
 	$GEN scan "$w" "$be" $a "$tmp/mod.bin" "$out/scan/module-$tag"
 	$GEN core "$w" "$be" $a "$tmp/mod.bin" "$out/core/module-$tag"
 done
+# compressed cores: fuzz_core reads them as CORE is read, through source.c and spool.c
+gzip -9 -n -c "$out/core/v2-w8le" >"$out/core/v2-w8le.gz"
+zstd -q -19 -c "$out/core/v2-sampled-w4be" >"$out/core/v2-sampled-w4be.zst"
+xz -9 -T1 -c "$out/core/v1-w8be" >"$out/core/v1-w8be.xz"
+head -c 150 "$out/core/v2-w8le.gz" >"$out/core/v2-w8le-cut.gz"
 "$MKDUMP" -R 7 -n 512 "$tmp/noise.bin"
 $GEN scan 8 0 0x10000 "$tmp/noise.bin" "$out/scan/noise"
 

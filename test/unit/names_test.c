@@ -16,7 +16,7 @@ static const struct { const char *in, *out; } shorts[] = {
 	{ "std::vector<int, std::allocator<int> >::push_back(int&&)", "std::vector::push_back" },
 	{ "operator new(unsigned long)", "operator new" },
 	{ "operator delete[](void*)", "operator delete[]" },
-	{ "bool operator< <int>(Foo<int> const&, Foo<int> const&)", "bool operator<" },
+	{ "bool operator< <int>(Foo<int> const&, Foo<int> const&)", "operator<" },
 	{ "operator<(A const&, A const&)", "operator<" },
 	{ "Foo::operator()(int) const", "Foo::operator()" },
 	{ "Foo::operator->() const", "Foo::operator->" },
@@ -33,7 +33,20 @@ static const struct { const char *in, *out; } shorts[] = {
 	{ "<alloc::vec::Vec<T> as core::ops::drop::Drop>::drop", "<alloc::vec::Vec as core::ops::drop::Drop>::drop" },
 	{ "<hello::heap::Heap>::grow", "<hello::heap::Heap>::grow" },
 	{ "alloc::raw_vec::RawVec<T,A>::reserve_for_push", "alloc::raw_vec::RawVec::reserve_for_push" },
-	{ "void (anonymous namespace)::f<std::pair<int, int> >()", "void (anonymous namespace)::f" },
+	{ "void (anonymous namespace)::f<std::pair<int, int> >()", "(anonymous namespace)::f" },
+	/* a function template's name carries its return type: it goes */
+	{ "void std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>("
+	  "__gnu_cxx::__normal_iterator<int*, std::vector<int, std::allocator<int> > >, "
+	  "int const&)", "std::vector::_M_realloc_insert" },
+	{ "std::vector<int, std::allocator<int> >& ns::pick<int>(int)", "ns::pick" },
+	{ "char const* (anonymous namespace)::name<3>() const", "(anonymous namespace)::name" },
+	{ "bool ns::Foo::operator==<int>(ns::Foo const&) const", "ns::Foo::operator==" },
+	{ "ns::Foo::operator unsigned long<int>() const", "ns::Foo::operator unsigned long" },
+	{ "void f<int>(int)::{lambda(int)#1}::operator()(int) const",
+	  "f::{lambda#1}::operator()" },
+	/* no template, no return type: spaces that are part of the name stay */
+	{ "non-virtual thunk to Foo::bar(int)", "non-virtual thunk to Foo::bar" },
+	{ "unsigned long vtable_like", "unsigned long vtable_like" },
 	{ "a<b<c<d<e<f>>>>>::g", "a::g" },
 	{ "<<A as B>::C as D>::e", "<<A as B>::C as D>::e" },
 	{ "odd>name)", "odd>name)" },
