@@ -15,12 +15,13 @@
 
 /* ---- bounds-checked reading of unwind tables ---- */
 
-struct rd {
+/* not the analyzer's struct rd: this one reads our own process's tables, in place */
+struct cfi_rd {
 	const uint8_t *p, *end;
 };
 
 /* A reader from a to the end of its readable segment: lengths inside are then checked. */
-static bool rd_open(const struct cfi_obj *o, uintptr_t a, struct rd *r)
+static bool rd_open(const struct cfi_obj *o, uintptr_t a, struct cfi_rd *r)
 {
 	uintptr_t end = cfi_seg_end(o, a, 1, PF_R);
 
@@ -29,7 +30,7 @@ static bool rd_open(const struct cfi_obj *o, uintptr_t a, struct rd *r)
 	return end != 0;
 }
 
-static bool rd_bytes(struct rd *r, void *out, size_t n)
+static bool rd_bytes(struct cfi_rd *r, void *out, size_t n)
 {
 	if ((size_t)(r->end - r->p) < n)
 		return false;
@@ -38,7 +39,7 @@ static bool rd_bytes(struct rd *r, void *out, size_t n)
 	return true;
 }
 
-static bool rd_skip(struct rd *r, uint64_t n)
+static bool rd_skip(struct cfi_rd *r, uint64_t n)
 {
 	if (n > (uint64_t)(r->end - r->p))
 		return false;
@@ -46,7 +47,7 @@ static bool rd_skip(struct rd *r, uint64_t n)
 	return true;
 }
 
-static bool rd_leb(struct rd *r, uint64_t *v, bool sign)
+static bool rd_leb(struct cfi_rd *r, uint64_t *v, bool sign)
 {
 	uint64_t x = 0;
 	unsigned shift = 0;
@@ -66,12 +67,12 @@ static bool rd_leb(struct rd *r, uint64_t *v, bool sign)
 	return true;
 }
 
-static bool rd_uleb(struct rd *r, uint64_t *v)
+static bool rd_uleb(struct cfi_rd *r, uint64_t *v)
 {
 	return rd_leb(r, v, false);
 }
 
-static bool rd_sleb(struct rd *r, int64_t *v)
+static bool rd_sleb(struct cfi_rd *r, int64_t *v)
 {
 	return rd_leb(r, (uint64_t *)v, true);
 }
@@ -92,7 +93,7 @@ static bool rd_sleb(struct rd *r, int64_t *v)
 #define PE_OMIT 0xff
 
 /* The value of an encoded pointer before its base is applied. */
-static bool rd_enc_raw(struct rd *r, uint8_t enc, uint64_t *v)
+static bool rd_enc_raw(struct cfi_rd *r, uint8_t enc, uint64_t *v)
 {
 	uint16_t u16;
 	uint32_t u32;
@@ -123,7 +124,7 @@ static bool rd_enc_raw(struct rd *r, uint8_t enc, uint64_t *v)
 }
 
 /* An encoded pointer; dbase is the DW_EH_PE_datarel base (0: not allowed here). */
-static bool rd_enc(struct rd *r, uint8_t enc, const struct cfi_obj *o, uintptr_t dbase,
+static bool rd_enc(struct cfi_rd *r, uint8_t enc, const struct cfi_obj *o, uintptr_t dbase,
 		   uintptr_t *out)
 {
 	uintptr_t field = (uintptr_t)r->p;
@@ -159,7 +160,7 @@ static bool rd_enc(struct rd *r, uint8_t enc, const struct cfi_obj *o, uintptr_t
 /* Binary search of the sorted table; every linker writes it as datarel|sdata4 pairs. */
 static bool hdr_find_fde(const struct cfi_obj *o, uintptr_t target, uintptr_t *fde)
 {
-	struct rd r = { (const uint8_t *)o->hdr, (const uint8_t *)o->hdr_end };
+	struct cfi_rd r = { (const uint8_t *)o->hdr, (const uint8_t *)o->hdr_end };
 	uint8_t h[4];
 	uintptr_t eh_frame, count, lo = 0, hi;
 	int32_t ent[2];
@@ -188,7 +189,7 @@ static bool hdr_find_fde(const struct cfi_obj *o, uintptr_t target, uintptr_t *f
 }
 
 /* Length of a CIE or FDE (32-bit or the 64-bit escape); narrows r to the entry. */
-static bool rd_entry(struct rd *r, bool *is64)
+static bool rd_entry(struct cfi_rd *r, bool *is64)
 {
 	uint32_t len32;
 	uint64_t len;
@@ -215,7 +216,7 @@ struct cie {
 	int64_t data_align;
 	uint8_t fde_enc;
 	bool z;
-	struct rd insn;		/* the CIE's initial instructions */
+	struct cfi_rd insn;		/* the CIE's initial instructions */
 };
 
 #define DW_RBP 6
@@ -223,10 +224,10 @@ struct cie {
 #define DW_RA 16
 
 /* Augmentation data of a "z..." CIE: only what .eh_frame on x86_64 uses. */
-static bool cie_augment(struct rd *r, const char *aug, struct cie *c)
+static bool cie_augment(struct cfi_rd *r, const char *aug, struct cie *c)
 {
 	uint64_t len, skipped;
-	struct rd a;
+	struct cfi_rd a;
 	uint8_t enc;
 
 	if (!rd_uleb(r, &len) || len > (uint64_t)(r->end - r->p))
@@ -251,7 +252,7 @@ static bool cie_augment(struct rd *r, const char *aug, struct cie *c)
 
 static bool cie_parse(const struct cfi_obj *o, uintptr_t at, struct cie *c)
 {
-	struct rd r;
+	struct cfi_rd r;
 	bool is64;
 	uint64_t id = 0, ra;
 	uint8_t ver;
@@ -287,9 +288,9 @@ static bool cie_parse(const struct cfi_obj *o, uintptr_t at, struct cie *c)
 
 /* Parse the FDE at `at` and its CIE; false unless it covers target. */
 static bool fde_parse(const struct cfi_obj *o, uintptr_t at, uintptr_t target, struct cie *c,
-		      struct rd *insn, uintptr_t *start)
+		      struct cfi_rd *insn, uintptr_t *start)
 {
-	struct rd r;
+	struct cfi_rd r;
 	bool is64;
 	uint64_t cie_off = 0, range, auglen;
 	uintptr_t field;
@@ -362,10 +363,10 @@ static void restore_reg(struct interp *in, uint64_t reg)
 }
 
 /* Only the expressions gcc emits for stack realignment (DRAP) are understood. */
-static bool expr_breg6(struct rd *r, int64_t *off, bool deref)
+static bool expr_breg6(struct cfi_rd *r, int64_t *off, bool deref)
 {
 	uint64_t len;
-	struct rd e;
+	struct cfi_rd e;
 	uint8_t op;
 
 	if (!rd_uleb(r, &len) || len > (uint64_t)(r->end - r->p))
@@ -394,7 +395,7 @@ static bool advance(struct interp *in, uint64_t delta)
 }
 
 /* DW_CFA_* with the opcode in the low 6 bits (high 2 bits zero). Returns -1 bad, 0 stop. */
-static int op_extended(struct interp *in, struct rd *r, uint8_t op)
+static int op_extended(struct interp *in, struct cfi_rd *r, uint8_t op)
 {
 	uint64_t reg, u, delta = 0;
 	int64_t s;
@@ -451,7 +452,7 @@ static int op_extended(struct interp *in, struct rd *r, uint8_t op)
 	return -1;
 }
 
-static int op_cfa(struct interp *in, struct rd *r, uint8_t op)
+static int op_cfa(struct interp *in, struct cfi_rd *r, uint8_t op)
 {
 	uint64_t reg, u;
 	int64_t s;
@@ -498,14 +499,14 @@ static int op_cfa(struct interp *in, struct rd *r, uint8_t op)
 	return op_extended(in, r, op);
 }
 
-static int op_expr(struct interp *in, struct rd *r, uint8_t op)
+static int op_expr(struct interp *in, struct cfi_rd *r, uint8_t op)
 {
 	uint64_t reg;
 	int64_t off = 0;
 
 	if (op == 0x0f) {	/* def_cfa_expression */
 		bool ok;
-		struct rd save = *r;
+		struct cfi_rd save = *r;
 
 		ok = expr_breg6(r, &off, true);
 		if (!ok) {	/* skip an expression we cannot express */
@@ -523,7 +524,7 @@ static int op_expr(struct interp *in, struct rd *r, uint8_t op)
 	if (!rd_uleb(r, &reg))
 		return -1;
 	if (op == 0x10 && reg == DW_RBP) {
-		struct rd save = *r;
+		struct cfi_rd save = *r;
 
 		if (expr_breg6(r, &off, false)) {
 			set_reg(in, reg, REG_AT_RBP, off);
@@ -540,7 +541,7 @@ static int op_expr(struct interp *in, struct rd *r, uint8_t op)
 }
 
 /* Run one program (CIE or FDE): -1 malformed or unsupported, 0 row complete, 1 ran out. */
-static int run_program(struct interp *in, struct rd r)
+static int run_program(struct interp *in, struct cfi_rd r)
 {
 	uint8_t op;
 	uint64_t u;
@@ -600,7 +601,7 @@ uint64_t cfi_rule_in(const struct cfi_obj *o, uintptr_t pc)
 {
 	struct interp in = { .o = o, .target = pc - 1 };	/* pc is a return address */
 	struct cie c;
-	struct rd fde_insn;
+	struct cfi_rd fde_insn;
 	uintptr_t fde;
 	int st;
 
