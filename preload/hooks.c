@@ -17,10 +17,12 @@
 #include "block.h"
 #include "boot.h"
 #include "events.h"
+#include "hooks.h"
 #include "options.h"
 #include "table.h"
 #include "triggers.h"
 #include "unwind.h"
+#include "util.h"
 
 #define HP_EXPORT __attribute__((visibility("default")))
 
@@ -690,4 +692,33 @@ HP_EXPORT void *pvalloc(size_t size)
 HP_EXPORT size_t malloc_usable_size(void *p)
 {
 	return usable_size(p);
+}
+
+/*
+ * The same entry points under hidden names, for heapprof's operator new and delete
+ * (new_delete.c): a direct call, never through the PLT, so that they reach these
+ * hooks whichever malloc comes first in the process.
+ */
+extern __typeof(malloc) hooks_malloc __attribute__((alias("malloc"), copy(malloc)));
+extern __typeof(aligned_alloc) hooks_aligned_alloc
+	__attribute__((alias("aligned_alloc"), copy(aligned_alloc)));
+extern __typeof(free) hooks_free __attribute__((alias("free"), copy(free)));
+
+/*
+ * A malloc before ours in the lookup order (LD_PRELOAD="libjemalloc.so.2 heapprof.so",
+ * or a program that defines its own) gets every call: heapprof then records nothing,
+ * so say so once, at start-up.
+ */
+__attribute__((constructor)) static void hooks_check_first(void)
+{
+	void *first = dlsym(RTLD_DEFAULT, "malloc");
+	Dl_info info;
+
+	if (!first || first == (void *)hooks_malloc)
+		return;
+	hp_warn("malloc is not heapprof's but ",
+		dladdr(first, &info) && info.dli_fname && *info.dli_fname ? info.dli_fname :
+									   "the program's",
+		"'s, which comes first: nothing will be recorded (put heapprof.so first in "
+		"LD_PRELOAD, or name the allocator in HEAPPROF_ALLOCATOR)");
 }
