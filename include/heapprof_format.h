@@ -160,7 +160,9 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w3 events written so far (the next goes to slot w3 % N), not checked
  *   then N slots of 6 words, written in place, not checked:
  *     s0 entry (0..7, HP2_ENTRY_*) | site id of the block (32..63; 0 none)
- *     s1, s2 the arguments (pointer or size; the second 0 if none)
+ *     s1, s2 the arguments (pointer or size; the second 0 if none); free: s2 is the
+ *        id of the stack record of the free's own call (0 none), s0 the freed
+ *        block's site
  *     s3 the result (pointer, or posix_memalign's return value; 0 for free)
  *     s4 ns of CLOCK_MONOTONIC   s5 sequence number in the thread, from 1
  *   A slot is valid when s5 is its sequence number; the writer stores s5 last.

@@ -30,6 +30,15 @@
  * is tagged without a stack instead of recursing. */
 static HP_TLS bool in_hook;
 
+/* An event for the thread's ring (HEAPPROF_EVENTS): the program's calls only, not
+ * those heapprof makes itself while it unwinds (pthread_getattr_np's, say). */
+#define HOOK_EVENT(entry, a, b, result, block)                                             \
+	do {                                                                               \
+		if (unlikely(hp_opt.events) && !in_hook)                                   \
+			events_add(entry, (uint64_t)(a), (uint64_t)(b), (uint64_t)(result), \
+				   block);                                                 \
+	} while (0)
+
 /* Largest alignment whose offset the header can record (16 << HP2_MAX_SHIFT). */
 #define HP_MAX_TAGGED_ALIGN ((size_t)16 << HP2_MAX_SHIFT)
 
@@ -566,7 +575,7 @@ static __attribute__((noinline)) void *malloc_hooked(size_t size,
 {
 	void *r = do_malloc(size, HP2_ENTRY_MALLOC, st);
 
-	EVENT(HP2_ENTRY_MALLOC, size, 0, (uintptr_t)r, r);
+	HOOK_EVENT(HP2_ENTRY_MALLOC, size, 0, (uintptr_t)r, r);
 	return r;
 }
 
@@ -575,7 +584,7 @@ static __attribute__((noinline)) void *calloc_hooked(size_t n, size_t elem,
 {
 	void *r = do_calloc(n, elem, st);
 
-	EVENT(HP2_ENTRY_CALLOC, n, elem, (uintptr_t)r, r);
+	HOOK_EVENT(HP2_ENTRY_CALLOC, n, elem, (uintptr_t)r, r);
 	return r;
 }
 
@@ -594,9 +603,37 @@ HP_EXPORT void *malloc(size_t size)
 	return malloc_hooked(size, &st);
 }
 
+/*
+ * A free in the ring names its own stack (a stack record without a site: free has no
+ * counters of its own), so that the analyzer shows who freed the block, not who made
+ * it; the block's site still goes in the slot. Out of line: only with HEAPPROF_EVENTS.
+ */
+static __attribute__((noinline, cold)) void free_event(void *p, const struct unwind_start *st)
+{
+	uint32_t stack = 0;
+
+	if (in_hook)
+		return;
+	if (hp_stacks) {
+		uintptr_t pcs[hp_frames + 1];
+		unsigned n;
+
+		in_hook = true;
+		n = unwind_capture(pcs, hp_frames + 1, st);
+		stack = table_stack_id(pcs, n > hp_frames ? hp_frames : n, n > hp_frames);
+		in_hook = false;
+	}
+	events_add(HP2_ENTRY_FREE, (uintptr_t)p, stack, 0, p);
+}
+
 HP_EXPORT void free(void *p)
 {
-	EVENT(HP2_ENTRY_FREE, (uintptr_t)p, 0, 0, p);
+	if (unlikely(hp_opt.events)) {
+		struct unwind_start st;
+
+		UNWIND_START(st);
+		free_event(p, &st);
+	}
 	do_free(p);
 }
 
@@ -618,7 +655,7 @@ HP_EXPORT void *realloc(void *p, size_t size)
 
 	UNWIND_START(st);
 	r = do_realloc(p, size, HP2_ENTRY_REALLOC, &st);
-	EVENT(HP2_ENTRY_REALLOC, (uintptr_t)p, size, (uintptr_t)r, r);
+	HOOK_EVENT(HP2_ENTRY_REALLOC, (uintptr_t)p, size, (uintptr_t)r, r);
 	return r;
 }
 
@@ -629,7 +666,7 @@ HP_EXPORT void *reallocarray(void *p, size_t n, size_t elem)
 
 	UNWIND_START(st);
 	r = do_reallocarray(p, n, elem, &st);
-	EVENT(HP2_ENTRY_REALLOCARRAY, (uintptr_t)p, n * elem, (uintptr_t)r, r);
+	HOOK_EVENT(HP2_ENTRY_REALLOCARRAY, (uintptr_t)p, n * elem, (uintptr_t)r, r);
 	return r;
 }
 
@@ -640,7 +677,7 @@ HP_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 
 	UNWIND_START(st);
 	rc = do_posix_memalign(out, align, size, &st);
-	EVENT(HP2_ENTRY_POSIX_MEMALIGN, align, size, rc ? (uint64_t)rc : (uintptr_t)*out,
+	HOOK_EVENT(HP2_ENTRY_POSIX_MEMALIGN, align, size, rc ? (uint64_t)rc : (uintptr_t)*out,
 	      rc ? NULL : *out);
 	return rc;
 }
@@ -652,7 +689,7 @@ HP_EXPORT void *aligned_alloc(size_t align, size_t size)
 
 	UNWIND_START(st);
 	r = do_aligned_alloc(align, size, &st);
-	EVENT(HP2_ENTRY_ALIGNED_ALLOC, align, size, (uintptr_t)r, r);
+	HOOK_EVENT(HP2_ENTRY_ALIGNED_ALLOC, align, size, (uintptr_t)r, r);
 	return r;
 }
 
@@ -663,7 +700,7 @@ HP_EXPORT void *memalign(size_t align, size_t size)
 
 	UNWIND_START(st);
 	r = do_memalign(memalign_align(align), size, HP2_ENTRY_MEMALIGN, &st);
-	EVENT(HP2_ENTRY_MEMALIGN, align, size, (uintptr_t)r, r);
+	HOOK_EVENT(HP2_ENTRY_MEMALIGN, align, size, (uintptr_t)r, r);
 	return r;
 }
 
@@ -674,7 +711,7 @@ HP_EXPORT void *valloc(size_t size)
 
 	UNWIND_START(st);
 	r = do_memalign((size_t)sysconf(_SC_PAGESIZE), size, HP2_ENTRY_VALLOC, &st);
-	EVENT(HP2_ENTRY_VALLOC, size, 0, (uintptr_t)r, r);
+	HOOK_EVENT(HP2_ENTRY_VALLOC, size, 0, (uintptr_t)r, r);
 	return r;
 }
 
@@ -685,7 +722,7 @@ HP_EXPORT void *pvalloc(size_t size)
 
 	UNWIND_START(st);
 	r = do_pvalloc(size, &st);
-	EVENT(HP2_ENTRY_PVALLOC, size, 0, (uintptr_t)r, r);
+	HOOK_EVENT(HP2_ENTRY_PVALLOC, size, 0, (uintptr_t)r, r);
 	return r;
 }
 

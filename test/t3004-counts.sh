@@ -161,6 +161,20 @@ test_case 'HEAPPROF_EVENTS=8: the last 8 calls in order, arguments and results' 
 	heapprof-analyze --events --stacks $C events.core | grep -q "^        0x[0-9a-f]*  e_calls  "
 '
 
+test_case 'HEAPPROF_EVENTS: a free shows its own caller and stack; heapprof'"'"'s calls stay out' '
+	HEAPPROF_EVENTS=16 run_preloaded $C events-thread && take_core evt.core &&
+	tid=$(sed -n "s/^tid //p" prog.out) &&
+	heapprof-analyze --events $C evt.core >ev.txt &&
+	grep "^\[thread $tid evthread\] " ev.txt >t.txt &&
+	grep -q "^\[thread $tid evthread\] +[0-9.]* s #1 malloc(55) = 0x[0-9a-f]* et_alloc\$" t.txt &&
+	grep -q "^\[thread $tid evthread\] +[0-9.]* s #2 free(0x[0-9a-f]*) et_free\$" t.txt &&
+	heapprof-analyze --events --stacks $C evt.core >evs.txt &&
+	awk -v t="[thread $tid evthread]" "index(\$0, t) == 1 && / free\(/ { on = 1; next }
+		/^\[/ { on = 0 } on" evs.txt >free_stack.txt &&
+	grep -q "^        0x[0-9a-f]*  et_free  " free_stack.txt &&
+	! grep -q "et_alloc" free_stack.txt
+'
+
 test_case '--events on a core without rings: one line and exit 2' '
 	heapprof-analyze --events $C run.core 2>err; [ $? = 2 ] &&
 	grep -q "no event rings .*HEAPPROF_EVENTS" err

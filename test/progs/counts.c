@@ -6,6 +6,8 @@
  *   sampled          s_big 20,000 x 3,000 bytes (kept), s_small 100,000 x 100 (freed)
  *   time             4 rounds: 200 ms sleep, t_slow's malloc; 50 ms sleep, t_fast's
  *   events           known calls; prints them as the ring should show them
+ *   events-thread    a new thread "evthread": et_alloc's malloc(55), et_free's free of
+ *                    it; prints "tid N" (its ring must start with these two calls)
  *   regions          r_parse 5 x 111 in region "parse", r_eval 3 x 222 in "eval",
  *                    r_none 2 x 333 outside (needs heapprof_region_begin/end)
  *
@@ -288,6 +290,42 @@ static int run_events(void)
 	return 0;
 }
 
+static NOINLINE void *et_alloc(void)
+{
+	void *p = malloc(55);
+
+	KEEP();
+	return p;
+}
+
+static NOINLINE void et_free(void *p)
+{
+	free(p);
+	KEEP();
+}
+
+static void *et_thread(void *arg)
+{
+	pthread_setname_np(pthread_self(), "evthread");
+	*(long *)arg = syscall(SYS_gettid);
+	et_free(et_alloc());
+	return NULL;
+}
+
+static int run_events_thread(void)
+{
+	pthread_t t;
+	long tid = 0;
+	char buf[64];
+
+	if (pthread_create(&t, NULL, et_thread, &tid) != 0 || pthread_join(t, NULL) != 0)
+		return 1;
+	snprintf(buf, sizeof(buf), "tid %ld\nready\n", tid);
+	say(buf);
+	wait_forever();
+	return 0;
+}
+
 static NOINLINE void r_parse(void)
 {
 	for (int i = 0; i < 5; i++)
@@ -345,8 +383,10 @@ int main(int argc, char **argv)
 		return run_time();
 	if (!strcmp(mode, "events"))
 		return run_events();
+	if (!strcmp(mode, "events-thread"))
+		return run_events_thread();
 	if (!strcmp(mode, "regions"))
 		return run_regions();
-	fprintf(stderr, "usage: counts [counts|crash|sampled|time|events|regions]\n");
+	fprintf(stderr, "usage: counts [counts|crash|sampled|time|events|events-thread|regions]\n");
 	return 64;
 }
