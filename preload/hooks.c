@@ -117,12 +117,19 @@ static uint64_t sample_interval(void)
 	return (uint64_t)(-log(u) * (double)hp_opt.sample) + 1;
 }
 
+/* Threads that drew their first sample point so far: the n-th gets n. A forked child
+ * goes on counting, so that its threads draw apart from its parent's. */
+static uint64_t sample_threads;
+
 /* sample_take's slow path: the thread's first call, or a sample point reached. */
 static __attribute__((noinline)) bool sample_point(uint64_t size, unsigned *flags)
 {
 	if (unlikely(!sample_rng)) {
-		sample_rng = (hp_opt.seed ? hp_opt.seed : boot_now_ns()) ^
-			     (uint64_t)boot_tid() * 0x9E3779B97F4A7C15ULL;
+		/* the thread's ordinal, not its tid, which changes every run: with a
+		 * HEAPPROF_SEED, the same program makes the same draws */
+		uint64_t n = __atomic_add_fetch(&sample_threads, 1, __ATOMIC_RELAXED);
+
+		sample_rng = (hp_opt.seed ? hp_opt.seed : boot_now_ns()) ^ n * 0x9E3779B97F4A7C15ULL;
 		sample_rng |= 1;
 		sample_left = sample_interval();
 	}

@@ -107,6 +107,20 @@ test_case 'a crashed process (abort, core taken in its SIGABRT handler): the sam
 	check_table crash.core
 '
 
+# seeded_run N: a sampled run with HEAPPROF_SEED=777, its live bytes into seedN.txt
+seeded_run()
+{
+	HEAPPROF_SAMPLE=65536 HEAPPROF_SEED=777 run_preloaded $C sampled &&
+	take_core seed$1.core &&
+	heapprof-analyze -f collapsed $C seed$1.core >seed$1.txt
+}
+
+test_case 'HEAPPROF_SEED: three runs with the same seed sample the same blocks' '
+	seeded_run 1 && seeded_run 2 && seeded_run 3 &&
+	[ "$(bytes_for s_big seed1.txt)" -gt 0 ] &&
+	expect_same seed1.txt seed2.txt && expect_same seed1.txt seed3.txt
+'
+
 # Sampling. A call of s bytes is sampled with p = 1 - exp(-s/P) and counts 1/p, so n
 # calls estimate n with sd sqrt(n (1-p) / p), and bytes with s times that. P = 65536:
 #   s_big   20,000 x 3,000: p = 0.0447, sd 653 calls (3.3%), 1.96e6 bytes
