@@ -147,6 +147,13 @@ test_case 'HEAPPROF_SAMPLE=65536: call and byte estimates within 4 sd, said to b
 	echo "$text_small" | grep -q "allocated [0-9,]* bytes in \([0-9,]*\) calls; freed [0-9,]* bytes in \1 frees"
 '
 
+test_case 'sampled text report: the sizes count estimated blocks, as the heading does' '
+	heapprof-analyze $C sampled.core >sl.txt &&
+	head=$(awk -v RS= "/  s_big  /" sl.txt | head -n 1) && echo "$head" &&
+	blocks=$(echo "$head" | sed -n "s/.* in \([0-9,]*\) blocks .*/\1/p" | tr -d ,) &&
+	echo "$head" | grep -q "  sizes (about): 3,000 x$blocks\$"
+'
+
 # Time. Each nanosleep lasts at least its request, so the lower bounds are exact; the
 # upper ones allow 50 ms of lateness per call (a loaded machine's wakeups): 4 calls each,
 # t_slow after 200 ms: 800..1000 ms; t_fast after 50 ms: 200..400 ms.
