@@ -67,6 +67,13 @@ test_case 'frees land on the freeing thread: worker-b freed 10 of worker-a block
 	grep -q "data: .*counts (exact)" text.txt
 '
 
+test_case '--by-thread collapsed: no line of count 0 (a thread that only freed there)' '
+	for m in alloc_objects alloc_space inuse_objects inuse_space; do
+		heapprof-analyze -f collapsed --by-thread --metric=$m $C run.core >m.txt &&
+		[ -s m.txt ] && ! grep " 0\$" m.txt || exit 1
+	done
+'
+
 test_case 'without --by-thread the threads fold into one stack each' '
 	heapprof-analyze -f collapsed --metric=alloc_objects $C run.core >flat.txt &&
 	! grep -q "^\[thread" flat.txt && expect_bytes w_a 20 flat.txt && expect_bytes f_cxx 7 flat.txt
