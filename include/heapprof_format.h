@@ -98,8 +98,9 @@ static inline uint64_t hp_check_final(uint64_t x)
 /*
  * ---------------------------------------------------------------------------------
  * Version 2. Every word below is a 64-bit unsigned integer in the target's byte
- * order; pcs are target words. Three kinds of records, found by their 64-bit
- * magics at 8-aligned addresses, and the block header, found by a 16-bit magic:
+ * order; pcs are target words. Seven kinds of records (stack, site, thread, region,
+ * module, event ring, process), found by their 64-bit magics at 8-aligned
+ * addresses, and the block header, found by a 16-bit magic:
  * every magic of both versions has the same top 16 bits (HP2_MAGIC16), so one
  * masked compare per word finds all candidates.
  *
@@ -130,7 +131,7 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w7 frees by this thread of blocks allocated at this stack and entry point
  *   w8 bytes of those blocks
  *   w9 ns of wall-clock time since the thread's previous allocation call, summed
- *      (HEAPPROF_TIME=1; process flag HP2_P_TIME)
+ *      (HEAPPROF_TIME=1; process flag HP2_P_TIME); a thread's first call adds 0
  *   w10..w15 reserved (0)
  *   With sampling (process w3 > 0) they are estimates: each sampled call adds its
  *   weight w = 1 / (1 - exp(-size / P)), calls and frees in units of 1/HP2_COUNT_ONE

@@ -204,7 +204,9 @@ static inline __attribute__((always_inline)) void count(uint64_t *n, uint64_t *b
 
 static HP_TLS uint64_t last_call_ns;
 
-/* HEAPPROF_TIME: the time since this thread's previous allocation call lands here. */
+/* HEAPPROF_TIME: the time since this thread's previous allocation call lands here. The
+ * thread's first call adds none: when the thread started is not known here (the
+ * README says so). */
 static void count_time(struct hp_site_rec *s)
 {
 	struct timespec ts;
