@@ -9,7 +9,7 @@
  *   events-thread    a new thread "evthread": et_alloc's malloc(55), et_free's free of
  *                    it; prints "tid N" (its ring must start with these two calls)
  *   regions          r_parse 5 x 111 in region "parse", r_eval 3 x 222 in "eval",
- *                    r_none 2 x 333 outside (needs heapprof_region_begin/end)
+ *                    r_none 2 x 333 outside (heapprof.h's region API)
  *
  *   function   thread     calls  bytes   entry points
  *   f_malloc   main       10     1,000   malloc; main frees 4 (400 bytes)
@@ -32,6 +32,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "heapprof.h"
 
 #define NOINLINE __attribute__((noinline))
 #define KEEP() asm volatile("" ::: "memory")
@@ -326,43 +328,38 @@ static int run_events_thread(void)
 	return 0;
 }
 
+/* loop bounds the compiler cannot see: a loop it unrolled would make one site per copy */
+static volatile int n_parse = 5, n_eval = 3, n_none = 2;
+
 static NOINLINE void r_parse(void)
 {
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < n_parse; i++)
 		keep[i] = malloc(111);
 	KEEP();
 }
 
 static NOINLINE void r_eval(void)
 {
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < n_eval; i++)
 		keep[10 + i] = malloc(222);
 	KEEP();
 }
 
 static NOINLINE void r_none(void)
 {
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < n_none; i++)
 		keep[20 + i] = malloc(333);
 	KEEP();
 }
 
 static int run_regions(void)
 {
-	void (*begin)(const char *) = (void (*)(const char *))dlsym(RTLD_DEFAULT,
-								    "heapprof_region_begin");
-	void (*end)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "heapprof_region_end");
-
-	if (!begin || !end) {
-		say("no region api\nready\n");
-		wait_forever();
-	}
-	begin("parse");
+	heapprof_region_begin("parse");
 	r_parse();
-	end();
-	begin("eval");
+	heapprof_region_end();
+	heapprof_region_begin("eval");
 	r_eval();
-	end();
+	heapprof_region_end();
 	r_none();
 	say("ready\n");
 	wait_forever();
