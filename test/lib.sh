@@ -25,11 +25,15 @@ case_no=0
 failures=0
 PROG_PID=
 
+# The script's status: its own (77 from need_tool, say), else 1 if a case failed. An
+# EXIT trap's last status is not the shell's, so it has to exit with it.
 cleanup_all()
 {
+	rc=$?
 	[ -n "$PROG_PID" ] && kill -9 "$PROG_PID" 2>/dev/null
 	cd / && [ "${KEEP:-0}" = 1 ] || rm -rf "$SCRATCH"
-	[ $failures -eq 0 ]
+	[ $rc -eq 0 ] && [ $failures -ne 0 ] && rc=1
+	exit $rc
 }
 
 test_case()
