@@ -1,6 +1,6 @@
 /*
  * The malloc family of heapprof.so. Each hook asks the real allocator for the block
- * plus room for a header, and tags it through hp_tag.c with the caller's stack. No
+ * plus room for a header, and tags it (block.h) with the caller's stack. No
  * lock, no stdio, no I/O: the heap itself is the profile.
  */
 #define _GNU_SOURCE

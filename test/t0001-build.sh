@@ -25,6 +25,10 @@ test_case 'heapprof.so exports only the malloc family, new and delete, dlclose, 
 	expect_same want exports
 '
 
+test_case 'heapprof.so holds no firmware-kit code (preload/hp_tag.c)' '
+	nm $PRELOAD >syms && ! grep -q " hp_tag_" syms
+'
+
 test_case 'heapprof.so needs no elfutils, zlib or libunwind' '
 	readelf -d $PRELOAD | grep NEEDED >needed &&
 	! grep -q "libdw\\|libelf\\|libz\\|libunwind\\|libstdc" needed
