@@ -671,11 +671,14 @@ HP_EXPORT void *realloc(void *p, size_t size)
 HP_EXPORT void *reallocarray(void *p, size_t n, size_t elem)
 {
 	struct unwind_start st;
+	size_t size;
 	void *r;
 
 	UNWIND_START(st);
 	r = do_reallocarray(p, n, elem, &st);
-	HOOK_EVENT(HP2_ENTRY_REALLOCARRAY, (uintptr_t)p, n * elem, (uintptr_t)r, r);
+	/* a product that overflows (refused, ENOMEM) is recorded as SIZE_MAX, not wrapped */
+	HOOK_EVENT(HP2_ENTRY_REALLOCARRAY, (uintptr_t)p,
+		   __builtin_mul_overflow(n, elem, &size) ? SIZE_MAX : size, (uintptr_t)r, r);
 	return r;
 }
 

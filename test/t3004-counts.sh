@@ -203,6 +203,10 @@ test_case 'HEAPPROF_EVENTS: a free shows its own caller and stack; heapprof'"'"'
 	! grep -q "et_alloc" free_stack.txt
 '
 
+test_case 'HEAPPROF_EVENTS: an overflowing reallocarray is recorded with SIZE_MAX, not wrapped' '
+	grep -q "^\[thread $(sed -n "s/^tid //p" prog.out) evthread\] +[0-9.]* s #3 reallocarray(0x0, 18446744073709551615) = NULL\$" ev.txt
+'
+
 test_case '--events on a core without rings: one line and exit 2' '
 	heapprof-analyze --events $C run.core 2>err; [ $? = 2 ] &&
 	grep -q "no event rings .*HEAPPROF_EVENTS" err

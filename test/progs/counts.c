@@ -7,7 +7,8 @@
  *   time             4 rounds: 200 ms sleep, t_slow's malloc; 50 ms sleep, t_fast's
  *   events           known calls; prints them as the ring should show them
  *   events-thread    a new thread "evthread": et_alloc's malloc(55), et_free's free of
- *                    it; prints "tid N" (its ring must start with these two calls)
+ *                    it, then et_overflow's reallocarray(NULL, 2^62, 8), refused;
+ *                    prints "tid N" (its ring must start with these three calls)
  *   regions          r_parse 5 x 111 in region "parse", r_eval 3 x 222 in "eval",
  *                    r_none 2 x 333 outside (heapprof.h's region API)
  *
@@ -306,11 +307,20 @@ static NOINLINE void et_free(void *p)
 	KEEP();
 }
 
+static NOINLINE void et_overflow(void)
+{
+	static volatile size_t huge = (size_t)1 << 62;	/* unseen: no warning, no folding */
+
+	keep[0] = reallocarray(NULL, huge, 8);
+	KEEP();
+}
+
 static void *et_thread(void *arg)
 {
 	pthread_setname_np(pthread_self(), "evthread");
 	*(long *)arg = syscall(SYS_gettid);
 	et_free(et_alloc());
+	et_overflow();
 	return NULL;
 }
 
