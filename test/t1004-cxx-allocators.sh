@@ -1,9 +1,13 @@
 #!/bin/sh
 # C++ with another allocator preloaded: jemalloc exports operator new and delete of its
 # own. Behind heapprof.so every new and delete must still pass through heapprof (and
-# pair up); in front of it, heapprof records nothing and must say so.
+# pair up); in front of it, heapprof records nothing and must say so. Out of memory,
+# heapprof's operator new behaves as the standard's.
 . "$(dirname "$0")/lib.sh"
 need_tool gcore
+
+# heapprof's operator new out of memory: new_handler, bad_alloc, nullptr, as without it
+run_tap oom env LD_PRELOAD="$PRELOAD" $PROGS/cxx_oom
 
 jemalloc=$(ls /usr/lib/*/libjemalloc.so.2 2>/dev/null | head -n 1)
 if [ -z "$jemalloc" ]; then
@@ -20,6 +24,8 @@ test_case 'heapprof.so before jemalloc: new and delete pass through heapprof, ex
 	expect_bytes cxx_map 40048 chain.txt &&
 	! grep -q heapprof: prog.err
 '
+
+run_tap oom-jemalloc env LD_PRELOAD="$PRELOAD $jemalloc" $PROGS/cxx_oom
 
 test_case 'jemalloc before heapprof.so: one line at start-up, the analyzer says why' '
 	HP_PRELOAD="$jemalloc $PRELOAD" run_preloaded $PROGS/cxx_chain &&
