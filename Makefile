@@ -29,7 +29,9 @@ SAN_ALL := -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=
 SAN_PRE := $(if $(findstring undefined,$(SANITIZE)),-fsanitize=undefined -fno-sanitize-recover=all)
 endif
 
-PRELOAD_SRCS := $(wildcard preload/*.c)
+# hp_tag.c is the firmware kit (docs/PORTING.md): installed as source and built by the
+# porting test, never called by heapprof.so
+PRELOAD_SRCS := $(filter-out preload/hp_tag.c,$(wildcard preload/*.c))
 PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(B)/%.o)
 # unwind tables: on mips and armhf libgcc cannot walk through frames without them
 PRELOAD_CFLAGS := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -funwind-tables -pthread $(SAN_PRE)

@@ -526,6 +526,14 @@ const struct hp_stack_rec *collect_site_stack(const struct collect *c, uint32_t 
 	return k;
 }
 
+const struct hp_stack_rec *collect_stack(const struct collect *c, uint32_t id)
+{
+	bool ambiguous;
+	const struct decoded *k = rec_find(c, DEC_STACK, id, &ambiguous);
+
+	return k ? &k->stack : NULL;
+}
+
 void collect_free(struct collect *c)
 {
 	stacks_free(&c->stacks);

@@ -544,6 +544,11 @@ static void no_blocks(const struct opts *o, const struct image *img,
 		die(EXIT_NO_REPORT, "heapprof.so was loaded in '%s' (pid %u) but no sampled block "
 		    "was live (one block per about %llu bytes has a header)", source,
 		    s->join.proc.pid, (unsigned long long)s->join.proc.sample_period);
+	/* every call heapprof's malloc tags leaves a site record, freed or not */
+	if (s->join.have_proc && !s->join.site_recs)
+		die(EXIT_NO_REPORT, "heapprof.so was loaded in '%s' (pid %u) but recorded no "
+		    "allocation: its malloc was never called (another allocator before it in "
+		    "LD_PRELOAD?) or tagging was off", source, s->join.proc.pid);
 	if (s->join.have_proc)
 		die(EXIT_NO_REPORT, "heapprof.so was loaded in '%s' (pid %u) but no block was "
 		    "live: everything allocated had been freed", source, s->join.proc.pid);

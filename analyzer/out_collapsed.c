@@ -28,6 +28,10 @@ static int write_collapsed(const struct report *r, FILE *f)
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];
 
+		/* kept for its frees (another thread's blocks freed on this one), a stack
+		 * whose metric is 0 would be a line that adds nothing to a flame graph */
+		if (!r->diff && !s->value)
+			continue;
 		if (leaks_class_name(s->flags))	/* --leaks: the class is the root */
 			fprintf(f, "[%s];", leaks_class_name(s->flags));
 		if (r->by_thread) {

@@ -146,11 +146,12 @@ static void summary(const struct report *r, FILE *f)
 		memory_write_text(r->memory, f);
 }
 
-static void sizes(const struct report_stack *s, FILE *f)
+static void sizes(const struct report *r, const struct report_stack *s, FILE *f)
 {
 	char a[32];
 
-	fputs("  sizes:", f);
+	/* sampled: counts are estimated blocks, as the heading's are */
+	fputs(r->sample_period ? "  sizes (about):" : "  sizes:", f);
 	for (size_t i = 0; i < s->nsizes && i < SIZES_SHOWN; i++)
 		fprintf(f, "%s %s x%llu", i ? "," : "", report_thousands(s->sizes[i].size, a),
 			(unsigned long long)s->sizes[i].count);
@@ -239,7 +240,7 @@ static int write_text(const struct report *r, FILE *f)
 		fprintf(f, "\n#%zu  %.1f%%  ", i + 1, pct);
 		heading(r, s, f);
 		if (s->nsizes && (r->metric == METRIC_INUSE_SPACE || r->metric == METRIC_INUSE_OBJECTS))
-			sizes(s, f);
+			sizes(r, s, f);
 		else
 			fputc('\n', f);
 		if (leaks_class_name(s->flags))

@@ -158,6 +158,25 @@ struct report_frame *report_symbolize(struct report *r, const uint64_t *pcs, uns
 	return v;
 }
 
+static int size_count_cmp(const void *a, const void *b)
+{
+	const struct size_count *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count > y->count ? -1 : 1;
+	return (x->size > y->size) - (x->size < y->size);
+}
+
+/* Sampled: each size's blocks as the estimate they stand for, the unit of the stack's
+ * blocks (a raw count would be samples), reordered by it. */
+static void weigh_sizes(struct size_count *v, size_t n, uint64_t period)
+{
+	for (size_t i = 0; i < n; i++)
+		v[i].count = (uint64_t)((double)v[i].count * decode_sample_weight(v[i].size, period) +
+					0.5);
+	qsort(v, n, sizeof(*v), size_count_cmp);
+}
+
 static void sum(uint64_t *total, uint64_t v)
 {
 	if (__builtin_add_overflow(*total, v, total))
@@ -251,8 +270,13 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 			v[keep].tid = s->tid;
 			v[keep].thread_name = collect_thread_name(&scan->found, s->tid);
 		}
-		if (o->sizes)
-			v[keep].sizes = stacks_sizes(s, &v[keep].nsizes);
+		if (o->sizes) {
+			struct size_count *sz = stacks_sizes(s, &v[keep].nsizes);
+
+			if (r->sample_period)
+				weigh_sizes(sz, v[keep].nsizes, r->sample_period);
+			v[keep].sizes = sz;
+		}
 		v[keep].frames = report_symbolize(r, s->pcs, s->nframes, sym, o->short_names,
 						  &v[keep].nframes);
 		keep++;

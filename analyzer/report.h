@@ -53,7 +53,8 @@ struct report_stack {
 	const char *thread_name;	/* --by-thread: its name, NULL = none */
 	unsigned flags;			/* STACK_TRUNCATED, STACK_UNKNOWN (stacks.h) */
 	unsigned recorded_frames;	/* pcs the stack record held */
-	const struct size_count *sizes; /* by count descending, then size */
+	const struct size_count *sizes; /* by count descending, then size; counts are
+					 * estimated blocks when sampled (sample_period) */
 	size_t nsizes;
 	const struct report_frame *frames; /* [0] innermost */
 	unsigned nframes;

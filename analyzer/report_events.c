@@ -36,14 +36,19 @@ static void one_event(struct report_event *e, const struct hp_event *h, struct r
 		      const struct scan_result *scan, struct sym *sym, const struct report_opts *o)
 {
 	const struct join_info *j = &scan->join;
-	const struct hp_stack_rec *k = h->site ? collect_site_stack(&scan->found, h->site) : NULL;
+	bool is_free = h->entry == HP2_ENTRY_FREE;
+	/* a free shows its own stack (s2), not that of the block's site, which made it */
+	uint32_t stack = is_free ? (uint32_t)h->arg[1] : 0;
+	const struct hp_stack_rec *k = is_free ? (stack ? collect_stack(&scan->found, stack) : NULL) :
+				       h->site ? collect_site_stack(&scan->found, h->site) : NULL;
 	char buf[24];
+
 	snprintf(e->entry, sizeof(e->entry), "%s", decode_entry_name(h->entry, buf, sizeof(buf)));
 	e->arg[0] = h->arg[0];
 	e->arg[1] = h->arg[1];
 	e->result = h->result;
 	e->seq = h->seq;
-	e->site = h->site;
+	e->site = is_free ? 0 : h->site;
 	e->time_ns = j->have_proc ? (int64_t)(h->mono_ns - j->proc.start_mono_ns) : 0;
 	shape(e, h->entry);
 	if (!k || !k->nframes)

@@ -98,8 +98,9 @@ static inline uint64_t hp_check_final(uint64_t x)
 /*
  * ---------------------------------------------------------------------------------
  * Version 2. Every word below is a 64-bit unsigned integer in the target's byte
- * order; pcs are target words. Three kinds of records, found by their 64-bit
- * magics at 8-aligned addresses, and the block header, found by a 16-bit magic:
+ * order; pcs are target words. Seven kinds of records (stack, site, thread, region,
+ * module, event ring, process), found by their 64-bit magics at 8-aligned
+ * addresses, and the block header, found by a 16-bit magic:
  * every magic of both versions has the same top 16 bits (HP2_MAGIC16), so one
  * masked compare per word finds all candidates.
  *
@@ -130,7 +131,7 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w7 frees by this thread of blocks allocated at this stack and entry point
  *   w8 bytes of those blocks
  *   w9 ns of wall-clock time since the thread's previous allocation call, summed
- *      (HEAPPROF_TIME=1; process flag HP2_P_TIME)
+ *      (HEAPPROF_TIME=1; process flag HP2_P_TIME); a thread's first call adds 0
  *   w10..w15 reserved (0)
  *   With sampling (process w3 > 0) they are estimates: each sampled call adds its
  *   weight w = 1 / (1 - exp(-size / P)), calls and frees in units of 1/HP2_COUNT_ONE
@@ -160,7 +161,9 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w3 events written so far (the next goes to slot w3 % N), not checked
  *   then N slots of 6 words, written in place, not checked:
  *     s0 entry (0..7, HP2_ENTRY_*) | site id of the block (32..63; 0 none)
- *     s1, s2 the arguments (pointer or size; the second 0 if none)
+ *     s1, s2 the arguments (pointer or size; the second 0 if none); free: s2 is the
+ *        id of the stack record of the free's own call (0 none), s0 the freed
+ *        block's site
  *     s3 the result (pointer, or posix_memalign's return value; 0 for free)
  *     s4 ns of CLOCK_MONOTONIC   s5 sequence number in the thread, from 1
  *   A slot is valid when s5 is its sequence number; the writer stores s5 last.

@@ -18,11 +18,4 @@ HP_HIDDEN void events_add(unsigned entry, uint64_t a, uint64_t b, uint64_t resul
 /* In a forked child: its thread gets a ring of its own. */
 HP_HIDDEN void events_after_fork(void);
 
-#define EVENT(entry, a, b, result, block)                                                  \
-	do {                                                                               \
-		if (unlikely(hp_opt.events))                                               \
-			events_add(entry, (uint64_t)(a), (uint64_t)(b), (uint64_t)(result), \
-				   block);                                                 \
-	} while (0)
-
 #endif

@@ -1,6 +1,6 @@
 /*
  * The malloc family of heapprof.so. Each hook asks the real allocator for the block
- * plus room for a header, and tags it through hp_tag.c with the caller's stack. No
+ * plus room for a header, and tags it (block.h) with the caller's stack. No
  * lock, no stdio, no I/O: the heap itself is the profile.
  */
 #define _GNU_SOURCE
@@ -17,16 +17,27 @@
 #include "block.h"
 #include "boot.h"
 #include "events.h"
+#include "hooks.h"
 #include "options.h"
 #include "table.h"
 #include "triggers.h"
 #include "unwind.h"
+#include "util.h"
 
 #define HP_EXPORT __attribute__((visibility("default")))
 
 /* Set while this thread unwinds, so that an allocation made by the unwinder itself
  * is tagged without a stack instead of recursing. */
 static HP_TLS bool in_hook;
+
+/* An event for the thread's ring (HEAPPROF_EVENTS): the program's calls only, not
+ * those heapprof makes itself while it unwinds (pthread_getattr_np's, say). */
+#define HOOK_EVENT(entry, a, b, result, block)                                             \
+	do {                                                                               \
+		if (unlikely(hp_opt.events) && !in_hook)                                   \
+			events_add(entry, (uint64_t)(a), (uint64_t)(b), (uint64_t)(result), \
+				   block);                                                 \
+	} while (0)
 
 /* Largest alignment whose offset the header can record (16 << HP2_MAX_SHIFT). */
 #define HP_MAX_TAGGED_ALIGN ((size_t)16 << HP2_MAX_SHIFT)
@@ -106,12 +117,19 @@ static uint64_t sample_interval(void)
 	return (uint64_t)(-log(u) * (double)hp_opt.sample) + 1;
 }
 
+/* Threads that drew their first sample point so far: the n-th gets n. A forked child
+ * goes on counting, so that its threads draw apart from its parent's. */
+static uint64_t sample_threads;
+
 /* sample_take's slow path: the thread's first call, or a sample point reached. */
 static __attribute__((noinline)) bool sample_point(uint64_t size, unsigned *flags)
 {
 	if (unlikely(!sample_rng)) {
-		sample_rng = (hp_opt.seed ? hp_opt.seed : boot_now_ns()) ^
-			     (uint64_t)boot_tid() * 0x9E3779B97F4A7C15ULL;
+		/* the thread's ordinal, not its tid, which changes every run: with a
+		 * HEAPPROF_SEED, the same program makes the same draws */
+		uint64_t n = __atomic_add_fetch(&sample_threads, 1, __ATOMIC_RELAXED);
+
+		sample_rng = (hp_opt.seed ? hp_opt.seed : boot_now_ns()) ^ n * 0x9E3779B97F4A7C15ULL;
 		sample_rng |= 1;
 		sample_left = sample_interval();
 	}
@@ -186,7 +204,9 @@ static inline __attribute__((always_inline)) void count(uint64_t *n, uint64_t *b
 
 static HP_TLS uint64_t last_call_ns;
 
-/* HEAPPROF_TIME: the time since this thread's previous allocation call lands here. */
+/* HEAPPROF_TIME: the time since this thread's previous allocation call lands here. The
+ * thread's first call adds none: when the thread started is not known here (the
+ * README says so). */
 static void count_time(struct hp_site_rec *s)
 {
 	struct timespec ts;
@@ -564,7 +584,7 @@ static __attribute__((noinline)) void *malloc_hooked(size_t size,
 {
 	void *r = do_malloc(size, HP2_ENTRY_MALLOC, st);
 
-	EVENT(HP2_ENTRY_MALLOC, size, 0, (uintptr_t)r, r);
+	HOOK_EVENT(HP2_ENTRY_MALLOC, size, 0, (uintptr_t)r, r);
 	return r;
 }
 
@@ -573,7 +593,7 @@ static __attribute__((noinline)) void *calloc_hooked(size_t n, size_t elem,
 {
 	void *r = do_calloc(n, elem, st);
 
-	EVENT(HP2_ENTRY_CALLOC, n, elem, (uintptr_t)r, r);
+	HOOK_EVENT(HP2_ENTRY_CALLOC, n, elem, (uintptr_t)r, r);
 	return r;
 }
 
@@ -592,9 +612,37 @@ HP_EXPORT void *malloc(size_t size)
 	return malloc_hooked(size, &st);
 }
 
+/*
+ * A free in the ring names its own stack (a stack record without a site: free has no
+ * counters of its own), so that the analyzer shows who freed the block, not who made
+ * it; the block's site still goes in the slot. Out of line: only with HEAPPROF_EVENTS.
+ */
+static __attribute__((noinline, cold)) void free_event(void *p, const struct unwind_start *st)
+{
+	uint32_t stack = 0;
+
+	if (in_hook)
+		return;
+	if (hp_stacks) {
+		uintptr_t pcs[hp_frames + 1];
+		unsigned n;
+
+		in_hook = true;
+		n = unwind_capture(pcs, hp_frames + 1, st);
+		stack = table_stack_id(pcs, n > hp_frames ? hp_frames : n, n > hp_frames);
+		in_hook = false;
+	}
+	events_add(HP2_ENTRY_FREE, (uintptr_t)p, stack, 0, p);
+}
+
 HP_EXPORT void free(void *p)
 {
-	EVENT(HP2_ENTRY_FREE, (uintptr_t)p, 0, 0, p);
+	if (unlikely(hp_opt.events)) {
+		struct unwind_start st;
+
+		UNWIND_START(st);
+		free_event(p, &st);
+	}
 	do_free(p);
 }
 
@@ -616,18 +664,21 @@ HP_EXPORT void *realloc(void *p, size_t size)
 
 	UNWIND_START(st);
 	r = do_realloc(p, size, HP2_ENTRY_REALLOC, &st);
-	EVENT(HP2_ENTRY_REALLOC, (uintptr_t)p, size, (uintptr_t)r, r);
+	HOOK_EVENT(HP2_ENTRY_REALLOC, (uintptr_t)p, size, (uintptr_t)r, r);
 	return r;
 }
 
 HP_EXPORT void *reallocarray(void *p, size_t n, size_t elem)
 {
 	struct unwind_start st;
+	size_t size;
 	void *r;
 
 	UNWIND_START(st);
 	r = do_reallocarray(p, n, elem, &st);
-	EVENT(HP2_ENTRY_REALLOCARRAY, (uintptr_t)p, n * elem, (uintptr_t)r, r);
+	/* a product that overflows (refused, ENOMEM) is recorded as SIZE_MAX, not wrapped */
+	HOOK_EVENT(HP2_ENTRY_REALLOCARRAY, (uintptr_t)p,
+		   __builtin_mul_overflow(n, elem, &size) ? SIZE_MAX : size, (uintptr_t)r, r);
 	return r;
 }
 
@@ -638,7 +689,7 @@ HP_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 
 	UNWIND_START(st);
 	rc = do_posix_memalign(out, align, size, &st);
-	EVENT(HP2_ENTRY_POSIX_MEMALIGN, align, size, rc ? (uint64_t)rc : (uintptr_t)*out,
+	HOOK_EVENT(HP2_ENTRY_POSIX_MEMALIGN, align, size, rc ? (uint64_t)rc : (uintptr_t)*out,
 	      rc ? NULL : *out);
 	return rc;
 }
@@ -650,7 +701,7 @@ HP_EXPORT void *aligned_alloc(size_t align, size_t size)
 
 	UNWIND_START(st);
 	r = do_aligned_alloc(align, size, &st);
-	EVENT(HP2_ENTRY_ALIGNED_ALLOC, align, size, (uintptr_t)r, r);
+	HOOK_EVENT(HP2_ENTRY_ALIGNED_ALLOC, align, size, (uintptr_t)r, r);
 	return r;
 }
 
@@ -661,7 +712,7 @@ HP_EXPORT void *memalign(size_t align, size_t size)
 
 	UNWIND_START(st);
 	r = do_memalign(memalign_align(align), size, HP2_ENTRY_MEMALIGN, &st);
-	EVENT(HP2_ENTRY_MEMALIGN, align, size, (uintptr_t)r, r);
+	HOOK_EVENT(HP2_ENTRY_MEMALIGN, align, size, (uintptr_t)r, r);
 	return r;
 }
 
@@ -672,7 +723,7 @@ HP_EXPORT void *valloc(size_t size)
 
 	UNWIND_START(st);
 	r = do_memalign((size_t)sysconf(_SC_PAGESIZE), size, HP2_ENTRY_VALLOC, &st);
-	EVENT(HP2_ENTRY_VALLOC, size, 0, (uintptr_t)r, r);
+	HOOK_EVENT(HP2_ENTRY_VALLOC, size, 0, (uintptr_t)r, r);
 	return r;
 }
 
@@ -683,11 +734,40 @@ HP_EXPORT void *pvalloc(size_t size)
 
 	UNWIND_START(st);
 	r = do_pvalloc(size, &st);
-	EVENT(HP2_ENTRY_PVALLOC, size, 0, (uintptr_t)r, r);
+	HOOK_EVENT(HP2_ENTRY_PVALLOC, size, 0, (uintptr_t)r, r);
 	return r;
 }
 
 HP_EXPORT size_t malloc_usable_size(void *p)
 {
 	return usable_size(p);
+}
+
+/*
+ * The same entry points under hidden names, for heapprof's operator new and delete
+ * (new_delete.c): a direct call, never through the PLT, so that they reach these
+ * hooks whichever malloc comes first in the process.
+ */
+extern __typeof(malloc) hooks_malloc __attribute__((alias("malloc"), copy(malloc)));
+extern __typeof(aligned_alloc) hooks_aligned_alloc
+	__attribute__((alias("aligned_alloc"), copy(aligned_alloc)));
+extern __typeof(free) hooks_free __attribute__((alias("free"), copy(free)));
+
+/*
+ * A malloc before ours in the lookup order (LD_PRELOAD="libjemalloc.so.2 heapprof.so",
+ * or a program that defines its own) gets every call: heapprof then records nothing,
+ * so say so once, at start-up.
+ */
+__attribute__((constructor)) static void hooks_check_first(void)
+{
+	void *first = dlsym(RTLD_DEFAULT, "malloc");
+	Dl_info info;
+
+	if (!first || first == (void *)hooks_malloc)
+		return;
+	hp_warn("malloc is not heapprof's but ",
+		dladdr(first, &info) && info.dli_fname && *info.dli_fname ? info.dli_fname :
+									   "the program's",
+		"'s, which comes first: nothing will be recorded (put heapprof.so first in "
+		"LD_PRELOAD, or name the allocator in HEAPPROF_ALLOCATOR)");
 }

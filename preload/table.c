@@ -458,6 +458,13 @@ struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n, bool trunc
 	return site;
 }
 
+uint32_t table_stack_id(const uintptr_t *pcs, unsigned n, bool truncated)
+{
+	const struct hp_stack_rec *r = stack_intern(pcs, n, truncated, stack_hash(pcs, n, truncated));
+
+	return r ? (uint32_t)r->w2 : 0;
+}
+
 /* A miss of table_free_site(): no malloc on this path, so no guard is needed. */
 struct hp_site_rec *table_free_site_slow(uint32_t id)
 {

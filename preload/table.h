@@ -55,6 +55,10 @@ HP_HIDDEN struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n,
 					      bool truncated, uint32_t tid, unsigned entry,
 					      struct unwind_hint *hint);
 
+/* The id of the stack record for pcs[0..n-1] (stored if new), without a site: the
+ * event ring's free names its own stack so. 0 if memory for it cannot be had. */
+HP_HIDDEN uint32_t table_stack_id(const uintptr_t *pcs, unsigned n, bool truncated);
+
 /* This thread's innermost region as it goes into a site's entry (id << 16; 0: none). */
 extern HP_TLS unsigned table_region_entry HP_HIDDEN;
 

@@ -20,7 +20,8 @@ void modules_after_close(void *rec, int (*real_dlclose)(void *))
 
 #define HP_EXPORT __attribute__((visibility("default")))
 
-/* In order of preference for the default; libgcc works everywhere. */
+/* The unwinders HEAPPROF_UNWIND can name. The default is unwind_init's choice (cfi
+ * where it works, else libgcc, which works everywhere); fp is taken only when named. */
 static const struct unwinder *const unwinders[] = { &unwinder_cfi, &unwinder_fp, &unwinder_libgcc };
 #define N_UNWINDERS (sizeof(unwinders) / sizeof(unwinders[0]))
 

@@ -3,7 +3,8 @@
 #   skip_case NAME WHY          an "ok ... # SKIP" line (counted as skipped)
 #   need_tool TOOL              exit 77 (the whole script is skipped) when TOOL is missing
 #   expect_same EXPECTED ACTUAL diff two files, print the diff, fail when they differ
-#   run_preloaded PROG ARGS...  start PROG under heapprof.so, wait for its "ready" line
+#   run_preloaded PROG ARGS...  start PROG under heapprof.so (or LD_PRELOAD=$HP_PRELOAD when
+#                               set), wait for its "ready" line
 #   take_core FILE              gcore the program started last, then end it
 #   expect_bytes FUNC N FILE    collapsed report FILE: stacks through FUNC hold N bytes
 #   run_tap NAME CMD...         run a test program that prints ok / not ok lines itself,
@@ -24,11 +25,15 @@ case_no=0
 failures=0
 PROG_PID=
 
+# The script's status: its own (77 from need_tool, say), else 1 if a case failed. An
+# EXIT trap's last status is not the shell's, so it has to exit with it.
 cleanup_all()
 {
+	rc=$?
 	[ -n "$PROG_PID" ] && kill -9 "$PROG_PID" 2>/dev/null
 	cd / && [ "${KEEP:-0}" = 1 ] || rm -rf "$SCRATCH"
-	[ $failures -eq 0 ]
+	[ $rc -eq 0 ] && [ $failures -ne 0 ] && rc=1
+	exit $rc
 }
 
 test_case()
@@ -62,7 +67,7 @@ expect_same()
 run_preloaded()
 {
 	rm -f prog.out
-	LD_PRELOAD=$PRELOAD "$@" >prog.out 2>prog.err &
+	LD_PRELOAD=${HP_PRELOAD:-$PRELOAD} "$@" >prog.out 2>prog.err &
 	PROG_PID=$!
 	i=0
 	while ! grep -q '^ready$' prog.out 2>/dev/null; do

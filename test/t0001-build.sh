@@ -4,12 +4,29 @@
 . "$(dirname "$0")/lib.sh"
 
 # dlclose: the unwinders learn of unloaded libraries through it (preload/unwind.c);
-# pthread_setname_np: a thread that names itself is seen at once (preload/threads.c)
-test_case 'heapprof.so exports only the malloc family, dlclose, pthread_setname_np and the API' '
+# pthread_setname_np: a thread that names itself is seen at once (preload/threads.c);
+# C++17's replaceable operator new and delete, all of them (preload/new_delete.c)
+test_case 'heapprof.so exports only the malloc family, new and delete, dlclose, pthread_setname_np and the API' '
 	nm -D --defined-only $PRELOAD | awk "{ print \$3 }" | sort >exports &&
-	printf "%s\n" aligned_alloc calloc dlclose free malloc malloc_usable_size memalign \
-		heapprof_api_v1 posix_memalign pthread_setname_np pvalloc realloc reallocarray valloc | sort >want &&
+	sz=$(nm -D --defined-only $PRELOAD | sed -n "s/.* _Znw\([mj]\)\$/\1/p") &&
+	{ printf "%s\n" aligned_alloc calloc dlclose free malloc malloc_usable_size memalign \
+		heapprof_api_v1 posix_memalign pthread_setname_np pvalloc realloc reallocarray valloc
+	  for op in _Znw _Zna; do
+		for v in "" RKSt9nothrow_t St11align_val_t St11align_val_tRKSt9nothrow_t; do
+			echo "$op$sz$v"
+		done
+	  done
+	  for op in _ZdlPv _ZdaPv; do
+		for v in "" RKSt9nothrow_t $sz St11align_val_t St11align_val_tRKSt9nothrow_t \
+			${sz}St11align_val_t; do
+			echo "$op$v"
+		done
+	  done; } | sort >want &&
 	expect_same want exports
+'
+
+test_case 'heapprof.so holds no firmware-kit code (preload/hp_tag.c)' '
+	nm $PRELOAD >syms && ! grep -q " hp_tag_" syms
 '
 
 test_case 'heapprof.so needs no elfutils, zlib or libunwind' '

@@ -67,6 +67,13 @@ test_case 'frees land on the freeing thread: worker-b freed 10 of worker-a block
 	grep -q "data: .*counts (exact)" text.txt
 '
 
+test_case '--by-thread collapsed: no line of count 0 (a thread that only freed there)' '
+	for m in alloc_objects alloc_space inuse_objects inuse_space; do
+		heapprof-analyze -f collapsed --by-thread --metric=$m $C run.core >m.txt &&
+		[ -s m.txt ] && ! grep " 0\$" m.txt || exit 1
+	done
+'
+
 test_case 'without --by-thread the threads fold into one stack each' '
 	heapprof-analyze -f collapsed --metric=alloc_objects $C run.core >flat.txt &&
 	! grep -q "^\[thread" flat.txt && expect_bytes w_a 20 flat.txt && expect_bytes f_cxx 7 flat.txt
@@ -107,6 +114,20 @@ test_case 'a crashed process (abort, core taken in its SIGABRT handler): the sam
 	check_table crash.core
 '
 
+# seeded_run N: a sampled run with HEAPPROF_SEED=777, its live bytes into seedN.txt
+seeded_run()
+{
+	HEAPPROF_SAMPLE=65536 HEAPPROF_SEED=777 run_preloaded $C sampled &&
+	take_core seed$1.core &&
+	heapprof-analyze -f collapsed $C seed$1.core >seed$1.txt
+}
+
+test_case 'HEAPPROF_SEED: three runs with the same seed sample the same blocks' '
+	seeded_run 1 && seeded_run 2 && seeded_run 3 &&
+	[ "$(bytes_for s_big seed1.txt)" -gt 0 ] &&
+	expect_same seed1.txt seed2.txt && expect_same seed1.txt seed3.txt
+'
+
 # Sampling. A call of s bytes is sampled with p = 1 - exp(-s/P) and counts 1/p, so n
 # calls estimate n with sd sqrt(n (1-p) / p), and bytes with s times that. P = 65536:
 #   s_big   20,000 x 3,000: p = 0.0447, sd 653 calls (3.3%), 1.96e6 bytes
@@ -131,6 +152,13 @@ test_case 'HEAPPROF_SAMPLE=65536: call and byte estimates within 4 sd, said to b
 	grep -q "allocated:  about" st.txt &&
 	text_small=$(awk -v RS= "/  s_small  /" st.txt) &&
 	echo "$text_small" | grep -q "allocated [0-9,]* bytes in \([0-9,]*\) calls; freed [0-9,]* bytes in \1 frees"
+'
+
+test_case 'sampled text report: the sizes count estimated blocks, as the heading does' '
+	heapprof-analyze $C sampled.core >sl.txt &&
+	head=$(awk -v RS= "/  s_big  /" sl.txt | head -n 1) && echo "$head" &&
+	blocks=$(echo "$head" | sed -n "s/.* in \([0-9,]*\) blocks .*/\1/p" | tr -d ,) &&
+	echo "$head" | grep -q "  sizes (about): 3,000 x$blocks\$"
 '
 
 # Time. Each nanosleep lasts at least its request, so the lower bounds are exact; the
@@ -161,22 +189,37 @@ test_case 'HEAPPROF_EVENTS=8: the last 8 calls in order, arguments and results' 
 	heapprof-analyze --events --stacks $C events.core | grep -q "^        0x[0-9a-f]*  e_calls  "
 '
 
+test_case 'HEAPPROF_EVENTS: a free shows its own caller and stack; heapprof'"'"'s calls stay out' '
+	HEAPPROF_EVENTS=16 run_preloaded $C events-thread && take_core evt.core &&
+	tid=$(sed -n "s/^tid //p" prog.out) &&
+	heapprof-analyze --events $C evt.core >ev.txt &&
+	grep "^\[thread $tid evthread\] " ev.txt >t.txt &&
+	grep -q "^\[thread $tid evthread\] +[0-9.]* s #1 malloc(55) = 0x[0-9a-f]* et_alloc\$" t.txt &&
+	grep -q "^\[thread $tid evthread\] +[0-9.]* s #2 free(0x[0-9a-f]*) et_free\$" t.txt &&
+	heapprof-analyze --events --stacks $C evt.core >evs.txt &&
+	awk -v t="[thread $tid evthread]" "index(\$0, t) == 1 && / free\(/ { on = 1; next }
+		/^\[/ { on = 0 } on" evs.txt >free_stack.txt &&
+	grep -q "^        0x[0-9a-f]*  et_free  " free_stack.txt &&
+	! grep -q "et_alloc" free_stack.txt
+'
+
+test_case 'HEAPPROF_EVENTS: an overflowing reallocarray is recorded with SIZE_MAX, not wrapped' '
+	grep -q "^\[thread $(sed -n "s/^tid //p" prog.out) evthread\] +[0-9.]* s #3 reallocarray(0x0, 18446744073709551615) = NULL\$" ev.txt
+'
+
 test_case '--events on a core without rings: one line and exit 2' '
 	heapprof-analyze --events $C run.core 2>err; [ $? = 2 ] &&
 	grep -q "no event rings .*HEAPPROF_EVENTS" err
 '
 
-if nm -D "$PRELOAD" | grep -q " T heapprof_region_begin"; then
-	test_case '--region=NAME keeps the blocks and counts of that region only' '
-		run_preloaded $C regions && take_core regions.core &&
-		heapprof-analyze -f collapsed --region=parse $C regions.core >parse.txt &&
-		expect_bytes r_parse 555 parse.txt && [ "$(wc -l <parse.txt)" = 1 ] &&
-		heapprof-analyze -f collapsed --region=eval --metric=alloc_objects $C regions.core >eval.txt &&
-		expect_bytes r_eval 3 eval.txt && [ "$(wc -l <eval.txt)" = 1 ] &&
-		heapprof-analyze --region=nope $C regions.core 2>err; [ $? = 2 ] &&
-		[ "$(wc -l <err)" = 1 ] && grep -q "known regions: eval, parse" err
-	'
-else
-	skip_case '--region=NAME keeps the blocks and counts of that region only' \
-		'heapprof.so does not export heapprof_region_begin yet (include/heapprof.h, preload/api.c)'
-fi
+# regions through heapprof.h's API (heapprof_api_v1); the known ones are listed in the
+# order the program named them
+test_case '--region=NAME keeps the blocks and counts of that region only' '
+	run_preloaded $C regions && take_core regions.core &&
+	heapprof-analyze -f collapsed --region=parse $C regions.core >parse.txt &&
+	expect_bytes r_parse 555 parse.txt && [ "$(wc -l <parse.txt)" = 1 ] &&
+	heapprof-analyze -f collapsed --region=eval --metric=alloc_objects $C regions.core >eval.txt &&
+	expect_bytes r_eval 3 eval.txt && [ "$(wc -l <eval.txt)" = 1 ] &&
+	heapprof-analyze --region=nope $C regions.core 2>err; [ $? = 2 ] &&
+	[ "$(wc -l <err)" = 1 ] && grep -q "known regions: parse, eval" err
+'

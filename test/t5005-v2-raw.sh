@@ -74,9 +74,12 @@ test_case 'v2 sampled: estimates, marked as such in the text header' '
 '
 
 test_case 'v2: heapprof.so loaded but no live block; records cut at the image end' '
-	$MKDUMP -n 4096 f.bin proc@0x10000 &&
+	$MKDUMP -n 4096 f.bin proc@0x10000 stack@0x10100:1:$SMALL,$MAIN site@0x10200:1:1 &&
 	heapprof-analyze --raw f.bin@0x10000 $PROG >out 2>err; [ $? = 2 ] &&
 	grep -q "^heapprof-analyze: heapprof.so was loaded in .f.bin@0x10000. (pid [0-9]*) but no block was live: everything allocated had been freed\$" err &&
+	$MKDUMP -n 4096 f2.bin proc@0x10000 &&
+	heapprof-analyze --raw f2.bin@0x10000 $PROG >out 2>err; [ $? = 2 ] &&
+	grep -q "^heapprof-analyze: heapprof.so was loaded in .f2.bin@0x10000. (pid [0-9]*) but recorded no allocation: its malloc was never called" err &&
 	$MKDUMP -n 4096 g.bin &&
 	heapprof-analyze --raw g.bin@0x10000 $PROG >out 2>err; [ $? = 2 ] &&
 	grep -q "was .* run with LD_PRELOAD=heapprof.so" err &&

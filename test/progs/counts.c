@@ -6,8 +6,11 @@
  *   sampled          s_big 20,000 x 3,000 bytes (kept), s_small 100,000 x 100 (freed)
  *   time             4 rounds: 200 ms sleep, t_slow's malloc; 50 ms sleep, t_fast's
  *   events           known calls; prints them as the ring should show them
+ *   events-thread    a new thread "evthread": et_alloc's malloc(55), et_free's free of
+ *                    it, then et_overflow's reallocarray(NULL, 2^62, 8), refused;
+ *                    prints "tid N" (its ring must start with these three calls)
  *   regions          r_parse 5 x 111 in region "parse", r_eval 3 x 222 in "eval",
- *                    r_none 2 x 333 outside (needs heapprof_region_begin/end)
+ *                    r_none 2 x 333 outside (heapprof.h's region API)
  *
  *   function   thread     calls  bytes   entry points
  *   f_malloc   main       10     1,000   malloc; main frees 4 (400 bytes)
@@ -30,6 +33,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "heapprof.h"
 
 #define NOINLINE __attribute__((noinline))
 #define KEEP() asm volatile("" ::: "memory")
@@ -288,43 +293,83 @@ static int run_events(void)
 	return 0;
 }
 
+static NOINLINE void *et_alloc(void)
+{
+	void *p = malloc(55);
+
+	KEEP();
+	return p;
+}
+
+static NOINLINE void et_free(void *p)
+{
+	free(p);
+	KEEP();
+}
+
+static NOINLINE void et_overflow(void)
+{
+	static volatile size_t huge = (size_t)1 << 62;	/* unseen: no warning, no folding */
+
+	keep[0] = reallocarray(NULL, huge, 8);
+	KEEP();
+}
+
+static void *et_thread(void *arg)
+{
+	pthread_setname_np(pthread_self(), "evthread");
+	*(long *)arg = syscall(SYS_gettid);
+	et_free(et_alloc());
+	et_overflow();
+	return NULL;
+}
+
+static int run_events_thread(void)
+{
+	pthread_t t;
+	long tid = 0;
+	char buf[64];
+
+	if (pthread_create(&t, NULL, et_thread, &tid) != 0 || pthread_join(t, NULL) != 0)
+		return 1;
+	snprintf(buf, sizeof(buf), "tid %ld\nready\n", tid);
+	say(buf);
+	wait_forever();
+	return 0;
+}
+
+/* loop bounds the compiler cannot see: a loop it unrolled would make one site per copy */
+static volatile int n_parse = 5, n_eval = 3, n_none = 2;
+
 static NOINLINE void r_parse(void)
 {
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < n_parse; i++)
 		keep[i] = malloc(111);
 	KEEP();
 }
 
 static NOINLINE void r_eval(void)
 {
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < n_eval; i++)
 		keep[10 + i] = malloc(222);
 	KEEP();
 }
 
 static NOINLINE void r_none(void)
 {
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < n_none; i++)
 		keep[20 + i] = malloc(333);
 	KEEP();
 }
 
 static int run_regions(void)
 {
-	void (*begin)(const char *) = (void (*)(const char *))dlsym(RTLD_DEFAULT,
-								    "heapprof_region_begin");
-	void (*end)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "heapprof_region_end");
-
-	if (!begin || !end) {
-		say("no region api\nready\n");
-		wait_forever();
-	}
-	begin("parse");
+	heapprof_region_begin("parse");
 	r_parse();
-	end();
-	begin("eval");
+	heapprof_region_end();
+	heapprof_region_begin("eval");
 	r_eval();
-	end();
+	heapprof_region_end();
 	r_none();
 	say("ready\n");
 	wait_forever();
@@ -345,8 +390,10 @@ int main(int argc, char **argv)
 		return run_time();
 	if (!strcmp(mode, "events"))
 		return run_events();
+	if (!strcmp(mode, "events-thread"))
+		return run_events_thread();
 	if (!strcmp(mode, "regions"))
 		return run_regions();
-	fprintf(stderr, "usage: counts [counts|crash|sampled|time|events|regions]\n");
+	fprintf(stderr, "usage: counts [counts|crash|sampled|time|events|events-thread|regions]\n");
 	return 64;
 }
