@@ -345,8 +345,8 @@ static void find_proc(const struct collect *c, struct join_info *out)
 
 /* The site record of id and the stack record it leads to; either NULL when missing,
  * damaged or ambiguous. */
-static const struct hp_site_rec *site_of(const struct collect *c, uint32_t id,
-					 const struct hp_stack_rec **stack)
+static const struct decoded_site *site_of(const struct collect *c, uint32_t id,
+					 const struct decoded_stack **stack)
 {
 	bool ambiguous;
 	const struct decoded *s = rec_find(c, DEC_SITE, id, &ambiguous), *k = NULL;
@@ -383,8 +383,8 @@ static void add_sampled(struct site_agg *s, struct stack_add *a, struct join_inf
 /* One site's blocks and counters into the stacks. */
 static void join_site(struct collect *c, struct site_agg *s, struct join_info *out)
 {
-	const struct hp_stack_rec *k = NULL;
-	const struct hp_site_rec *site = s->id ? site_of(c, s->id, &k) : NULL;
+	const struct decoded_stack *k = NULL;
+	const struct decoded_site *site = s->id ? site_of(c, s->id, &k) : NULL;
 	struct stack_add a = { .bytes = s->bytes, .blocks = s->blocks, .sizes = s->sizes.v,
 			       .nsizes = s->sizes.n };
 	struct stack_key key = { no_pcs, 0, 0, 0 };
@@ -421,7 +421,7 @@ static void add_counted_sites(struct collect *c)
 
 	kind_range(c, DEC_SITE, &i, &end);
 	for (; i < end; i++) {
-		const struct hp_site_rec *s = &c->recs[i].site;
+		const struct decoded_site *s = &c->recs[i].site;
 
 		if (s->have_counts && (s->counts.calls || s->counts.frees) && s->id)
 			site_get(c, s->id);
@@ -518,15 +518,15 @@ const char *collect_thread_name(const struct collect *c, uint32_t tid)
 	return NULL;
 }
 
-const struct hp_stack_rec *collect_site_stack(const struct collect *c, uint32_t site)
+const struct decoded_stack *collect_site_stack(const struct collect *c, uint32_t site)
 {
-	const struct hp_stack_rec *k;
+	const struct decoded_stack *k;
 
 	site_of(c, site, &k);
 	return k;
 }
 
-const struct hp_stack_rec *collect_stack(const struct collect *c, uint32_t id)
+const struct decoded_stack *collect_stack(const struct collect *c, uint32_t id)
 {
 	bool ambiguous;
 	const struct decoded *k = rec_find(c, DEC_STACK, id, &ambiguous);

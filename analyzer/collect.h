@@ -91,9 +91,9 @@ const struct decoded *collect_records(const struct collect *c, enum decode_kind 
 const char *collect_thread_name(const struct collect *c, uint32_t tid);
 /* After the join: the stack record that site id leads to, or NULL (missing, damaged or
  * ambiguous records). */
-const struct hp_stack_rec *collect_site_stack(const struct collect *c, uint32_t site);
+const struct decoded_stack *collect_site_stack(const struct collect *c, uint32_t site);
 /* After the join: the stack record of id (a free's in an event ring), or NULL. */
-const struct hp_stack_rec *collect_stack(const struct collect *c, uint32_t id);
+const struct decoded_stack *collect_stack(const struct collect *c, uint32_t id);
 void collect_free(struct collect *c);
 
 #endif

@@ -207,7 +207,7 @@ static enum decode_reject stack_rec(const struct decode_src *src, uint64_t addr,
 	if (hp_check_final(x) != w[1])
 		return REJ_CHECK;
 	out->kind = DEC_STACK;
-	out->stack = (struct hp_stack_rec){ .addr = addr, .id = (uint32_t)w[2],
+	out->stack = (struct decoded_stack){ .addr = addr, .id = (uint32_t)w[2],
 					    .nframes = nframes, .flags = (w[2] >> 48) & 0xFF,
 					    .pcs = buf->pcs };
 	return DECODE_OK;
@@ -226,7 +226,7 @@ static enum decode_reject site_rec(const struct decode_src *src, uint64_t addr,
 	if (rec_check(addr, w + 2, 2) != w[1])
 		return REJ_CHECK;
 	out->kind = DEC_SITE;
-	out->site = (struct hp_site_rec){ .addr = addr, .id = (uint32_t)w[2],
+	out->site = (struct decoded_site){ .addr = addr, .id = (uint32_t)w[2],
 					  .stack = (uint32_t)(w[2] >> 32), .tid = (uint32_t)w[3],
 					  .entry = (w[3] >> 32) & 0xFFFF,
 					  .flags = (unsigned)(w[3] >> 48), .have_counts = counts,

@@ -54,7 +54,7 @@ struct hp_block {
 	const uint64_t *pcs;	/* v1: pcs[0] innermost, in the caller's decode_buf */
 };
 
-struct hp_stack_rec {
+struct decoded_stack {
 	uint64_t addr;		/* of w0 */
 	uint32_t id;
 	unsigned nframes;	/* <= HP2_MAX_FRAMES */
@@ -70,7 +70,7 @@ struct hp_counts {
 	uint64_t time_ns;	/* HEAPPROF_TIME: wall time before the calls, summed */
 };
 
-struct hp_site_rec {
+struct decoded_site {
 	uint64_t addr;
 	uint32_t id, stack;
 	uint32_t tid;
@@ -135,8 +135,8 @@ struct decoded {
 	enum decode_kind kind;
 	union {
 		struct hp_block block;
-		struct hp_stack_rec stack;
-		struct hp_site_rec site;
+		struct decoded_stack stack;
+		struct decoded_site site;
 		struct hp_proc_rec proc;
 		struct hp_thread_rec thread;
 		struct hp_region_rec region;

@@ -39,7 +39,7 @@ static void one_event(struct report_event *e, const struct hp_event *h, struct r
 	bool is_free = h->entry == HP2_ENTRY_FREE;
 	/* a free shows its own stack (s2), not that of the block's site, which made it */
 	uint32_t stack = is_free ? (uint32_t)h->arg[1] : 0;
-	const struct hp_stack_rec *k = is_free ? (stack ? collect_stack(&scan->found, stack) : NULL) :
+	const struct decoded_stack *k = is_free ? (stack ? collect_stack(&scan->found, stack) : NULL) :
 				       h->site ? collect_site_stack(&scan->found, h->site) : NULL;
 	char buf[24];
 

@@ -51,7 +51,7 @@ static const struct heapprof_api api = {
 	.snapshot_wait = api_snapshot_wait,
 };
 
-__attribute__((visibility("default"))) const struct heapprof_api *heapprof_api_v1(void)
+HP_EXPORT const struct heapprof_api *heapprof_api_v1(void)
 {
 	return &api;
 }

@@ -24,8 +24,6 @@
 #include "unwind.h"
 #include "util.h"
 
-#define HP_EXPORT __attribute__((visibility("default")))
-
 /* Set while this thread unwinds, so that an allocation made by the unwinder itself
  * is tagged without a stack instead of recursing. */
 static HP_TLS bool in_hook;

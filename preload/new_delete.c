@@ -9,10 +9,9 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
+#include "boot.h"
 #include "hooks.h"
 #include "util.h"
-
-#define HP_EXPORT __attribute__((visibility("default")))
 
 /* Itanium mangling of size_t: unsigned long (m) on LP64 and 31-bit s390, else unsigned
  * int (j) on the 32-bit Linux targets. */

@@ -7,9 +7,8 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "boot.h"
 #include "table.h"
-
-#define HP_EXPORT __attribute__((visibility("default")))
 
 HP_EXPORT int pthread_setname_np(pthread_t t, const char *name)
 {

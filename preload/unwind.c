@@ -4,6 +4,7 @@
  * they read from a library can tell when that library may be gone.
  */
 #define _GNU_SOURCE
+#include "boot.h"
 #include "unwinder.h"
 
 #include <dlfcn.h>
@@ -17,8 +18,6 @@
 void *modules_before_close(void *handle) __attribute__((weak, visibility("hidden")));
 void modules_after_close(void *rec, int (*real_dlclose)(void *))
 	__attribute__((weak, visibility("hidden")));
-
-#define HP_EXPORT __attribute__((visibility("default")))
 
 /* The unwinders HEAPPROF_UNWIND can name. The default is unwind_init's choice (cfi
  * where it works, else libgcc, which works everywhere); fp is taken only when named. */
