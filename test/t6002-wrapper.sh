@@ -46,6 +46,20 @@ else
 	skip_case 'heapprof(1) names every option and variable' 'groff is not installed'
 fi
 
+# a zombie: sleep 1's parent becomes sleep 30, which never waits (sleep 1 outlives the mv,
+# which sh waits for, reaping whatever child has ended by then)
+snap_case 'a zombie is "has exited (a zombie)", not "permission denied"' '
+	sh -c "sleep 1 & echo \$! >zpid.new && mv zpid.new zpid; exec sleep 30" &
+	started $! && i=0 &&
+	until [ -f zpid ] && grep -q "^State:[[:space:]]*Z" "/proc/$(cat zpid)/status" 2>/dev/null; do
+		i=$((i + 1)) && [ $i -lt 100 ] && sleep 0.1 || exit 1
+	done && z=$(cat zpid) &&
+	{ "$WRAP" snapshot $z z.snap 2>z1.err; test $? = 2; } &&
+	{ "$WRAP" report $z 2>z2.err; test $? = 2; } && cat z1.err z2.err &&
+	test "$(cat z1.err)" = "heapprof: process $z has exited (a zombie)" &&
+	test "$(cat z2.err)" = "heapprof: process $z has exited (a zombie)" && ! test -e z.snap
+'
+
 if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null || ! command -v setpriv >/dev/null; then
 	skip_case 'root against another user'\''s process' 'needs root, useradd and setpriv'
 	exit 0
