@@ -102,6 +102,7 @@ start_user()
 {
 	d=$1
 	shift
+	rm -f "$SCRATCH/$$.out"
 	(cd "$d" && exec setpriv --reuid="$U" --regid="$U" --clear-groups env -i PATH="$PATH" \
 		LD_PRELOAD="$PRELOAD" HEAPPROF_SIGNAL=USR2 HEAPPROF_OUTPUT="$PWD/link/snap.%n" \
 		${ENV:-} "$@" >"$SCRATCH/$$.out" 2>"$SCRATCH/$$.err") &
@@ -232,4 +233,43 @@ if command -v cc >/dev/null; then
 	'
 else
 	skip_case 'duplicate variables: the first, as getenv' 'cc is not installed'
+fi
+
+# a PATH with everything but gdb and gcore
+mkdir nogdb
+for f in /usr/bin/* /bin/*; do
+	case ${f##*/} in gdb | gcore) ;; *) ln -sf "$f" nogdb/ 2>/dev/null ;; esac
+done
+
+snap_case 'HEAPPROF_SIGNAL=KILL, STOP, SEGV, 9...: never sent; the wrapper says why and falls back' '
+	tree t11 &&
+	for s in KILL SIGSTOP SEGV 9 11 ABRT CHLD SIGSIGUSR2 RTMIN+99 0 USR2x; do
+		ENV=HEAPPROF_SIGNAL=$s start_user t11/u $PROGS/sites small=1x100 || exit 1
+		{ (cd t11/root && PATH=$SCRATCH/nogdb "$WRAP" snapshot $pid s.snap) 2>s.err; rc=$?; } &&
+		cat s.err && test $rc = 2 && ! test -e t11/root/s.snap &&
+		grep -q "^State:[[:space:]]*[RS]" /proc/$pid/status &&
+		grep -q "HEAPPROF_SIGNAL=$s is not a signal heapprof.so takes.*, and gcore was not found" s.err ||
+			exit 1
+		end_started
+	done &&
+	for s in SIGWINCH RTMIN+2; do
+		ENV=HEAPPROF_SIGNAL=$s start_user t11/u $PROGS/sites small=1x100 &&
+		(cd t11/root && PATH=$SCRATCH/nogdb "$WRAP" snapshot $pid $s.snap) &&
+		heapprof-analyze -f collapsed $PROGS/sites t11/root/$s.snap >s.txt &&
+		expect_bytes site_small 100 s.txt || exit 1
+		end_started
+	done
+'
+
+if command -v gcore >/dev/null; then
+	snap_case 'HEAPPROF_SIGNAL=STOP with gcore: the process is not stopped, gcore takes the snapshot' '
+		tree t12 && ENV=HEAPPROF_SIGNAL=STOP start_user t12/u $PROGS/sites small=2x1000 &&
+		(cd t12/root && "$WRAP" snapshot $pid g.snap 2>g.err) && cat t12/root/g.err &&
+		grep -q "HEAPPROF_SIGNAL=STOP is not a signal heapprof.so takes.*: using gcore" t12/root/g.err &&
+		grep -q "^State:[[:space:]]*[RS]" /proc/$pid/status &&
+		heapprof-analyze -f collapsed $PROGS/sites t12/root/g.snap >g.txt &&
+		expect_bytes site_small 2000 g.txt
+	'
+else
+	skip_case 'HEAPPROF_SIGNAL=STOP with gcore' 'gcore is not installed'
 fi
