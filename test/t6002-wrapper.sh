@@ -1,8 +1,9 @@
 #!/bin/sh
 # The heapprof wrapper run by root against another user's process: it touches that
-# user's snapshot only as that user, takes exactly the name heapprof.so gives (no glob,
-# no link, no .part), writes 0600 and never through or over a file, and reads the
-# environment as getenv does; `run` checks PROGRAM first; heapprof(1) matches the script.
+# user's snapshot and runs heapprof-analyze only as that user, takes exactly the name
+# heapprof.so gives (no glob, no link, no .part), writes 0600 and never through or over a
+# file, reads the environment as getenv does and sends only a signal heapprof.so takes;
+# `run` checks PROGRAM first; a zombie is named one; heapprof(1) matches the script.
 . "$(dirname "$0")/lib.sh"
 
 WRAP=$SRC_DIR/scripts/heapprof
@@ -118,7 +119,8 @@ start_user()
 }
 
 # A stand-in for heapprof.so's writer with an attacker's timing: on SIGUSR2 it does
-# ATTACK, then writes real/snap.1.part and renames it real/snap.1 ("user snapshot").
+# ATTACK, then writes real/snap.1.part and renames it real/snap.1 ("user snapshot"), or
+# (replay) gives real/kept.snap as its snapshot.
 cat >fake.sh <<'EOF'
 attack=$1
 snap()
@@ -129,6 +131,7 @@ snap()
 		ln -s real link.new && mv -T link.new link ;;
 	glob) : >"real/snap.x *" && sleep 2 ;;
 	symlink) ln -s ../../secret/snap.1 real/snap.1; return ;;
+	replay) cp real/kept.snap real/snap.1.part && mv real/snap.1.part real/snap.1; return ;;
 	esac
 	printf "user " >real/snap.1.part
 	[ $attack != part ] || sleep 2
@@ -273,3 +276,62 @@ if command -v gcore >/dev/null; then
 else
 	skip_case 'HEAPPROF_SIGNAL=STOP with gcore' 'gcore is not installed'
 fi
+
+# A stand-in for heapprof-analyze: who runs it, with what arguments, reading what, in
+# whose session (its own: no controlling terminal to push input into); it exits 3 and
+# writes to both streams, to show both pass through.
+cat >fakeanalyze <<'EOF'
+#!/bin/sh
+echo "ids $(id -u) $(id -g) $(id -G)"
+echo "args $*"
+echo "stdin $(cksum | cut -d" " -f1,2)"
+[ "$(cut -d" " -f6 /proc/$$/stat)" = $$ ] && echo "session own" || echo "session shared"
+echo "fake analyzer on stderr" >&2
+exit 3
+EOF
+chmod 755 fakeanalyze
+
+# fake_report DIR PID: root's `heapprof report --keep PID -f collapsed` from DIR/root with
+# the stand-in analyzer; its stdout in fa.out, stderr in fa.err, status in fa.rc, snapshot
+# in $kept; the ids it ran with are the user's
+fake_report()
+{
+	{ (cd "$1/root" && HEAPPROF_ANALYZE=$SCRATCH/fakeanalyze "$WRAP" report --keep $2 -f collapsed) \
+		>fa.out 2>fa.err; echo $? >fa.rc; } && cat fa.out fa.err &&
+	test "$(cat fa.rc)" = 3 && grep -q "^fake analyzer on stderr$" fa.err &&
+	kept=$(sed -n "s/.*keeping the snapshot: //p" fa.err) && test -f "$kept" &&
+	test "$(sed -n "s/^ids //p" fa.out)" = "$(id -u $U) $(id -g $U) $(id -g $U)" &&
+	test "$(sed -n "s/^stdin //p" fa.out)" = "$(cksum <"$kept" | cut -d" " -f1,2)" &&
+	grep -qx "session own" fa.out &&
+	rm -rf "$(dirname "$kept")"
+}
+
+snap_case 'report: heapprof-analyze runs as the process'\''s user, the snapshot on its stdin' '
+	tree t13 && start_user t13/u $PROGS/sites small=2x1000 && fake_report t13 $pid &&
+	test "$(sed -n "s/^args //p" fa.out)" = "-f collapsed /proc/$pid/exe -"
+'
+
+snap_case 'report: an executable its user cannot read is named by its path, not /proc/PID/exe' '
+	tree t14 && mkdir t14/bin && cp $PROGS/sites $PROGS/libsite.so t14/bin && chmod 711 t14/bin/sites &&
+	start_user t14/u "$SCRATCH/t14/bin/sites" small=2x1000 &&
+	! setpriv --reuid="$U" --regid="$U" --clear-groups cat /proc/$pid/exe >/dev/null 2>&1 &&
+	fake_report t14 $pid &&
+	test "$(sed -n "s/^args //p" fa.out)" = "-f collapsed $(readlink -f t14/bin/sites) -"
+'
+
+snap_case 'report: a snapshot naming a library only root may read gets no names from it' '
+	tree t15 && mkdir t15/u/bin t15/u/lib t15/secret/lib && cp $PROGS/sites t15/u/bin &&
+	cp $PROGS/libsite.so t15/u/lib && chown -R "$U:$U" t15/u/bin t15/u/lib &&
+	ENV=LD_LIBRARY_PATH=$SCRATCH/t15/u/lib start_user t15/u "$SCRATCH/t15/u/bin/sites" lib=2x1000 &&
+	(cd t15/root && "$WRAP" snapshot $pid lib.snap) && end_started &&
+	heapprof-analyze -f collapsed $PROGS/sites t15/root/lib.snap >own.txt &&
+	expect_bytes lib_alloc 2000 own.txt &&
+	# the user keeps that snapshot and points the directory it names at root'\''s copy
+	cp t15/root/lib.snap t15/u/real/kept.snap && chown "$U:$U" t15/u/real/kept.snap &&
+	(umask 077 && cp $PROGS/libsite.so t15/secret/lib) &&
+	mv t15/u/lib t15/u/lib.old && ln -s ../secret/lib t15/u/lib && chown -h "$U:$U" t15/u/lib &&
+	start_user t15/u sh "$SCRATCH/fake.sh" replay &&
+	(cd t15/root && "$WRAP" report $pid -f collapsed >rep.txt 2>rep.err); cat t15/root/rep.*;
+	expect_bytes site_lib 2000 t15/root/rep.txt && ! grep -q lib_alloc t15/root/rep.txt &&
+	grep -q "libsite.so.*Permission denied" t15/root/rep.err
+'
