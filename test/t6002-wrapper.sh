@@ -255,7 +255,9 @@ snap_case 'HEAPPROF_SIGNAL=KILL, STOP, SEGV, 9...: never sent; the wrapper says 
 			exit 1
 		end_started
 	done &&
-	for s in SIGWINCH RTMIN+2; do
+	# a number with leading zeros is that number, as strtol reads it
+	n=1 && while [ "$(kill -l $n)" != WINCH ]; do n=$((n + 1)); done &&
+	for s in SIGWINCH RTMIN+2 0$n RTMIN+02; do
 		ENV=HEAPPROF_SIGNAL=$s start_user t11/u $PROGS/sites small=1x100 &&
 		(cd t11/root && PATH=$SCRATCH/nogdb "$WRAP" snapshot $pid $s.snap) &&
 		heapprof-analyze -f collapsed $PROGS/sites t11/root/$s.snap >s.txt &&
