@@ -279,6 +279,14 @@ else
 	skip_case 'HEAPPROF_SIGNAL=STOP with gcore' 'gcore is not installed'
 fi
 
+snap_case 'HEAPPROF_SIGNAL=USR2 the process does not catch: not sent, the wrapper says why' '
+	tree t16 && echo "trap - USR2; echo ready; while :; do sleep 0.1; done" >nocatch.sh &&
+	start_user t16/u sh "$SCRATCH/nocatch.sh" &&
+	{ (cd t16/root && PATH=$SCRATCH/nogdb "$WRAP" snapshot $pid n.snap) 2>n.err; rc=$?; } &&
+	cat n.err && test $rc = 2 && kill -0 $pid &&
+	grep -q "has no handler for its HEAPPROF_SIGNAL=USR2 .*, and gcore was not found" n.err
+'
+
 # A stand-in for heapprof-analyze: who runs it, with what arguments, reading what, in
 # whose session (its own: no controlling terminal to push input into); it exits 3 and
 # writes to both streams, to show both pass through.
