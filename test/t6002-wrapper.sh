@@ -1,8 +1,9 @@
 #!/bin/sh
 # The heapprof wrapper run by root against another user's process: it touches that
-# user's snapshot only as that user, takes exactly the name heapprof.so gives (no glob,
-# no link, no .part), writes 0600 and never through or over a file, and reads the
-# environment as getenv does; `run` checks PROGRAM first; heapprof(1) matches the script.
+# user's snapshot and runs heapprof-analyze only as that user, takes exactly the name
+# heapprof.so gives (no glob, no link, no .part), writes 0600 and never through or over a
+# file, reads the environment as getenv does and sends only a signal heapprof.so takes;
+# `run` checks PROGRAM first; a zombie is named one; heapprof(1) matches the script.
 . "$(dirname "$0")/lib.sh"
 
 WRAP=$SRC_DIR/scripts/heapprof
@@ -46,6 +47,20 @@ else
 	skip_case 'heapprof(1) names every option and variable' 'groff is not installed'
 fi
 
+# a zombie: sleep 1's parent becomes sleep 30, which never waits (sleep 1 outlives the mv,
+# which sh waits for, reaping whatever child has ended by then)
+snap_case 'a zombie is "has exited (a zombie)", not "permission denied"' '
+	sh -c "sleep 1 & echo \$! >zpid.new && mv zpid.new zpid; exec sleep 30" &
+	started $! && i=0 &&
+	until [ -f zpid ] && grep -q "^State:[[:space:]]*Z" "/proc/$(cat zpid)/status" 2>/dev/null; do
+		i=$((i + 1)) && [ $i -lt 100 ] && sleep 0.1 || exit 1
+	done && z=$(cat zpid) &&
+	{ "$WRAP" snapshot $z z.snap 2>z1.err; test $? = 2; } &&
+	{ "$WRAP" report $z 2>z2.err; test $? = 2; } && cat z1.err z2.err &&
+	test "$(cat z1.err)" = "heapprof: process $z has exited (a zombie)" &&
+	test "$(cat z2.err)" = "heapprof: process $z has exited (a zombie)" && ! test -e z.snap
+'
+
 if [ "$(id -u)" != 0 ] || ! command -v useradd >/dev/null || ! command -v setpriv >/dev/null; then
 	skip_case 'root against another user'\''s process' 'needs root, useradd and setpriv'
 	exit 0
@@ -88,6 +103,7 @@ start_user()
 {
 	d=$1
 	shift
+	rm -f "$SCRATCH/$$.out"
 	(cd "$d" && exec setpriv --reuid="$U" --regid="$U" --clear-groups env -i PATH="$PATH" \
 		LD_PRELOAD="$PRELOAD" HEAPPROF_SIGNAL=USR2 HEAPPROF_OUTPUT="$PWD/link/snap.%n" \
 		${ENV:-} "$@" >"$SCRATCH/$$.out" 2>"$SCRATCH/$$.err") &
@@ -103,7 +119,8 @@ start_user()
 }
 
 # A stand-in for heapprof.so's writer with an attacker's timing: on SIGUSR2 it does
-# ATTACK, then writes real/snap.1.part and renames it real/snap.1 ("user snapshot").
+# ATTACK, then writes real/snap.1.part and renames it real/snap.1 ("user snapshot"), or
+# (replay) gives real/kept.snap as its snapshot.
 cat >fake.sh <<'EOF'
 attack=$1
 snap()
@@ -114,6 +131,7 @@ snap()
 		ln -s real link.new && mv -T link.new link ;;
 	glob) : >"real/snap.x *" && sleep 2 ;;
 	symlink) ln -s ../../secret/snap.1 real/snap.1; return ;;
+	replay) cp real/kept.snap real/snap.1.part && mv real/snap.1.part real/snap.1; return ;;
 	esac
 	printf "user " >real/snap.1.part
 	[ $attack != part ] || sleep 2
@@ -219,3 +237,111 @@ if command -v cc >/dev/null; then
 else
 	skip_case 'duplicate variables: the first, as getenv' 'cc is not installed'
 fi
+
+# a PATH with everything but gdb and gcore
+mkdir nogdb
+for f in /usr/bin/* /bin/*; do
+	case ${f##*/} in gdb | gcore) ;; *) ln -sf "$f" nogdb/ 2>/dev/null ;; esac
+done
+
+snap_case 'HEAPPROF_SIGNAL=KILL, STOP, SEGV, 9...: never sent; the wrapper says why and falls back' '
+	tree t11 &&
+	for s in KILL SIGSTOP SEGV 9 11 ABRT CHLD SIGSIGUSR2 RTMIN+99 0 USR2x; do
+		ENV=HEAPPROF_SIGNAL=$s start_user t11/u $PROGS/sites small=1x100 || exit 1
+		{ (cd t11/root && PATH=$SCRATCH/nogdb "$WRAP" snapshot $pid s.snap) 2>s.err; rc=$?; } &&
+		cat s.err && test $rc = 2 && ! test -e t11/root/s.snap &&
+		grep -q "^State:[[:space:]]*[RS]" /proc/$pid/status &&
+		grep -q "HEAPPROF_SIGNAL=$s is not a signal heapprof.so takes.*, and gcore was not found" s.err ||
+			exit 1
+		end_started
+	done &&
+	# a number with leading zeros is that number, as strtol reads it
+	n=1 && while [ "$(kill -l $n)" != WINCH ]; do n=$((n + 1)); done &&
+	for s in SIGWINCH RTMIN+2 0$n RTMIN+02; do
+		ENV=HEAPPROF_SIGNAL=$s start_user t11/u $PROGS/sites small=1x100 &&
+		(cd t11/root && PATH=$SCRATCH/nogdb "$WRAP" snapshot $pid $s.snap) &&
+		heapprof-analyze -f collapsed $PROGS/sites t11/root/$s.snap >s.txt &&
+		expect_bytes site_small 100 s.txt || exit 1
+		end_started
+	done
+'
+
+if command -v gcore >/dev/null; then
+	snap_case 'HEAPPROF_SIGNAL=STOP with gcore: the process is not stopped, gcore takes the snapshot' '
+		tree t12 && ENV=HEAPPROF_SIGNAL=STOP start_user t12/u $PROGS/sites small=2x1000 &&
+		(cd t12/root && "$WRAP" snapshot $pid g.snap 2>g.err) && cat t12/root/g.err &&
+		grep -q "HEAPPROF_SIGNAL=STOP is not a signal heapprof.so takes.*: using gcore" t12/root/g.err &&
+		grep -q "^State:[[:space:]]*[RS]" /proc/$pid/status &&
+		heapprof-analyze -f collapsed $PROGS/sites t12/root/g.snap >g.txt &&
+		expect_bytes site_small 2000 g.txt
+	'
+else
+	skip_case 'HEAPPROF_SIGNAL=STOP with gcore' 'gcore is not installed'
+fi
+
+snap_case 'HEAPPROF_SIGNAL=USR2 the process does not catch: not sent, the wrapper says why' '
+	tree t16 && echo "trap - USR2; echo ready; while :; do sleep 0.1; done" >nocatch.sh &&
+	start_user t16/u sh "$SCRATCH/nocatch.sh" &&
+	{ (cd t16/root && PATH=$SCRATCH/nogdb "$WRAP" snapshot $pid n.snap) 2>n.err; rc=$?; } &&
+	cat n.err && test $rc = 2 && kill -0 $pid &&
+	grep -q "has no handler for its HEAPPROF_SIGNAL=USR2 .*, and gcore was not found" n.err
+'
+
+# A stand-in for heapprof-analyze: who runs it, with what arguments, reading what, in
+# whose session (its own: no controlling terminal to push input into); it exits 3 and
+# writes to both streams, to show both pass through.
+cat >fakeanalyze <<'EOF'
+#!/bin/sh
+echo "ids $(id -u) $(id -g) $(id -G)"
+echo "args $*"
+echo "stdin $(cksum | cut -d" " -f1,2)"
+[ "$(cut -d" " -f6 /proc/$$/stat)" = $$ ] && echo "session own" || echo "session shared"
+echo "fake analyzer on stderr" >&2
+exit 3
+EOF
+chmod 755 fakeanalyze
+
+# fake_report DIR PID: root's `heapprof report --keep PID -f collapsed` from DIR/root with
+# the stand-in analyzer; its stdout in fa.out, stderr in fa.err, status in fa.rc, snapshot
+# in $kept; the ids it ran with are the user's
+fake_report()
+{
+	{ (cd "$1/root" && HEAPPROF_ANALYZE=$SCRATCH/fakeanalyze "$WRAP" report --keep $2 -f collapsed) \
+		>fa.out 2>fa.err; echo $? >fa.rc; } && cat fa.out fa.err &&
+	test "$(cat fa.rc)" = 3 && grep -q "^fake analyzer on stderr$" fa.err &&
+	kept=$(sed -n "s/.*keeping the snapshot: //p" fa.err) && test -f "$kept" &&
+	test "$(sed -n "s/^ids //p" fa.out)" = "$(id -u $U) $(id -g $U) $(id -g $U)" &&
+	test "$(sed -n "s/^stdin //p" fa.out)" = "$(cksum <"$kept" | cut -d" " -f1,2)" &&
+	grep -qx "session own" fa.out &&
+	rm -rf "$(dirname "$kept")"
+}
+
+snap_case 'report: heapprof-analyze runs as the process'\''s user, the snapshot on its stdin' '
+	tree t13 && start_user t13/u $PROGS/sites small=2x1000 && fake_report t13 $pid &&
+	test "$(sed -n "s/^args //p" fa.out)" = "-f collapsed /proc/$pid/exe -"
+'
+
+snap_case 'report: an executable its user cannot read is named by its path, not /proc/PID/exe' '
+	tree t14 && mkdir t14/bin && cp $PROGS/sites $PROGS/libsite.so t14/bin && chmod 711 t14/bin/sites &&
+	start_user t14/u "$SCRATCH/t14/bin/sites" small=2x1000 &&
+	! setpriv --reuid="$U" --regid="$U" --clear-groups cat /proc/$pid/exe >/dev/null 2>&1 &&
+	fake_report t14 $pid &&
+	test "$(sed -n "s/^args //p" fa.out)" = "-f collapsed $(readlink -f t14/bin/sites) -"
+'
+
+snap_case 'report: a snapshot naming a library only root may read gets no names from it' '
+	tree t15 && mkdir t15/u/bin t15/u/lib t15/secret/lib && cp $PROGS/sites t15/u/bin &&
+	cp $PROGS/libsite.so t15/u/lib && chown -R "$U:$U" t15/u/bin t15/u/lib &&
+	ENV=LD_LIBRARY_PATH=$SCRATCH/t15/u/lib start_user t15/u "$SCRATCH/t15/u/bin/sites" lib=2x1000 &&
+	(cd t15/root && "$WRAP" snapshot $pid lib.snap) && end_started &&
+	heapprof-analyze -f collapsed $PROGS/sites t15/root/lib.snap >own.txt &&
+	expect_bytes lib_alloc 2000 own.txt &&
+	# the user keeps that snapshot and points the directory it names at root'\''s copy
+	cp t15/root/lib.snap t15/u/real/kept.snap && chown "$U:$U" t15/u/real/kept.snap &&
+	(umask 077 && cp $PROGS/libsite.so t15/secret/lib) &&
+	mv t15/u/lib t15/u/lib.old && ln -s ../secret/lib t15/u/lib && chown -h "$U:$U" t15/u/lib &&
+	start_user t15/u sh "$SCRATCH/fake.sh" replay &&
+	(cd t15/root && "$WRAP" report $pid -f collapsed >rep.txt 2>rep.err); cat t15/root/rep.*;
+	expect_bytes site_lib 2000 t15/root/rep.txt && ! grep -q lib_alloc t15/root/rep.txt &&
+	grep -q "libsite.so.*Permission denied" t15/root/rep.err
+'
