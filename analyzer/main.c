@@ -19,6 +19,7 @@
 #include "report.h"
 #include "scan.h"
 #include "sym.h"
+#include "spool.h"
 #include "util.h"
 #include "views.h"
 
@@ -57,7 +58,7 @@ struct opts {
 enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE,
        OPT_METRIC, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_SHORT, OPT_BASE, OPT_FOCUS,
        OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY, OPT_LEAKS, OPT_FAILLEAK, OPT_SUPP,
-       OPT_AGE, OPT_OLDER, OPT_BASEPROG, OPT_MEMORY };
+       OPT_AGE, OPT_OLDER, OPT_BASEPROG, OPT_MEMORY, OPT_MAXRATIO };
 
 /*
  * The options, once: --help is printed from this table and getopt_long's is built
@@ -146,6 +147,10 @@ static const struct opt_def {
 	{ .name = "suppressions", OPT_SUPP, required_argument, "FILE",
 	  "leave out leaks whose stack matches a LeakSanitizer\n"
 	  "'leak:PATTERN' line of FILE (implies --leaks)" },
+	{ .name = "max-ratio", OPT_MAXRATIO, required_argument, "N",
+	  "a compressed CORE may inflate to N times its size in data\n"
+	  "(zero pages aside) past its first 64 MiB (default 1000; 0: no\n"
+	  "limit): a decompression bomb stops there" },
 	{ .name = "jobs", 'j', required_argument, "N", "scan with N threads (default: online CPUs)" },
 	{ .name = "quiet", 'q', no_argument, NULL, "no warnings" },
 	{ .name = "help", 'h', no_argument, NULL, "this text" },
@@ -308,6 +313,7 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 		break;
 	case OPT_BASE: o->base = optarg; break;
 	case OPT_BASEPROG: o->base_program = optarg; break;
+	case OPT_MAXRATIO: spool_set_max_ratio(number(optarg, "--max-ratio")); break;
 	case OPT_FOCUS: o->view.focus = optarg; break;
 	case OPT_IGNORE: o->view.ignore = optarg; break;
 	case OPT_HIDE: o->view.hide = optarg; break;

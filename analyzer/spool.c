@@ -35,6 +35,8 @@ struct spool {
 	struct timespec last_progress;
 	int out;
 	uint64_t total;		/* bytes written to out */
+	uint64_t stored;	/* of them not holes: what takes disk */
+	const struct src *src;	/* for the compressed bytes read so far */
 	uint64_t promise;	/* file size the headers read so far promise */
 	bool big_endian;
 	unsigned wsize;		/* 4 or 8: ELFCLASS32 or ELFCLASS64 */
@@ -47,6 +49,36 @@ struct spool {
 };
 
 #define SPOOL_CHUNK (1u << 20)
+
+/*
+ * Pages of zeros cost nothing, but a small stream can also inflate to gigabytes of
+ * other bytes, within what its headers promise: past SPOOL_RATIO_FLOOR of data, the
+ * copy may hold at most max_ratio times the compressed bytes read (0: no limit).
+ * Real cores inflate 3 to 30 times, the zero pages aside.
+ */
+#define SPOOL_RATIO_FLOOR (64ull << 20)
+static uint64_t max_ratio = SPOOL_DEFAULT_RATIO;
+
+void spool_set_max_ratio(uint64_t ratio)
+{
+	max_ratio = ratio;
+}
+
+static int spool_check_ratio(struct spool *z)
+{
+	uint64_t in = z->src->in_bytes, limit;
+
+	if (!z->inside || !max_ratio || z->stored <= SPOOL_RATIO_FLOOR)
+		return 0;
+	if (__builtin_mul_overflow(in, max_ratio, &limit) || z->stored <= limit)
+		return 0;
+	snprintf(z->err, z->errlen, "'%s' inflates to more than %llu times its %llu compressed "
+		 "bytes (%llu bytes of data so far): a decompression bomb, or a core that "
+		 "compresses uncommonly well (--max-ratio=0 lifts the limit)", z->path,
+		 (unsigned long long)max_ratio, (unsigned long long)in,
+		 (unsigned long long)z->stored);
+	return -1;
+}
 
 /* A 4- or 8-byte field at p in the core's byte order. */
 static uint64_t spool_field(const struct spool *z, const unsigned char *p, unsigned size)
@@ -240,6 +272,8 @@ static int spool_store(struct spool *z, const unsigned char *b, size_t n)
 				break;
 			k += more;
 		}
+		if (!zero)
+			z->stored += k;
 		for (size_t done = 0; !zero && done < k;) {
 			ssize_t w = pwrite(z->out, b + done, k - done, (off_t)(off + done));
 
@@ -281,7 +315,7 @@ static int spool_write(struct spool *z, const unsigned char *b, size_t n)
 		z->total += k;
 		b += k;
 		n -= k;
-		if (spool_read_tables(z) < 0)
+		if (spool_check_ratio(z) < 0 || spool_read_tables(z) < 0)
 			return -1;
 	}
 	return 0;
@@ -383,7 +417,7 @@ int spool_core(struct src *s, const char *path, char *err, size_t errlen)
 	const char *dir = getenv("TMPDIR");
 	char tmp[4096];
 	static unsigned char buf[SPOOL_CHUNK];
-	struct spool z = { .path = path, .err = err, .errlen = errlen, .inside = s->name };
+	struct spool z = { .path = path, .err = err, .errlen = errlen, .inside = s->name, .src = s };
 	size_t n;
 	int stop = 0;
 

@@ -24,4 +24,10 @@ struct src;
  */
 int spool_core(struct src *s, const char *path, char *err, size_t errlen);
 
+/* A compressed core may inflate to at most ratio times its size in data (not zero
+ * pages) beyond its first 64 MiB; 0: no limit. --max-ratio sets it. */
+#define SPOOL_DEFAULT_RATIO 1000
+#include <stdint.h>
+void spool_set_max_ratio(uint64_t ratio);
+
 #endif

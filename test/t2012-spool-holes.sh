@@ -79,3 +79,15 @@ test_case 'the same core undamaged is read, and too big for the disk is still sa
 	core_header $((1 << 60)) | gzip >big.gz && one_line_exit2 $PROGS/sites big.gz &&
 	grep -q "promise 1152921504606851072 bytes but only [0-9]* are free there" err
 '
+
+# Not zeros: 512 MiB of one byte, which zstd keeps in a few KiB, under headers that
+# promise 1 GiB. The copy stops at 1000 times the compressed size (past 64 MiB).
+test_case 'a zstd bomb of non-zero bytes stops at --max-ratio, not at the disk' '
+	core_header $((1 << 30)) >hdr &&
+	{ cat hdr; head -c 512M /dev/zero | tr "\0" "\252"; } | zstd -q -1 >bomb.zst &&
+	test $(wc -c <bomb.zst) -lt 1000000 &&
+	mkdir -p tmp && ! TMPDIR=$PWD/tmp heapprof-analyze $PROGS/sites bomb.zst >out 2>err &&
+	grep -q "^heapprof-analyze: .bomb.zst. inflates to more than 1000 times its [0-9]* compressed bytes" err &&
+	! TMPDIR=$PWD/tmp heapprof-analyze --max-ratio=0 $PROGS/sites bomb.zst >out 2>err0 &&
+	! grep -q "inflates to more than" err0
+'
