@@ -459,8 +459,9 @@ static int lock_for(enum snap_why why)
 	uint64_t until = deadline((long)hp_opt.wait_ms);
 
 	for (;;) {
-		/* the API waits, within HEAPPROF_WAIT_MS in all */
-		if (why == SNAP_API && wait_until(until) == ETIMEDOUT)
+		/* the API and a peak wait, within HEAPPROF_WAIT_MS in all: a peak refused
+		 * would be lost, since live memory may never come back up to it */
+		if ((why == SNAP_API || why == SNAP_PEAK) && wait_until(until) == ETIMEDOUT)
 			return EBUSY;
 		while (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
 			sched_yield();	/* another thread's snapshot: a fork's time */
@@ -470,7 +471,7 @@ static int lock_for(enum snap_why why)
 		if (why == SNAP_SIGNAL)
 			say_refused();
 		__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
-		if (why != SNAP_API)
+		if (why != SNAP_API && why != SNAP_PEAK)
 			return EBUSY;
 		/* another thread started one since we waited: wait for that one too */
 	}

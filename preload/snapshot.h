@@ -15,7 +15,7 @@
 enum snap_why {
 	SNAP_API,	/* heapprof_snapshot(): waits for a writer in flight, HEAPPROF_WAIT_MS */
 	SNAP_SIGNAL,	/* HEAPPROF_SIGNAL: refused while a writer runs, with one line */
-	SNAP_PEAK,	/* HEAPPROF_PEAK: refused while a writer runs, silently */
+	SNAP_PEAK,	/* HEAPPROF_PEAK: waits for a writer in flight, as the API */
 	SNAP_EXIT,	/* at exit: waits for a writer in flight, then writes its own */
 	SNAP_CRASH,	/* a crash signal: written at once, whatever else runs */
 };

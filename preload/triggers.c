@@ -168,7 +168,7 @@ void peak_check(uint64_t bytes)
 	    !__atomic_compare_exchange_n(&peak_next, &want, (uint64_t)live + hp_opt.peak, false,
 					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
-	/* a writer still running: this peak is taken by the next look after it ends */
+	/* a writer still running after HEAPPROF_WAIT_MS: the next look tries again */
 	if (snapshot_take(NULL, NULL, 0, SNAP_PEAK) == EBUSY) {
 		uint64_t mine = (uint64_t)live + hp_opt.peak;
 

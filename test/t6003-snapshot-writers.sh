@@ -66,6 +66,16 @@ test_case 'a signal while a writer runs is refused with one line, not a second w
 	grep -q "^heapprof: snapshot refused: .*s.1.snap. is still being written (one writer at a time)$" prog.err
 '
 
+test_case 'HEAPPROF_PEAK while a writer runs: the peak waits for it, and is not lost' '
+	HEAPPROF_PEAK=$((300 << 20)) HEAPPROF_OUTPUT=$PWD/p.%n.snap LD_PRELOAD=$PRELOAD \
+		$PROGS/snaplife peak $PWD/a.snap 256 64 >out 2>err &&
+	test -f a.snap && test -f p.1.snap &&
+	heapprof-analyze -f collapsed $PROGS/snaplife p.1.snap >p.txt &&
+	b=$(awk "/;site_bulk [0-9]+\$/ { n += \$NF } END { print n + 0 }" p.txt) &&
+	echo "peak: $b" &&
+	[ "$b" -ge $((300 << 20)) ]
+'
+
 test_case '%n goes on across exec: each program of one pid gets its own file' '
 	HEAPPROF_OUTPUT=$PWD/e.%p.%n.snap LD_PRELOAD=$PRELOAD $PROGS/snaplife exec 2 >out 2>err &&
 	printf "snapshot 0\nsnapshot 0\nsnapshot 0\n" >want && expect_same want out &&

@@ -12,6 +12,8 @@
  *                              N - 1 until 0: prints each call's result
  *   snaplife hold MB           prints "ready" and waits for signals
  *   snaplife quit MB           exits (HEAPPROF_AT_EXIT's snapshot, if any)
+ *   snaplife peak PATH MB MORE heapprof_snapshot(PATH) and, while it is written, MORE
+ *                              MiB more (for HEAPPROF_PEAK), all freed; then exits
  *   snaplife env               becomes env(1): the environment it passes on
  *   snaplife killed PATH MB    heapprof_snapshot(PATH), "ready", waits for a file
  *                              "go", then prints heapprof_snapshot_wait(5000)
@@ -147,6 +149,18 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "exec"))
 		return exec_chain(argv[0], atoi(argv[2]));
+	if (argc == 5 && !strcmp(argv[1], "peak")) {
+		void *more[1024];
+		int n = atoi(argv[4]) < 1024 ? atoi(argv[4]) : 1024;
+
+		hold(atoi(argv[3]));
+		printf("snapshot %s\n", rc_name(heapprof_snapshot(argv[2])));
+		for (int i = 0; i < n; i++)
+			more[i] = site_bulk(1 << 20);
+		for (int i = 0; i < n; i++)
+			free(more[i]);
+		return 0;
+	}
 	if (argc == 2 && !strcmp(argv[1], "env")) {
 		execl("/usr/bin/env", "env", (char *)NULL);
 		return 127;
