@@ -13,8 +13,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "image.h"
 #include "leaks.h"
+#include "memory.h"
 #include "report.h"
 #include "scan.h"
 #include "sym.h"
@@ -56,22 +58,29 @@ static void fuzz_diff(const struct report *r)
 	diff_free(&d);
 }
 
-/* --leaks=all with suppressions: the scan that lists blocks, then the classifier */
+/* --leaks=all with suppressions and --memory: the scan that lists blocks, the
+ * allocator's chunks (glibc's walk on hostile bytes), then the classifier */
 static void fuzz_leaks(const struct image *img, struct sym *sym)
 {
 	struct scan_result scan;
 	struct join_opts jo = { 0 };
 	struct leak_summary sum;
+	struct memory_summary mem;
+	struct alloc alloc;
 	struct report r = { .program = program, .source = "fuzz" };
 	struct report_opts ro = { .top = 5, .sizes = true };
 
 	scan_image_blocks_with(img, 1, &jo, &scan);
 	if (scan.blocks) {
-		leaks_apply(img, &scan, sym, supp, LEAK_MASK_ALL, &sum);
+		alloc_open(&alloc, img, sym, &scan.list, NULL);
+		memory_apply(img, sym, &alloc, &mem);
+		leaks_apply(img, &scan, sym, &alloc, supp, LEAK_MASK_ALL, &sum);
 		r.leaks = &sum;
+		r.memory = &mem;
 		report_build(&r, &scan, img, sym, &ro);
 		write_all_formats(&r, true);
 		report_free(&r);
+		alloc_close(&alloc);
 	}
 	scan_result_free(&scan);
 }
