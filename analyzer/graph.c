@@ -865,6 +865,16 @@ static const char *frame_name(struct sym *sym, uint64_t pc, bool ret, char *buf,
 	return buf;
 }
 
+/* A block of stack id s (there is one: ids come from blocks). */
+static size_t first_block(const struct graph *g, uint32_t s)
+{
+	size_t i = 0;
+
+	while (i + 1 < g->n && g->sid[i] != s)
+		i++;
+	return i;
+}
+
 static void print_frames(struct graph *g, struct sym *sym, size_t i, FILE *f)
 {
 	const struct stack_id *s = &g->ids[g->sid[i]];
@@ -988,6 +998,65 @@ static bool stack_matches(struct graph *g, struct sym *sym, uint32_t s, const re
 	return false;
 }
 
+struct by_stack {
+	uint32_t sid;
+	uint64_t bytes, blocks;
+};
+
+static int by_stack_cmp(const void *a, const void *b)
+{
+	const struct by_stack *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return (x->sid > y->sid) - (x->sid < y->sid);
+}
+
+/*
+ * The dominator tree view: what the picked blocks retain together (each block once),
+ * by allocation stack. In reverse postorder a block's dominator comes before it.
+ */
+static void print_retained(struct graph *g, struct sym *sym, const uint32_t *pick,
+			   size_t npick, FILE *f)
+{
+	uint8_t *under = xcalloc(g->n + 1, 1);
+	struct by_stack *t = xcalloc(g->nids ? g->nids : 1, sizeof(*t));
+	uint64_t bytes = 0, blocks = 0;
+	char a[32], b[32];
+	size_t nt = 0;
+
+	for (size_t k = 0; k < npick; k++)
+		under[pick[k] + 1] = 1;
+	for (size_t i = 0; i < g->nids; i++)
+		t[i].sid = (uint32_t)i;
+	for (size_t k = g->n; k-- > 0;) {	/* order[n] is the root */
+		uint32_t v = g->order[k];
+
+		under[v] |= under[g->idom[v]];
+		if (!under[v])
+			continue;
+		t[g->sid[v - 1]].bytes += g->b[v - 1].size;
+		t[g->sid[v - 1]].blocks++;
+		bytes += g->b[v - 1].size;
+		blocks++;
+	}
+	qsort(t, g->nids, sizeof(*t), by_stack_cmp);
+	fprintf(f, "\nretained by the %zu blocks: %s bytes in %s blocks, by stack:\n", npick,
+		report_thousands(bytes, a), report_thousands(blocks, b));
+	for (size_t i = 0; i < g->nids && t[i].bytes; i++, nt++) {
+		if (nt == 20) {
+			fputs("  ...\n", f);
+			break;
+		}
+		fprintf(f, "  %s bytes in %s blocks  ", report_thousands(t[i].bytes, a),
+			report_thousands(t[i].blocks, b));
+		print_frames(g, sym, first_block(g, t[i].sid), f);
+		fputc('\n', f);
+	}
+	free(under);
+	free(t);
+}
+
 static const struct graph *sort_g;
 
 static int size_desc(const void *a, const void *b)
@@ -1050,6 +1119,7 @@ int graph_why(struct graph *g, const struct scan_result *scan, struct sym *sym,
 		top && npick > top ? "; the largest shown (--top)" : "");
 	for (size_t k = 0; k < npick && (!top || k < top); k++)
 		print_path(g, sym, pick[k], f);
+	print_retained(g, sym, pick, npick, f);
 	free(pick);
 	return 0;
 }

@@ -47,6 +47,17 @@ test_case 'retained_space in pprof and json: a sample type, the report metric' '
 	grep -q "\"metric\": \"retained_space\"" ret.json
 '
 
+if [ -x $BUILD/pprof ]; then
+	test_case 'the real pprof reads retained_space as the default sample type' '
+		$BUILD/pprof -raw ret.pb.gz >raw &&
+		grep -q "^inuse_space/bytes inuse_objects/count alloc_space/bytes alloc_objects/count retained_space/bytes\[dflt\]" raw &&
+		grep -q "^ *64 *1 *64 *1 *4288: " raw
+	'
+else
+	skip_case 'the real pprof reads retained_space as the default sample type' \
+		'no $BUILD/pprof (t4002-pprof.sh builds it)'
+fi
+
 test_case 'retained_space cannot be mixed with --leaks yet' '
 	! heapprof-analyze --metric=retained_space --leaks $PROGS/owners owners.core 2>err &&
 	grep -q "retained_space cannot be combined" err
@@ -57,7 +68,7 @@ test_case '--why: a payload held through the cache from a global' '
 	grep -q "^why alive: 4 blocks match .new_payload.; the largest shown" why.txt &&
 	grep -q "^0x[0-9a-f]*: 1,000 bytes, retains 1,000 bytes, allocated at new_payload < make_cache < main" why.txt &&
 	grep -q "^  root: global g_cache (owners+0x[0-9a-f]*)$" why.txt &&
-	sed -n "/^  root:/,\$p" why.txt | tail -n +2 | sed "s/^  0x[0-9a-f]*  //" >path &&
+	grep "^  0x" why.txt | sed "s/^  0x[0-9a-f]*  //" >path &&
 	cat >want <<-EOF2 &&
 	64 bytes  +0 ->  new_cache < make_cache < main < ...
 	32 bytes  +0 ->  new_entries < make_cache < main < ...
@@ -90,4 +101,19 @@ test_case '--why=0xADDR: the block holding an interior address' '
 	grep -q "no live block matches" err &&
 	{ heapprof-analyze --why="(" $PROGS/owners owners.core 2>err; [ $? = 64 ]; } &&
 	grep -q "bad --why regex" err
+'
+
+test_case '--why: what the matching blocks retain, by stack (the dominator tree view)' '
+	heapprof-analyze --why=new_cache $PROGS/owners owners.core >why5.txt &&
+	sed -n "/^retained by the/,\$p" why5.txt >view &&
+	cat >want <<-EOF2 &&
+	retained by the 1 blocks: 4,288 bytes in 10 blocks, by stack:
+	  4,000 bytes in 4 blocks  new_payload < make_cache < main < ...
+	  192 bytes in 4 blocks  new_entry < make_cache < main < ...
+	  64 bytes in 1 blocks  new_cache < make_cache < main < ...
+	  32 bytes in 1 blocks  new_entries < make_cache < main < ...
+	EOF2
+	expect_same want view &&
+	heapprof-analyze --why="new_owner|new_blob" $PROGS/owners owners.core >why6.txt &&
+	grep -q "^retained by the 3 blocks: 580 bytes in 3 blocks" why6.txt
 '
