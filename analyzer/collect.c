@@ -406,7 +406,7 @@ static void join_site(struct collect *c, struct site_agg *s, struct join_info *o
 	if (site && site->have_counts) {
 		a.counts = (struct stack_counts){ site->counts.calls, site->counts.bytes,
 						  site->counts.frees, site->counts.freed,
-						  site->counts.time_ns };
+						  site->counts.time_ns, 0 };
 		out->counted_sites++;
 	}
 	if (c->opts.by_thread && site)

@@ -13,6 +13,7 @@
 #include "heapprof_format.h"
 #include "ages.h"
 #include "alloc.h"
+#include "graph.h"
 #include "image.h"
 #include "leaks.h"
 #include "memory.h"
@@ -53,12 +54,13 @@ struct opts {
 	bool age;			/* --age */
 	int64_t older_than_ms;		/* --older-than, -1 if not given */
 	bool memory;			/* --memory */
+	const char *why;		/* --why=REGEX or 0xADDR */
 };
 
 enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE,
        OPT_METRIC, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_SHORT, OPT_BASE, OPT_FOCUS,
        OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY, OPT_LEAKS, OPT_FAILLEAK, OPT_SUPP,
-       OPT_AGE, OPT_OLDER, OPT_BASEPROG, OPT_MEMORY, OPT_MAXRATIO };
+       OPT_AGE, OPT_OLDER, OPT_BASEPROG, OPT_MEMORY, OPT_MAXRATIO, OPT_WHY };
 
 /*
  * The options, once: --help is printed from this table and getopt_long's is built
@@ -94,7 +96,9 @@ static const struct opt_def {
 	  "inuse_space (default: live bytes), inuse_objects (live\n"
 	  "blocks), alloc_space (bytes allocated since the start),\n"
 	  "alloc_objects (allocation calls), alloc_time (ns of wall\n"
-	  "time before the calls; needs HEAPPROF_TIME=1)" },
+	  "time before the calls; needs HEAPPROF_TIME=1),\n"
+	  "retained_space (bytes of the blocks the stack's blocks\n"
+	  "dominate in the heap graph, themselves included)" },
 	{ .name = "min-percent", OPT_MINPCT, required_argument, "P",
 	  "leave out stacks holding less than P% of the metric" },
 	{ .name = "by-thread", OPT_BYTHREAD, no_argument, NULL,
@@ -142,6 +146,11 @@ static const struct opt_def {
 	{ .name = "memory", OPT_MEMORY, no_argument, NULL,
 	  "where the memory goes: mappings, the allocator's arenas\n"
 	  "(glibc: mallinfo2's figures), free and in-use chunks" },
+	{ .name = "why", OPT_WHY, required_argument, "REGEX|0xADDR",
+	  "why blocks are alive: for the blocks of stacks with a\n"
+	  "frame matching REGEX, or the block holding ADDR, the\n"
+	  "shortest path of pointers from a named root (largest\n"
+	  "blocks first, --top of them; text only)" },
 	{ .name = "fail-on-leak", OPT_FAILLEAK, no_argument, NULL,
 	  "exit with status 3 when definitely lost bytes remain\n(implies --leaks)" },
 	{ .name = "suppressions", OPT_SUPP, required_argument, "FILE",
@@ -255,7 +264,7 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 	case OPT_METRIC:
 		if ((m = report_metric_parse(optarg)) < 0)
 			bad_usage("unknown metric '%s' (inuse_space, inuse_objects, alloc_space, "
-				  "alloc_objects, alloc_time)", optarg);
+				  "alloc_objects, alloc_time, retained_space)", optarg);
 		o->report.metric = (enum report_metric)m;
 		break;
 	case OPT_BYTHREAD: o->join.by_thread = o->report.by_thread = true; break;
@@ -303,6 +312,7 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 		break;
 	case OPT_FAILLEAK: o->fail_on_leak = true; break;
 	case OPT_MEMORY: o->memory = true; break;
+	case OPT_WHY: o->why = optarg; break;
 	case OPT_SUPP: o->suppressions = optarg; break;
 	case OPT_SHORT: o->report.short_names = true; break;
 	case OPT_AGE: o->age = true; break;
@@ -382,6 +392,13 @@ static void parse(struct opts *o, int argc, char **argv)
 		parse_option(o, c, &top_set);
 	if (o->older_than_ms >= 0 && o->leak_mask)
 		bad_usage("%s", "--older-than and --leaks cannot be combined yet");
+	if (o->report.metric == METRIC_RETAINED_SPACE &&
+	    (o->leak_mask || o->fail_on_leak || o->suppressions || o->join.by_thread ||
+	     o->join.region || o->base || o->age || o->older_than_ms >= 0))
+		bad_usage("%s", "retained_space cannot be combined yet with --leaks, --by-thread, "
+			  "--region, --base, --age or --older-than");
+	if (o->why && (o->base || o->report.events || o->join.region))
+		bad_usage("%s", "--why cannot be combined with --base, --events or --region");
 	if (!o->leak_mask && (o->fail_on_leak || o->suppressions))
 		o->leak_mask = LEAK_MASK_LOST;
 	if (o->report.events)
@@ -604,7 +621,8 @@ static void check_data(const struct opts *o, const struct image *img,
 		if (!s->blocks)
 			no_blocks(o, img, s, source);
 	}
-	if (m != METRIC_INUSE_SPACE && m != METRIC_INUSE_OBJECTS && !s->join.counted_sites)
+	if (m != METRIC_INUSE_SPACE && m != METRIC_INUSE_OBJECTS && m != METRIC_RETAINED_SPACE &&
+	    !s->join.counted_sites)
 		die(EXIT_NO_REPORT, "'%s' holds no allocation counts (blocks of format version 1, "
 		    "or a heapprof.so before counters)", source);
 }
@@ -660,6 +678,14 @@ static void write_by(const struct opts *o, const struct report *r)
 		    strerror(errno));
 }
 
+static bool needs_graph(const struct opts *o)
+{
+	return o->why || o->report.metric == METRIC_RETAINED_SPACE;
+}
+
+struct session;
+static void write_why(const struct opts *o, struct session *s);
+
 struct sym_job {
 	struct sym_opts opts;
 	struct sym *sym;
@@ -691,7 +717,7 @@ static struct sym *scan_and_open_symbols(const struct opts *o, const struct imag
 
 	warn_hold();
 	threaded = pthread_create(&t, NULL, sym_thread, &job) == 0;
-	(o->leak_mask || o->memory || o->age || o->older_than_ms >= 0 ? scan_image_blocks_with
+	(o->leak_mask || o->memory || o->age || o->older_than_ms >= 0 || needs_graph(o) ? scan_image_blocks_with
 							 : scan_image_with)(img, o->jobs, &o->join, scan);
 	if (threaded)
 		pthread_join(t, NULL);
@@ -710,6 +736,7 @@ struct session {
 	struct age_summary ages;	/* --age, --older-than */
 	struct alloc alloc;		/* --leaks, --memory */
 	struct memory_summary memory;
+	struct graph *graph;		/* --metric=retained_space, --why */
 	struct report r;
 };
 
@@ -729,11 +756,16 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 		ages_apply(&s->img, &s->scan, o->older_than_ms, &s->ages);
 		s->r.ages = &s->ages;
 	}
-	if (o->leak_mask || o->memory)
+	if (o->leak_mask || o->memory || needs_graph(o))
 		alloc_open(&s->alloc, &s->img, s->sym, &s->scan.list, o->sysroot);
 	if (o->memory) {
 		memory_apply(&s->img, s->sym, &s->alloc, &s->memory);
 		s->r.memory = &s->memory;
+	}
+	if (needs_graph(o)) {
+		s->graph = graph_build(&s->img, &s->scan, &s->alloc);
+		if (o->report.metric == METRIC_RETAINED_SPACE)
+			graph_add_retained(s->graph, &s->scan);
 	}
 	if (o->leak_mask) {
 		leaks_apply(&s->img, &s->scan, s->sym, &s->alloc, o->supp, o->leak_mask, &s->leaks);
@@ -742,9 +774,28 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 	report_build(&s->r, &s->scan, &s->img, s->sym, ro);
 }
 
+static void write_why(const struct opts *o, struct session *s)
+{
+	FILE *f = stdout;
+	char err[300];
+	int rc;
+
+	if (o->output && !(f = fopen(o->output, "w")))
+		die(EXIT_NO_REPORT, "cannot write '%s': %s", o->output, strerror(errno));
+	rc = graph_why(s->graph, &s->scan, s->sym, o->why, o->report.top, f, err, sizeof(err));
+	if (rc < 0)
+		die(EXIT_USAGE, "%s", err);
+	if (rc > 0)
+		die(EXIT_NO_REPORT, "no live block matches '%s'", o->why);
+	if (fflush(f) != 0 || (f != stdout && fclose(f) != 0))
+		die(EXIT_NO_REPORT, "cannot write '%s': %s", o->output ? o->output : "stdout",
+		    strerror(errno));
+}
+
 static void end_session(struct session *s)
 {
 	report_free(&s->r);
+	graph_free(s->graph);
 	alloc_close(&s->alloc);
 	sym_close(s->sym);
 	scan_result_free(&s->scan);
@@ -803,7 +854,9 @@ int main(int argc, char **argv)
 	} else if (views_active(&o.view)) {
 		views_apply(&news.r, &o.view, true);
 	}
-	if (o.view.by != BY_NONE && o.format == &out_text) {
+	if (o.why) {
+		write_why(&o, &news);
+	} else if (o.view.by != BY_NONE && o.format == &out_text) {
 		write_by(&o, r);
 	} else {
 		write_report(&o, r);

@@ -95,7 +95,11 @@ static int write_pprof(const struct report *r, FILE *f)
 							  { "alloc_space", "bytes" },
 							  { "alloc_objects", "count" },
 							  { "alloc_time", "nanoseconds" } };
-	size_t nt = r->have_counts ? (r->have_time ? 5 : 4) : 2;
+	/* retained_space last, when it is the metric: the others keep their indices */
+	static const struct pprof_value_type retained = { "retained_space", "bytes" };
+	struct pprof_value_type tv[6];
+	size_t nc = r->have_counts ? (r->have_time ? 5 : 4) : 2;
+	size_t nt = nc + (r->metric == METRIC_RETAINED_SPACE);
 	struct builder b = { 0 };
 	struct pprof_sample *samples = xcalloc(r->nstacks ? r->nstacks : 1, sizeof(*samples));
 	struct pprof_mapping *maps = xcalloc(r->nmods ? r->nmods : 1, sizeof(*maps));
@@ -126,12 +130,14 @@ static int write_pprof(const struct report *r, FILE *f)
 			ids[i][k++] = location(&b, r, 0, NULL, 0, "[truncated]");
 		values[nt * i] = (int64_t)s->bytes;
 		values[nt * i + 1] = (int64_t)s->blocks;
-		if (nt > 2) {
+		if (nc > 2) {
 			values[nt * i + 2] = (int64_t)s->alloc_bytes;
 			values[nt * i + 3] = (int64_t)s->alloc_calls;
 		}
-		if (nt > 4)
+		if (nc > 4)
 			values[nt * i + 4] = (int64_t)s->time_ns;
+		if (nt > nc)
+			values[nt * i + nc] = (int64_t)s->retained;
 		samples[i] = (struct pprof_sample){ ids[i], k, &values[nt * i] };
 	}
 	for (size_t i = 0; i < b.nlocs; i++)	/* the lines array stopped moving */
@@ -141,10 +147,12 @@ static int write_pprof(const struct report *r, FILE *f)
 						  r->mods[i].path,
 						  r->mods[i].build_id[0] ? r->mods[i].build_id : NULL,
 						  true, true, true, true };
+	memcpy(tv, types, nc * sizeof(*tv));
+	tv[nc] = retained;
 	snprintf(comment, sizeof(comment), "heapprof-analyze %s: %s, %s%s", HP_VERSION, r->program,
 		 r->source, r->sample_period ? " (sampled: figures are estimates)" : "");
 	p = (struct pprof_profile){
-		.sample_types = types, .n_sample_types = nt,
+		.sample_types = tv, .n_sample_types = nt,
 		.samples = samples, .n_samples = r->nstacks,
 		.locations = b.locs, .n_locations = b.nlocs,
 		.functions = b.funcs, .n_functions = b.nfuncs,

@@ -179,7 +179,7 @@ static void frame(const struct report *r, const struct report_frame *fr, FILE *f
 /* A stack's heading after "#N  P%  ": its metric first. */
 static void heading(const struct report *r, const struct report_stack *s, FILE *f)
 {
-	char a[32], b[32];
+	char a[32], b[32], c[32];
 
 	switch (r->metric) {
 	case METRIC_INUSE_OBJECTS:
@@ -193,6 +193,11 @@ static void heading(const struct report *r, const struct report_stack *s, FILE *
 	case METRIC_ALLOC_OBJECTS:
 		fprintf(f, "%s allocation calls (%s bytes)", report_thousands(s->alloc_calls, a),
 			report_thousands(s->alloc_bytes, b));
+		break;
+	case METRIC_RETAINED_SPACE:
+		fprintf(f, "%s bytes retained, live %s bytes in %s blocks",
+			report_thousands(s->retained, a), report_thousands(s->bytes, b),
+			report_thousands(s->blocks, c));
 		break;
 	case METRIC_ALLOC_TIME:
 		fprintf(f, "%s before %s calls", duration(s->time_ns, a, sizeof(a)),

@@ -17,7 +17,7 @@
 static const char *const metric_names[METRIC_COUNT] = {
 	[METRIC_INUSE_SPACE] = "inuse_space", [METRIC_INUSE_OBJECTS] = "inuse_objects",
 	[METRIC_ALLOC_SPACE] = "alloc_space", [METRIC_ALLOC_OBJECTS] = "alloc_objects",
-	[METRIC_ALLOC_TIME] = "alloc_time",
+	[METRIC_ALLOC_TIME] = "alloc_time", [METRIC_RETAINED_SPACE] = "retained_space",
 };
 
 const char *report_metric_name(enum report_metric m)
@@ -60,11 +60,13 @@ static void figures(const struct stack *s, const struct report *r, struct report
 	out->frees = count_units(s->counts.frees, r->counts_sampled);
 	out->freed_bytes = s->counts.freed;
 	out->time_ns = s->counts.time_ns;
+	out->retained = s->counts.retained;
 	switch (r->metric) {
 	case METRIC_INUSE_OBJECTS: out->value = out->blocks; break;
 	case METRIC_ALLOC_SPACE: out->value = out->alloc_bytes; break;
 	case METRIC_ALLOC_OBJECTS: out->value = out->alloc_calls; break;
 	case METRIC_ALLOC_TIME: out->value = out->time_ns; break;
+	case METRIC_RETAINED_SPACE: out->value = out->retained; break;
 	default: out->value = out->bytes; break;
 	}
 }
@@ -74,7 +76,8 @@ static bool present(const struct stack *s, enum report_metric m)
 {
 	switch (m) {
 	case METRIC_INUSE_SPACE:
-	case METRIC_INUSE_OBJECTS: return s->nsizes > 0;
+	case METRIC_INUSE_OBJECTS:
+	case METRIC_RETAINED_SPACE: return s->nsizes > 0;
 	case METRIC_ALLOC_TIME: return s->counts.time_ns > 0;
 	/* frees alone too: another thread's blocks freed here (counted on this thread) */
 	default: return s->counts.calls > 0 || s->counts.frees > 0;

@@ -34,6 +34,7 @@ enum report_metric {
 	METRIC_ALLOC_SPACE,	/* bytes allocated, since the start */
 	METRIC_ALLOC_OBJECTS,	/* allocation calls, since the start */
 	METRIC_ALLOC_TIME,	/* ns of wall time before the calls (HEAPPROF_TIME=1) */
+	METRIC_RETAINED_SPACE,	/* bytes the stack's blocks dominate (graph.h) */
 	METRIC_COUNT
 };
 
@@ -49,6 +50,7 @@ struct report_stack {
 	uint64_t alloc_bytes, alloc_calls; /* from the sites' counters (0 without) */
 	uint64_t frees, freed_bytes;
 	uint64_t time_ns;
+	uint64_t retained;		/* --metric=retained_space (0 otherwise) */
 	uint32_t tid;			/* --by-thread: the thread, 0 = unknown */
 	const char *thread_name;	/* --by-thread: its name, NULL = none */
 	unsigned flags;			/* STACK_TRUNCATED, STACK_UNKNOWN (stacks.h) */

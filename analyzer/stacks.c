@@ -38,6 +38,7 @@ static void counts_add(struct stack_counts *c, const struct stack_counts *a, boo
 	sat_add(&c->frees, a->frees, saturated);
 	sat_add(&c->freed, a->freed, saturated);
 	sat_add(&c->time_ns, a->time_ns, saturated);
+	sat_add(&c->retained, a->retained, saturated);
 }
 
 static void sizes_append(struct stack *s, const uint64_t *sizes, uint64_t n)

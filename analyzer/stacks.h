@@ -25,6 +25,8 @@ struct stack_counts {
 	uint64_t calls, bytes;	/* allocation calls, bytes asked for */
 	uint64_t frees, freed;	/* frees, bytes of the blocks freed */
 	uint64_t time_ns;	/* HEAPPROF_TIME */
+	uint64_t retained;	/* --metric=retained_space: bytes its blocks dominate
+				 * (graph.c), each block once */
 };
 
 struct stack {

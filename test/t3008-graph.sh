@@ -1,0 +1,119 @@
+#!/bin/sh
+# The heap graph (graph.c): retained bytes per stack from the dominator tree and the
+# shortest path from a named root (--why), exact, on a gcore of a program whose
+# ownership is known (test/progs/owners.c): a cache owning an array of entries owning
+# payloads, a blob shared by two owners, a list held only from a thread's stack, a
+# block held from TLS.
+. "$(dirname "$0")/lib.sh"
+need_tool gcore
+
+# leaf function and its retained bytes, summed, sorted: from a collapsed report
+by_leaf()
+{
+	awk '{ n = split($0, a, " "); k = split(substr($0, 1, length($0) - length(a[n]) - 1), fr, ";");
+		if (fr[k] ~ /^new_/) t[fr[k]] += a[n] } END { for (x in t) print x, t[x] }' "$1" | sort
+}
+
+cat >expected <<'EOF2'
+new_blob 500
+new_cache 4288
+new_entries 4224
+new_entry 4192
+new_node 160
+new_owner 80
+new_payload 4000
+new_tls_block 72
+EOF2
+
+test_case 'retained_space: exact bytes per allocating function' '
+	run_preloaded $PROGS/owners &&
+	take_core owners.core &&
+	heapprof-analyze --metric=retained_space -f collapsed $PROGS/owners owners.core >ret.txt &&
+	by_leaf ret.txt >got && expect_same expected got
+'
+
+test_case 'retained_space in text: sorted by it, live beside it' '
+	heapprof-analyze --metric=retained_space --focus="^new_" --top=2 $PROGS/owners owners.core >ret.text &&
+	grep -q "^  metric:     retained_space" ret.text &&
+	grep "^#1 " ret.text | grep -q "4,288 bytes retained, live 64 bytes in 1 blocks" &&
+	grep "^#2 " ret.text | grep -q "4,224 bytes retained, live 32 bytes in 1 blocks" &&
+	grep -A2 "^#1 " ret.text | grep -q "new_cache"
+'
+
+test_case 'retained_space in pprof and json: a sample type, the report metric' '
+	heapprof-analyze --metric=retained_space -f pprof -o ret.pb.gz $PROGS/owners owners.core &&
+	[ -s ret.pb.gz ] &&
+	heapprof-analyze --metric=retained_space -f json $PROGS/owners owners.core >ret.json &&
+	grep -q "\"metric\": \"retained_space\"" ret.json
+'
+
+if [ -x $BUILD/pprof ]; then
+	test_case 'the real pprof reads retained_space as the default sample type' '
+		$BUILD/pprof -raw ret.pb.gz >raw &&
+		grep -q "^inuse_space/bytes inuse_objects/count alloc_space/bytes alloc_objects/count retained_space/bytes\[dflt\]" raw &&
+		grep -q "^ *64 *1 *64 *1 *4288: " raw
+	'
+else
+	skip_case 'the real pprof reads retained_space as the default sample type' \
+		'no $BUILD/pprof (t4002-pprof.sh builds it)'
+fi
+
+test_case 'retained_space cannot be mixed with --leaks yet' '
+	! heapprof-analyze --metric=retained_space --leaks $PROGS/owners owners.core 2>err &&
+	grep -q "retained_space cannot be combined" err
+'
+
+test_case '--why: a payload held through the cache from a global' '
+	heapprof-analyze --why=new_payload --top=1 $PROGS/owners owners.core >why.txt &&
+	grep -q "^why alive: 4 blocks match .new_payload.; the largest shown" why.txt &&
+	grep -q "^0x[0-9a-f]*: 1,000 bytes, retains 1,000 bytes, allocated at new_payload < make_cache < main" why.txt &&
+	grep -q "^  root: global g_cache (owners+0x[0-9a-f]*)$" why.txt &&
+	grep "^  0x" why.txt | sed "s/^  0x[0-9a-f]*  //" >path &&
+	cat >want <<-EOF2 &&
+	64 bytes  +0 ->  new_cache < make_cache < main < ...
+	32 bytes  +0 ->  new_entries < make_cache < main < ...
+	48 bytes  +0 ->  new_entry < make_cache < main < ...
+	1,000 bytes  new_payload < make_cache < main < ...
+	EOF2
+	expect_same want path
+'
+
+test_case '--why: the shared blob, the thread-stack list, the TLS block' '
+	heapprof-analyze --why="new_blob|new_tls_block" $PROGS/owners owners.core >why2.txt &&
+	grep -q "^why alive: 2 blocks match" why2.txt &&
+	grep -A1 ": 500 bytes, retains 500 bytes" why2.txt | grep -q "root: global g_owner_[ab] (owners+0x" &&
+	grep -A2 ": 500 bytes, retains" why2.txt | grep -q "  40 bytes  +16 ->  new_owner < make_owners < main" &&
+	grep -A1 ": 72 bytes, retains 72 bytes" why2.txt | grep -q "root: thread [0-9]* TLS (0x" &&
+	heapprof-analyze --why=new_node --top=1 $PROGS/owners owners.core >why3.txt &&
+	grep -q "^0x[0-9a-f]*: 32 bytes, retains 32 bytes, allocated at new_node < make_list < list_thread" why3.txt &&
+	grep -q "^  root: thread [0-9]* stack (0x[0-9a-f]*, sp+0x[0-9a-f]*)$" why3.txt &&
+	[ $(grep -c "^  0x[0-9a-f]*  32 bytes  +0 ->  new_node < make_list < list_thread" why3.txt) = 4 ] &&
+	[ $(grep -c "^  0x" why3.txt) = 5 ]
+'
+
+test_case '--why=0xADDR: the block holding an interior address' '
+	addr=$(sed -n "s/^0x\([0-9a-f]*\): 1,000 bytes.*/\1/p" why.txt) &&
+	inner=$(printf "0x%x" $((0x$addr + 100))) &&
+	heapprof-analyze --why=$inner $PROGS/owners owners.core >why4.txt &&
+	grep -q "^why alive: 1 blocks match" why4.txt &&
+	grep -q "^0x$addr: 1,000 bytes" why4.txt &&
+	{ heapprof-analyze --why=0x10 $PROGS/owners owners.core 2>err; [ $? = 2 ]; } &&
+	grep -q "no live block matches" err &&
+	{ heapprof-analyze --why="(" $PROGS/owners owners.core 2>err; [ $? = 64 ]; } &&
+	grep -q "bad --why regex" err
+'
+
+test_case '--why: what the matching blocks retain, by stack (the dominator tree view)' '
+	heapprof-analyze --why=new_cache $PROGS/owners owners.core >why5.txt &&
+	sed -n "/^retained by the/,\$p" why5.txt >view &&
+	cat >want <<-EOF2 &&
+	retained by the 1 blocks: 4,288 bytes in 10 blocks, by stack:
+	  4,000 bytes in 4 blocks  new_payload < make_cache < main < ...
+	  192 bytes in 4 blocks  new_entry < make_cache < main < ...
+	  64 bytes in 1 blocks  new_cache < make_cache < main < ...
+	  32 bytes in 1 blocks  new_entries < make_cache < main < ...
+	EOF2
+	expect_same want view &&
+	heapprof-analyze --why="new_owner|new_blob" $PROGS/owners owners.core >why6.txt &&
+	grep -q "^retained by the 3 blocks: 580 bytes in 3 blocks" why6.txt
+'
