@@ -193,6 +193,43 @@ static void keep_callers_stack(struct vma *v, uint64_t sp, uint64_t page)
 	v->holes = true;
 }
 
+/*
+ * Anonymous private memory the program made unreadable (mprotect PROT_NONE: guard
+ * pages, a pool it fences off) still holds blocks: kept, as the kernel's cores keep
+ * it, from the first to the last resident page, read through our own copy of the
+ * mapping made readable (the writer is a fork: the program's protection stays).
+ * mincore() bounds the range, so a large reservation never touched costs nothing;
+ * pages swapped out are missed.
+ */
+static void keep_unreadable(struct vma *v, uint64_t page)
+{
+	unsigned char vec[4096];
+	uint64_t first = 0, last = 0;
+
+	if (v->dump || v->perms[0] == 'r' || v->perms[3] != 'p' || v->path[0] == '/' ||
+	    starts(v->path, "[v") || is_scratch(v->start, v->end))
+		return;
+	for (uint64_t a = v->start; a < v->end;) {
+		uint64_t len = v->end - a < sizeof(vec) * page ? v->end - a : sizeof(vec) * page;
+
+		if (mincore((void *)(uintptr_t)a, len, vec) < 0)
+			return;
+		for (uint64_t i = 0; i < len / page; i++)
+			if (vec[i] & 1) {
+				if (!first)
+					first = a + i * page;
+				last = a + (i + 1) * page;
+			}
+		a += len;
+	}
+	if (!first || mprotect((void *)(uintptr_t)first, last - first, PROT_READ) < 0)
+		return;
+	v->start = first;
+	v->end = last;
+	v->dump = last - first;
+	v->holes = true;
+}
+
 /* ---- notes ------------------------------------------------------------------------ */
 
 struct notes {
@@ -487,6 +524,7 @@ int snap_core_write(struct snap_job *j)
 	for (size_t i = 0; i < n; i++) {
 		choose(&v[i], i + 1 < n ? &v[i + 1] : NULL, j->full, page);
 		keep_callers_stack(&v[i], j->sp, page);
+		keep_unreadable(&v[i], page);
 		if (v[i].dump > v[i].end - v[i].start)
 			v[i].dump = v[i].end - v[i].start;
 		nload += v[i].dump != 0;
