@@ -198,16 +198,19 @@ static void keep_callers_stack(struct vma *v, uint64_t sp, uint64_t page)
  * pages, a pool it fences off) still holds blocks: kept, as the kernel's cores keep
  * it, from the first to the last resident page, read through our own copy of the
  * mapping made readable (the writer is a fork: the program's protection stays).
- * mincore() bounds the range, so a large reservation never touched costs nothing;
- * pages swapped out are missed.
+ * mincore() bounds the range, so a reservation never touched costs nothing; pages
+ * swapped out are missed. mincore's cost is a byte per page, so mappings past
+ * UNREADABLE_MAX (a sanitizer's shadow gap spans terabytes) are left out.
  */
+#define UNREADABLE_MAX (1ull << 30)
 static void keep_unreadable(struct vma *v, uint64_t page)
 {
 	unsigned char vec[4096];
 	uint64_t first = 0, last = 0;
 
 	if (v->dump || v->perms[0] == 'r' || v->perms[3] != 'p' || v->path[0] == '/' ||
-	    starts(v->path, "[v") || is_scratch(v->start, v->end))
+	    starts(v->path, "[v") || is_scratch(v->start, v->end) ||
+	    v->end - v->start > UNREADABLE_MAX)
 		return;
 	for (uint64_t a = v->start; a < v->end;) {
 		uint64_t len = v->end - a < sizeof(vec) * page ? v->end - a : sizeof(vec) * page;
