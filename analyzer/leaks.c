@@ -61,6 +61,8 @@ struct lk {
 	size_t nwork, work_cap;
 	bool be;
 	unsigned wsize;
+	uint8_t *hide;			/* per block: held only from suppressed leaks */
+	bool hiding;			/* the scan marks hide, not states */
 	uint64_t root_bytes, scanned_bytes, allocator_bytes;
 };
 
@@ -217,6 +219,17 @@ static inline void mark(struct lk *k, uint64_t w, bool prior_definite)
 	}
 }
 
+/* After the passes: a word in a suppressed leak, or in a block only it holds. */
+static inline void mark_hidden(struct lk *k, uint64_t w)
+{
+	size_t i = lookup(k, w);
+
+	if (i == SIZE_MAX || k->b[i].state == ST_REACHABLE || k->hide[i])
+		return;
+	k->hide[i] = 1;
+	push(k, i);
+}
+
 /* Pass 2: a word in a block of the clique led by leader. */
 static inline void mark_clique(struct lk *k, uint64_t w, size_t leader)
 {
@@ -285,7 +298,9 @@ static void scan_span(struct lk *k, uint64_t a, uint64_t b, bool prior_definite,
 
 			if (w < k->lo || w >= k->hi)
 				continue;
-			if (leader == SIZE_MAX)
+			if (k->hiding)
+				mark_hidden(k, w);
+			else if (leader == SIZE_MAX)
 				mark(k, w, prior_definite);
 			else
 				mark_clique(k, w, leader);
@@ -547,7 +562,10 @@ static bool suppressed(struct leak_supp *supp, struct sym *sym, const uint64_t *
 		p = sym_lookup(sym, pcs[i], true);
 		for (size_t j = 0; j < supp->n; j++) {
 			const char *pat = supp->pat[j];
-			bool hit = template_match(pat, p->module);
+			/* the module as the core records it, or its file name alone */
+			const char *slash = p->module ? strrchr(p->module, '/') : NULL;
+			bool hit = template_match(pat, p->module) ||
+				   (slash && template_match(pat, slash + 1));
 
 			for (unsigned f = 0; f < p->nframes && !hit; f++)
 				hit = template_match(pat, p->frames[f].func) ||
@@ -622,11 +640,13 @@ static void sat_add(uint64_t *a, uint64_t b)
  * v1 one (its stack lies below it) is decoded again.
  */
 static void join_classes(const struct lk *k, const struct scan_result *scan,
-			 struct collect cc[LEAK_NCLASSES], struct join_info ji[LEAK_NCLASSES])
+			 struct collect cc[2 * LEAK_NCLASSES],
+			 struct join_info ji[2 * LEAK_NCLASSES])
 {
 	struct decode_buf *buf = xmalloc(sizeof(*buf));
+	int ncc = k->hide ? 2 * LEAK_NCLASSES : LEAK_NCLASSES;
 
-	for (int c = 0; c < LEAK_NCLASSES; c++) {
+	for (int c = 0; c < ncc; c++) {
 		collect_init(&cc[c]);
 		cc[c].opts = scan->found.opts;	/* by thread, one region: as the plain report */
 		for (size_t i = 0; i < scan->found.nrecs; i++)
@@ -636,11 +656,77 @@ static void join_classes(const struct lk *k, const struct scan_result *scan,
 		struct decoded d;
 
 		if (scan_block_decoded(k->img, &k->b[i], buf, &d))
-			collect_add(&cc[state_class(k->b[i].state)], &d);
+			collect_add(&cc[state_class(k->b[i].state) +
+					(k->hide && k->hide[i] ? LEAK_NCLASSES : 0)], &d);
 	}
 	free(buf);
-	for (int c = 0; c < LEAK_NCLASSES; c++)
+	for (int c = 0; c < ncc; c++)
 		collect_join(&cc[c], &ji[c]);
+}
+
+/* The stack of block i: a v2 block's through its site (recs joined), a v1 one's below
+ * it (in buf). */
+static bool block_pcs(const struct lk *k, const struct collect *recs, size_t i,
+		      struct decode_buf *buf, const uint64_t **pcs, unsigned *n)
+{
+	const struct scan_block *b = &k->b[i];
+	const struct decoded_stack *st;
+	struct decoded d;
+
+	if (b->version == 2) {
+		st = b->site ? collect_site_stack(recs, b->site) : NULL;
+		if (!st)
+			return false;
+		*pcs = st->pcs;
+		*n = st->nframes;
+		return true;
+	}
+	if (!scan_block_decoded(k->img, b, buf, &d))
+		return false;
+	*pcs = d.block.pcs;
+	*n = d.block.nframes;
+	return true;
+}
+
+/*
+ * As LeakSanitizer: a suppressed leak hides what it alone holds. Every block not
+ * reachable whose stack a suppression matches, and every block not reachable that
+ * one of those points to (transitively, any pointer), is marked in k->hide, and
+ * counts as suppressed in its class.
+ */
+static void hide_suppressed(struct lk *k, const struct scan_result *scan, struct sym *sym,
+			    struct leak_supp *supp)
+{
+	struct decode_buf *buf;
+	struct collect recs;
+	struct join_info ji;
+	uint64_t scanned = k->scanned_bytes;
+
+	if (!supp || !supp->n || !k->n)
+		return;
+	k->hide = xcalloc(k->n, 1);
+	collect_init(&recs);
+	recs.opts = scan->found.opts;
+	for (size_t i = 0; i < scan->found.nrecs; i++)
+		collect_add(&recs, &scan->found.recs[i]);
+	collect_join(&recs, &ji);
+	buf = xmalloc(sizeof(*buf));
+	for (size_t i = 0; i < k->n; i++) {
+		const uint64_t *pcs;
+		unsigned n;
+
+		if (k->b[i].state == ST_REACHABLE || k->hide[i] ||
+		    !block_pcs(k, &recs, i, buf, &pcs, &n) || !suppressed(supp, sym, pcs, n))
+			continue;
+		k->hide[i] = 1;
+		push(k, i);
+		k->hiding = true;
+		drain(k, SIZE_MAX);
+		k->hiding = false;
+	}
+	free(buf);
+	collect_free(&recs);
+	k->scanned_bytes = scanned;
 }
 
 void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *sym,
@@ -648,8 +734,8 @@ void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *
 		 struct leak_summary *sum)
 {
 	struct lk k = { .img = img, .alloc = alloc && alloc->known ? alloc : NULL, .be = img->big_endian, .wsize = img->wsize };
-	struct collect cc[LEAK_NCLASSES];
-	struct join_info ji[LEAK_NCLASSES];
+	struct collect cc[2 * LEAK_NCLASSES];
+	struct join_info ji[2 * LEAK_NCLASSES];
 	struct stacks out;
 	uint64_t unknown_blocks = 0, unknown_bytes = 0;
 	size_t m = 0;
@@ -689,13 +775,16 @@ void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *
 		sum->allocator_known = alloc->known;
 	}
 
+	hide_suppressed(&k, scan, sym, supp);
 	stacks_init(&out);
 	join_classes(&k, scan, cc, ji);
-	for (int c = 0; c < LEAK_NCLASSES; c++) {
+	for (int cc_i = 0; cc_i < (k.hide ? 2 : 1) * LEAK_NCLASSES; cc_i++) {
+		int c = cc_i % LEAK_NCLASSES;
+		bool hidden = cc_i >= LEAK_NCLASSES;
 		struct stack **all;
 		size_t n;
 
-		all = stacks_list(&cc[c].stacks, &n);
+		all = stacks_list(&cc[cc_i].stacks, &n);
 		for (size_t i = 0; i < n; i++) {
 			const struct stack *s = all[i];
 			/* the sites' counters (calls, frees) are not split by class: left out */
@@ -706,7 +795,7 @@ void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *
 			struct stack_key key = { .pcs = s->pcs, .nframes = s->nframes, .tid = s->tid,
 				.flags = s->flags | (unsigned)(c + 1) << LEAK_FLAG_SHIFT };
 
-			if (suppressed(supp, sym, s->pcs, s->nframes)) {
+			if (hidden || suppressed(supp, sym, s->pcs, s->nframes)) {
 				sat_add(&sum->supp_bytes[c], stack_bytes(s));
 				sat_add(&sum->supp_blocks[c], stack_blocks(s));
 				continue;
@@ -717,17 +806,18 @@ void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *
 				continue;
 			stacks_add_group(&out, &key, &a);
 		}
-		if (mask & 1u << c) {
-			unknown_blocks += ji[c].unknown_blocks;
-			unknown_bytes += ji[c].unknown_bytes;
+		if (mask & 1u << c && !hidden) {
+			unknown_blocks += ji[cc_i].unknown_blocks;
+			unknown_bytes += ji[cc_i].unknown_bytes;
 		}
 		free(all);
-		collect_free(&cc[c]);
+		collect_free(&cc[cc_i]);
 	}
 	stacks_free(&scan->stacks);
 	scan->stacks = out;
 	scan->join.unknown_blocks = unknown_blocks;
 	scan->join.unknown_bytes = unknown_bytes;
+	free(k.hide);
 	free(k.end);
 	free(k.rkey);
 	free(k.cell);

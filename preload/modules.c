@@ -7,8 +7,12 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <elf.h>
+#include <limits.h>
 #include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "heapprof_format.h"
 #include "table.h"
@@ -72,6 +76,32 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
+/*
+ * A library opened by a relative path keeps that path as its name, which means
+ * nothing to a report made elsewhere: the file the kernel mapped for its text
+ * (/proc/self/map_files, right whatever the directory is now), else the path from the
+ * current directory. Left as it is if neither works.
+ */
+static void absolute_path(struct module_rec *m)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	char link[80], buf[PATH_MAX];
+	ssize_t n;
+
+	if (m->path[0] == '/')
+		return;
+	snprintf(link, sizeof(link), "/proc/self/map_files/%lx-%lx",
+		 (unsigned long)(m->text_start & ~(page - 1)),
+		 (unsigned long)((m->text_end + page - 1) & ~(page - 1)));
+	n = readlink(link, buf, sizeof(buf) - 1);
+	if (n > 0 && buf[0] == '/')
+		buf[n] = 0;
+	else if (!realpath(m->path, buf))
+		return;
+	if (strlen(buf) < sizeof(m->path))
+		strcpy(m->path, buf);
+}
+
 void *modules_before_close(void *handle)
 {
 	struct link_map *lm = NULL;
@@ -88,7 +118,10 @@ void *modules_before_close(void *handle)
 	strncpy(m->path, lm->l_name, sizeof(m->path) - 1);
 	f = (struct find){ lm->l_addr, m, 0 };
 	dl_iterate_phdr(find_module, &f);
-	return f.found && m->text_end ? m : NULL;
+	if (!f.found || !m->text_end)
+		return NULL;
+	absolute_path(m);
+	return m;
 }
 
 void modules_after_close(void *rec, int (*real_dlclose)(void *))

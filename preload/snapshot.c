@@ -447,10 +447,49 @@ static void say_refused(void)
 	snap_line_say(&l);
 }
 
-/* Registers of the caller's caller; apart, since getcontext returns twice. */
+/* Registers of the caller's caller; apart, since getcontext returns twice. uc is
+ * zeroed first: getcontext leaves some registers (rax, r10, r11, eflags, cs) and
+ * most of the structure unwritten, and what it leaves would be read as roots. */
 static __attribute__((noinline)) const ucontext_t *here(ucontext_t *uc)
 {
+	memset(uc, 0, sizeof(*uc));
 	return getcontext(uc) == 0 ? uc : NULL;
+}
+
+/*
+ * The context of a caller of ours whose stack pointer was sp at the call and which
+ * returns to pc: the callee-saved registers as they are here (still its own, or ours
+ * whose values point at heapprof's memory, never into a block), sp and pc its own,
+ * and the registers a call clobbers zeroed. So the snapshot's stack starts at the
+ * caller's frame, and the frames below it (ours, and the dead ones we overlie) are
+ * no roots.
+ */
+__attribute__((noinline)) const ucontext_t *snapshot_context_at(ucontext_t *uc, uintptr_t sp,
+								 uintptr_t pc)
+{
+	if (!here(uc))
+		return NULL;
+#if defined(__x86_64__)
+	{
+		greg_t *g = uc->uc_mcontext.gregs;
+		static const int clobbered[] = { REG_RAX, REG_RCX, REG_RDX, REG_RSI, REG_RDI,
+						 REG_R8, REG_R9, REG_R10, REG_R11 };
+
+		for (size_t i = 0; i < sizeof(clobbered) / sizeof(clobbered[0]); i++)
+			g[clobbered[i]] = 0;
+		g[REG_RSP] = (greg_t)sp;
+		g[REG_RIP] = (greg_t)pc;
+	}
+#elif defined(__aarch64__)
+	for (int i = 0; i < 18; i++)	/* x0-x17: arguments, results, scratch */
+		uc->uc_mcontext.regs[i] = 0;
+	uc->uc_mcontext.sp = sp;
+	uc->uc_mcontext.pc = pc;
+#else
+	(void)sp;
+	(void)pc;
+#endif
+	return uc;
 }
 
 /* Take busy with no writer in flight, as why wants it; 0 or EBUSY. */

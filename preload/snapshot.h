@@ -7,6 +7,7 @@
 #define HP_SNAPSHOT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <ucontext.h>
 
 #include "boot.h"
@@ -39,6 +40,10 @@ HP_HIDDEN int snapshot_take(const char *path, const ucontext_t *uc, int sig, enu
  * errno value when it failed (EIO: it died), ETIMEDOUT when it still runs.
  */
 HP_HIDDEN int snapshot_wait(long timeout_ms);
+
+/* Fill uc with the context of a caller whose stack pointer was sp at the call and
+ * which returns to pc (see snapshot.c); uc, or NULL if getcontext failed. */
+HP_HIDDEN const ucontext_t *snapshot_context_at(ucontext_t *uc, uintptr_t sp, uintptr_t pc);
 
 /* In the child of fork(): no snapshot is being taken or written there. */
 HP_HIDDEN void snapshot_after_fork(void);

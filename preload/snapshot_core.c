@@ -174,6 +174,65 @@ static void choose(struct vma *v, const struct vma *next, bool full, uint64_t pa
 		v->dump = page;	/* the ELF header: modules are found by it */
 }
 
+/*
+ * The calling thread's stack, when choose() left it out (compact leaves out the main
+ * thread's [stack]): its used part, from the stack pointer (less the x86-64 red zone
+ * a leaf may use) up, so that what a live frame holds is a root for --leaks. Cheap:
+ * one thread's used stack.
+ */
+static void keep_callers_stack(struct vma *v, uint64_t sp, uint64_t page)
+{
+	uint64_t from = sp > 128 ? (sp - 128) & ~(page - 1) : 0;
+
+	if (v->dump || !sp || sp < v->start || sp >= v->end || v->perms[0] != 'r' ||
+	    v->perms[1] != 'w' || v->perms[3] != 'p' || v->path[0] == '/')
+		return;
+	if (from > v->start)
+		v->start = from;
+	v->dump = v->end - v->start;
+	v->holes = true;
+}
+
+/*
+ * Anonymous private memory the program made unreadable (mprotect PROT_NONE: guard
+ * pages, a pool it fences off) still holds blocks: kept, as the kernel's cores keep
+ * it, from the first to the last resident page, read through our own copy of the
+ * mapping made readable (the writer is a fork: the program's protection stays).
+ * mincore() bounds the range, so a reservation never touched costs nothing; pages
+ * swapped out are missed. mincore's cost is a byte per page, so mappings past
+ * UNREADABLE_MAX (a sanitizer's shadow gap spans terabytes) are left out.
+ */
+#define UNREADABLE_MAX (1ull << 30)
+static void keep_unreadable(struct vma *v, uint64_t page)
+{
+	unsigned char vec[4096];
+	uint64_t first = 0, last = 0;
+
+	if (v->dump || v->perms[0] == 'r' || v->perms[3] != 'p' || v->path[0] == '/' ||
+	    starts(v->path, "[v") || is_scratch(v->start, v->end) ||
+	    v->end - v->start > UNREADABLE_MAX)
+		return;
+	for (uint64_t a = v->start; a < v->end;) {
+		uint64_t len = v->end - a < sizeof(vec) * page ? v->end - a : sizeof(vec) * page;
+
+		if (mincore((void *)(uintptr_t)a, len, vec) < 0)
+			return;
+		for (uint64_t i = 0; i < len / page; i++)
+			if (vec[i] & 1) {
+				if (!first)
+					first = a + i * page;
+				last = a + (i + 1) * page;
+			}
+		a += len;
+	}
+	if (!first || mprotect((void *)(uintptr_t)first, last - first, PROT_READ) < 0)
+		return;
+	v->start = first;
+	v->end = last;
+	v->dump = last - first;
+	v->holes = true;
+}
+
 /* ---- notes ------------------------------------------------------------------------ */
 
 struct notes {
@@ -467,6 +526,8 @@ int snap_core_write(struct snap_job *j)
 	n = parse_maps(maps, v, n);
 	for (size_t i = 0; i < n; i++) {
 		choose(&v[i], i + 1 < n ? &v[i + 1] : NULL, j->full, page);
+		keep_callers_stack(&v[i], j->sp, page);
+		keep_unreadable(&v[i], page);
 		if (v[i].dump > v[i].end - v[i].start)
 			v[i].dump = v[i].end - v[i].start;
 		nload += v[i].dump != 0;
@@ -524,7 +585,8 @@ static void regs_from(elf_gregset_t out, const ucontext_t *uc)
 		for (int i = 0; i < 27; i++)
 			out[i] = from[i] >= 0 ? (elf_greg_t)g[from[i]] : 0;
 		out[15] = (elf_greg_t)-1;
-		out[17] = (elf_greg_t)(g[REG_CSGSFS] & 0xffff);
+		/* getcontext leaves cs unwritten (zero in ours): the user code segment */
+		out[17] = (elf_greg_t)(g[REG_CSGSFS] & 0xffff ? g[REG_CSGSFS] & 0xffff : 0x33);
 		out[20] = 0x2b;	/* user SS: not in a ucontext */
 		syscall(SYS_arch_prctl, 0x1003 /* ARCH_GET_FS */, &fs_base);
 		out[21] = fs_base;
@@ -543,4 +605,11 @@ void snap_core_prepare(struct snap_job *j, const ucontext_t *uc)
 	j->pgrp = getpgrp();
 	j->sid = getsid(0);
 	regs_from(j->regs, uc);
+#if defined(__x86_64__)
+	j->sp = uc ? (uint64_t)uc->uc_mcontext.gregs[REG_RSP] : 0;
+#elif defined(__aarch64__)
+	j->sp = uc ? uc->uc_mcontext.sp : 0;
+#else
+	j->sp = 0;
+#endif
 }

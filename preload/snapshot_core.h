@@ -21,6 +21,7 @@ struct snap_job {
 	int cursig;		/* the signal that asked for it, 0 if none */
 	pid_t pid, tid, ppid, pgrp, sid;
 	elf_gregset_t regs;	/* the calling thread's, in the kernel's core layout */
+	uint64_t sp;		/* the calling thread's stack pointer, 0 if unknown */
 	uint64_t t0_ns;		/* CLOCK_MONOTONIC when it was asked for */
 	uint32_t gen;		/* asynchronous: the writer's generation; 0: waited for */
 };

@@ -97,18 +97,31 @@ static void on_toggle_signal(int sig, siginfo_t *si, void *uc)
 
 /* ---- exit and HEAPPROF_AT_EXIT ---------------------------------------------------- */
 
+/* The stack pointer of our caller at the call: our canonical frame address. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define CALLER_SP() ((uintptr_t)__builtin_dwarf_cfa())
+#else
+#define CALLER_SP() ((uintptr_t)__builtin_frame_address(0) + 2 * sizeof(void *))
+#endif
+
 /*
  * A snapshot asked for just before exit is written by a child that outlives the
  * process: wait for it (HEAPPROF_WAIT_MS at most), so that the file is there, complete,
- * once the program is gone. Then HEAPPROF_AT_EXIT's own.
+ * once the program is gone. Then HEAPPROF_AT_EXIT's own, whose thread context is that
+ * of our caller (exit's handlers), as LeakSanitizer starts its stack scan where exit
+ * was called: our frames, and the program's dead ones we write over, are no roots.
  */
-static void at_exit(void)
+static __attribute__((noinline)) void at_exit(void)
 {
+	ucontext_t uc;
+
 	if (snapshot_wait((long)hp_opt.wait_ms) == ETIMEDOUT)
 		hp_warn("exit waited HEAPPROF_WAIT_MS for a snapshot still being written; "
 			"it goes on under its .part name", NULL, NULL);
 	if (hp_opt.at_exit)
-		snapshot_take(NULL, NULL, 0, SNAP_EXIT);
+		snapshot_take(NULL, snapshot_context_at(&uc, CALLER_SP(),
+							 (uintptr_t)__builtin_return_address(0)),
+			      0, SNAP_EXIT);
 }
 
 /* ---- HEAPPROF_AT_CRASH ------------------------------------------------------------ */

@@ -44,3 +44,11 @@ test_case 'same answers behind an aligned_alloc that refuses odd alignments' '
 	LD_PRELOAD="$PRELOAD $strict" $prog >got 2>err &&
 	expect_same want-strict got && ! test -s err
 '
+
+# README (HEAPPROF_REPLAY): the replay table of each thread is freed at its exit
+# through one pthread key of heapprof's own; without replay there is none
+test_case 'pthread keys: one fewer with HEAPPROF_REPLAY=1, as documented, all with 0' '
+	all=$($PROGS/keys) &&
+	test "$(HEAPPROF_REPLAY=1 LD_PRELOAD=$PRELOAD $PROGS/keys)" = $((all - 1)) &&
+	test "$(HEAPPROF_REPLAY=0 LD_PRELOAD=$PRELOAD $PROGS/keys)" = $all
+'

@@ -26,6 +26,18 @@ test_case 'the text report names the module as unloaded' '
 	grep -q "plugin_alloc  .*libplugin.c:[0-9]*  (libplugin.so (unloaded))" plugin.text
 '
 
+test_case 'opened by a relative path: named from its file wherever the report is made' '
+	run_preloaded $PROGS/plugin_host ./libplugin.so &&
+	take_core relative.core &&
+	mkdir -p elsewhere &&
+	(cd elsewhere && heapprof-analyze -f collapsed $PROGS/plugin_host ../relative.core \
+		>../relative.txt 2>../relative.err) &&
+	cat relative.txt relative.err &&
+	grep -q ";main;plugin_run;plugin_alloc 10000\$" relative.txt &&
+	expect_bytes plugin_alloc_big 5000 relative.txt &&
+	! grep -q "not symbolized" relative.err
+'
+
 test_case 'file moved away: its debug file is found by build-id in --debug-dir' '
 	test -n "$id" &&
 	mkdir -p dbg/.build-id/${id%${id#??}} &&

@@ -80,7 +80,7 @@ test_case 'suppressions: LeakSanitizer leak: patterns on function, file, module'
 	heapprof-analyze --leaks --suppressions=supp1 -f collapsed $PROGS/leaky leaky.core >s1.txt &&
 	! grep -q "alloc_plain\|alloc_list_head" s1.txt && grep -q alloc_cycle s1.txt &&
 	heapprof-analyze --leaks --suppressions=supp1 $PROGS/leaky leaky.core >s1.text &&
-	grep -q "suppressed: 224 bytes in 3 blocks (2 of 2 patterns matched)" s1.text &&
+	grep -q "suppressed: 384 bytes in 8 blocks (2 of 2 patterns matched)" s1.text &&
 	echo "leak:leaky.c" >supp2 &&
 	heapprof-analyze --leaks=all --suppressions=supp2 -f collapsed $PROGS/leaky leaky.core >s2.txt &&
 	! grep -q alloc_ s2.txt &&
@@ -93,6 +93,27 @@ test_case 'suppressions: LeakSanitizer leak: patterns on function, file, module'
 	echo "race:foo" >bad &&
 	heapprof-analyze --leaks --suppressions=bad $PROGS/leaky leaky.core 2>err; [ $? = 2 ] &&
 	grep -q "bad:1: not a suppression" err
+'
+
+test_case 'suppressions: a suppressed leak hides the blocks only it holds, as LeakSanitizer' '
+	# the list head suppressed: its 5 nodes (indirectly lost) go with it
+	! grep -q alloc_list_node s1.txt &&
+	grep -q "^  indirectly lost: 48 bytes in 2 blocks" s1.text &&
+	echo "leak:alloc_interior\$" >supp5 &&
+	heapprof-analyze --leaks=all --suppressions=supp5 -f collapsed $PROGS/leaky leaky.core >s5.txt &&
+	! grep -q alloc_interior s5.txt && grep -q alloc_plain s5.txt &&
+	heapprof-analyze --leaks=all --suppressions=supp5 $PROGS/leaky leaky.core >s5.text &&
+	grep -q "suppressed: 256 bytes in 2 blocks (1 of 1 patterns matched)" s5.text
+'
+
+test_case 'suppressions: a module by the path the core records, or its file name' '
+	ln -s $PROGS/leaky renamed &&
+	echo "leak:^leaky\$" >supp6 &&
+	heapprof-analyze --leaks --suppressions=supp6 -f collapsed ./renamed leaky.core >s6.txt &&
+	! grep -q alloc_ s6.txt &&
+	echo "leak:^$PROGS/leaky\$" >supp7 &&
+	heapprof-analyze --leaks --suppressions=supp7 -f collapsed ./renamed leaky.core >s7.txt &&
+	! grep -q alloc_ s7.txt
 '
 
 if command -v valgrind >/dev/null 2>&1 && [ -n "$(valgrind --version 2>/dev/null)" ]; then
