@@ -526,6 +526,12 @@ const struct decoded_stack *collect_site_stack(const struct collect *c, uint32_t
 	return k;
 }
 
+const struct decoded_site *collect_site(const struct collect *c, uint32_t id,
+				       const struct decoded_stack **stack)
+{
+	return site_of(c, id, stack);
+}
+
 const struct decoded_stack *collect_stack(const struct collect *c, uint32_t id)
 {
 	bool ambiguous;

@@ -92,6 +92,9 @@ const char *collect_thread_name(const struct collect *c, uint32_t tid);
 /* After the join: the stack record that site id leads to, or NULL (missing, damaged or
  * ambiguous records). */
 const struct decoded_stack *collect_site_stack(const struct collect *c, uint32_t site);
+/* After the join: site id's record (its thread, region) and its stack, or NULL. */
+const struct decoded_site *collect_site(const struct collect *c, uint32_t id,
+				       const struct decoded_stack **stack);
 /* After the join: the stack record of id (a free's in an event ring), or NULL. */
 const struct decoded_stack *collect_stack(const struct collect *c, uint32_t id);
 void collect_free(struct collect *c);

@@ -1,8 +1,9 @@
 /*
- * The heap as a graph: the live blocks of one scan sorted and indexed, the conservative
- * pointers between them (leaks.c's scan, the allocator's free chunks and metadata left
- * out), the roots with names, a virtual root above them, and the dominator tree.
- * Built once per run for --metric=retained_space and --why.
+ * The heap as a graph, built once per run and shared by every question asked of it:
+ * the live blocks of one scan sorted and indexed, the roots with names, the pointers
+ * between blocks (the allocator's free chunks and metadata left out) and, on demand,
+ * the dominator tree. --leaks (leaks.c), --metric=retained_space (graph_dom.c) and
+ * --why (graph_why.c) are consumers; graph.c builds it.
  */
 #ifndef HP_GRAPH_H
 #define HP_GRAPH_H
@@ -11,40 +12,160 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core_notes.h"
+
 struct alloc;
 struct image;
+struct scan_block;
 struct scan_result;
 struct sym;
 
-struct graph;
+/*
+ * Nodes: 0 is the virtual root above all roots, block i (sorted by address) is node
+ * i + 1. Edges are node numbers; GRAPH_INTERIOR marks one where no word points to
+ * the target's first byte (memcheck's interior pointer).
+ */
+#define GRAPH_INTERIOR (1u << 31)
+#define GRAPH_NODE(e) ((e) & ~GRAPH_INTERIOR)
+#define GRAPH_MAX_BLOCKS ((size_t)GRAPH_INTERIOR - 2)
+#define GRAPH_NONE UINT32_MAX
+
+/* rooted[i]: what the roots hold of block i */
+enum { GRAPH_UNROOTED, GRAPH_ROOT_INTERIOR, GRAPH_ROOT_START };
+
+/* A root pointing into a block, named: a register of a thread, or a word of memory. */
+struct graph_root {
+	bool reg;
+	size_t thread;		/* index into graph.th */
+	unsigned regno;		/* pr_reg word */
+	uint64_t addr;		/* the word's address (memory roots) */
+};
+
+struct graph_stack {		/* one distinct allocation stack key (graph_dom.c) */
+	uint64_t hash;
+	uint64_t *pcs;		/* owned */
+	unsigned nframes, flags;
+	uint32_t tid;
+	uint64_t retained;
+};
+
+struct graph {
+	const struct image *img;
+	const struct alloc *alloc;	/* known allocator, or NULL: its chunks are no roots */
+	struct scan_block *b;		/* the scan's list, sorted by user, one per address */
+	uint64_t *end;			/* pointer range end, clamped below the next block */
+	size_t n;
+	struct core_threads th;		/* registers and stack pointers: roots */
+	uint64_t *tls_lo, *tls_hi;	/* per thread; 0, 0 when unknown */
+
+	/* the block index (graph.c) */
+	uint64_t lo, hi;		/* [lowest user, highest end) */
+	uint64_t *rkey;			/* sorted region numbers (addr >> GRAPH_REGION_SHIFT) */
+	size_t nreg;
+	unsigned gshift;		/* log2 of the granule */
+	size_t stride;			/* cells per region: granules + 1 */
+	uint32_t *cell;			/* nreg * stride */
+	bool huge;			/* some block spans more than two regions */
+
+	/* roots and edges; successors of node v are edge[eoff[v] .. eoff[v + 1]) */
+	uint8_t *rooted;		/* by block: GRAPH_ROOT_* */
+	uint32_t *eoff, *edge;
+	size_t nedges, edge_cap;
+	uint64_t root_bytes;		/* memory scanned as roots */
+	uint64_t allocator_bytes;	/* left out: free chunks, malloc's metadata */
+	uint64_t scanned_bytes;		/* block contents scanned */
+	bool stack_cut;			/* some stack was scanned from its pointer up */
+
+	/* the dominator tree (graph_dominators) */
+	uint32_t *idom;			/* by node */
+	uint32_t *post;			/* node -> postorder number; the root's is n */
+	uint32_t *order;		/* postorder -> node */
+	uint64_t *ret;			/* by node: bytes its dominator subtree holds */
+	uint64_t reached;		/* blocks reached from the roots */
+
+	/* each block's stack (graph_stacks) */
+	uint32_t *sid;
+	struct graph_stack *ids;
+	size_t nids;
+	uint32_t *slot;			/* open-addressed ids by hash */
+	size_t cap;
+	uint32_t *parent;		/* --why: BFS tree from the root, by node */
+
+	/* root walk state (graph.c) */
+	uint32_t find;			/* block sought, GRAPH_NONE: mark every rooted one */
+	bool found;
+	struct graph_root ref;
+};
 
 /*
- * Build the graph of scan's listed blocks (scan_image_blocks_with); sorts scan->list
- * by address and keeps one block per address, as leaks_apply does. alloc (may be NULL
- * or not known) says what is no root. Then the dominator tree (Cooper, Harvey and
- * Kennedy's iterative algorithm on reverse postorder); blocks no root reaches hang
- * below the virtual root from the lowest-addressed block of each unreached group.
- * Exits (EXIT_NO_REPORT) only on more than 2^32 - 2 blocks.
+ * Build the graph of scan's listed blocks (scan_image_blocks_with): sorts scan->list by
+ * address and keeps one block per address (their state cleared); alloc (may be NULL or
+ * not known) says what is no root. Roots: every thread's registers, every byte of the
+ * image outside blocks (stacks from their thread's stack pointer up, less x86-64's red
+ * zone), less the allocator's free chunks and metadata. Exits (EXIT_NO_REPORT) only on
+ * more than GRAPH_MAX_BLOCKS blocks.
  */
 struct graph *graph_build(const struct image *img, struct scan_result *scan,
 			  const struct alloc *alloc);
+void graph_free(struct graph *g);
 
-/* Add each stack's retained bytes (its blocks' dominator subtrees, each block once)
- * to scan->stacks' counts, keyed as the plain join keys them (no --by-thread). */
-void graph_add_retained(struct graph *g, struct scan_result *scan);
+/* The block w points into (start or interior), or SIZE_MAX. */
+size_t graph_lookup(const struct graph *g, uint64_t w);
+
+/* The bytes of block i the scan reads: its user bytes, clamped below the next block. */
+uint64_t graph_content_end(const struct graph *g, size_t i);
+
+/* The first root (registers first, then memory by address) pointing into block j. */
+bool graph_find_root(struct graph *g, size_t j, struct graph_root *out);
+
+/* Offset in block i of its first word pointing into block j (0 if none). */
+uint64_t graph_pointer_offset(struct graph *g, size_t i, size_t j);
+
+/*
+ * The dominator tree (Cooper, Harvey and Kennedy's iterative algorithm on reverse
+ * postorder), once; blocks no root reaches hang below the virtual root from the
+ * lowest-addressed block of each unreached group. Then ret[] by node.
+ */
+void graph_dominators(struct graph *g);
+
+/*
+ * Each block's stack key (sid, ids), as collect_join keys the plain report, once. It
+ * and graph_add_retained fill the same table: a run asks for one of them.
+ */
+void graph_stacks(struct graph *g, const struct scan_result *scan);
+
+/* How retained bytes are keyed and which blocks count (graph_add_retained). */
+struct graph_keying {
+	bool by_thread;			/* --by-thread: key by the thread too */
+	bool region;			/* --region: only blocks of sites in region_id */
+	uint32_t region_id;
+	/* extra stack flags for a block (--leaks' class), or NULL */
+	unsigned (*flags)(const struct scan_block *b);
+};
+
+/* Does block i count: not marked out, and in k's region if it names one (k may be NULL). */
+bool graph_counted(const struct graph *g, const struct scan_result *scan,
+		   const struct graph_keying *k, size_t i);
+
+/*
+ * Add each stack's retained bytes (its blocks' dominator subtrees, each block once) to
+ * scan->stacks' counts, keyed as k says. Blocks marked out (scan_block.out) and, with
+ * k->region, blocks of other regions add nothing; what they retain still counts.
+ */
+void graph_add_retained(struct graph *g, struct scan_result *scan, const struct graph_keying *k);
 
 /*
  * --why: WHAT is 0xADDR (the block holding ADDR) or a POSIX extended regex matched
- * against the frame names of each block's stack. For the top (0: all) largest such
- * blocks, the shortest path from a root to it. Returns 0, or -1 when WHAT is a bad
- * regex (err gets why); 1 when no block matched.
+ * against the frame names of each block's stack; blocks marked out, or outside k's
+ * region, are not picked. For the top (0: all) largest such blocks, the shortest path
+ * from a root to it. Returns 0, or -1 when WHAT is a bad regex (err gets why); 1 when
+ * no block matched.
  */
 int graph_why(struct graph *g, const struct scan_result *scan, struct sym *sym,
-	      const char *what, size_t top, FILE *f, char *err, size_t errlen);
+	      const struct graph_keying *k, const char *what, size_t top, FILE *f, char *err,
+	      size_t errlen);
 
 /* Totals for stderr and tests: blocks, edges, blocks reached from the roots. */
 void graph_counts(const struct graph *g, uint64_t *blocks, uint64_t *edges, uint64_t *reached);
-
-void graph_free(struct graph *g);
 
 #endif

@@ -1,25 +1,18 @@
 /*
- * The leak classifier (see leaks.h). Memcheck's algorithm (mc_leakcheck.c), on the
- * blocks of a core:
+ * The leak classifier (see leaks.h): memcheck's algorithm (mc_leakcheck.c) on the heap
+ * graph (graph.h), whose edges say which blocks each block points into and whether a
+ * pointer holds a block's start:
  *
- *  1. Mark from the roots. A word w points to block b when b.user <= w <
- *     b.user + max(size, 1): a start pointer when w == b.user, else an interior one.
- *     A start pointer from a root or from a reachable block makes b reachable;
- *     anything else (an interior pointer, or any pointer from a possibly lost block)
- *     makes an unreached block possibly lost. A block whose state rises is scanned
- *     (again): each block is scanned at most twice.
+ *  1. Mark from the roots. A start pointer from a root or from a reachable block makes
+ *     b reachable; anything else (an interior pointer, or any pointer from a possibly
+ *     lost block) makes an unreached block possibly lost. A block whose state rises
+ *     passes its pointers on (again).
  *  2. Cliques. For every block still unreached, in address order: it leads a clique;
- *     every unreached block its contents reach (transitively, any pointer) becomes
- *     indirectly lost, including earlier clique leaders. The leaders left are
- *     definitely lost. So a cycle of lost blocks that nothing outside points into has
- *     exactly one definitely lost block, its lowest-addressed one, and the rest are
- *     indirectly lost: what memcheck reports.
- *
- * Finding the block a word points into: blocks sorted by address, then a two-level
- * index: the 1 GiB regions that blocks overlap (sorted), each with an array of cells
- * saying which block is the first to start at or after each granule of the region.
- * The granule grows until the index fits in 32 bytes per block (or 4 MiB), so memory
- * stays linear in the number of blocks whatever the addresses.
+ *     every unreached block it reaches (transitively, any pointer) becomes indirectly
+ *     lost, including earlier clique leaders. The leaders left are definitely lost.
+ *     So a cycle of lost blocks that nothing outside points into has exactly one
+ *     definitely lost block, its lowest-addressed one, and the rest are indirectly
+ *     lost: what memcheck reports.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -28,168 +21,25 @@
 #include <unistd.h>
 
 #include "alloc.h"
-#include "core_notes.h"
 #include "decode.h"
+#include "graph.h"
 #include "image.h"
 #include "leaks.h"
-#include "rd.h"
 #include "scan.h"
 #include "stacks.h"
 #include "sym.h"
 #include "util.h"
 
-#define REGION_SHIFT 30
-#define MAX_REGIONS_PER_BLOCK 2	/* a block spanning more is "huge": found by bsearch */
-#define X86_64_REDZONE 128		/* bytes below rsp a leaf function may use */
-
 enum { ST_UNREACHED, ST_POSSIBLE, ST_REACHABLE, ST_INDIRECT };
 
 struct lk {
-	const struct image *img;
-	const struct alloc *alloc;	/* its free chunks and metadata are no roots */
-	struct scan_block *b;		/* sorted by user */
-	uint64_t *end;			/* pointer range end, clamped below the next block */
+	struct graph *g;
+	struct scan_block *b;		/* g->b */
 	size_t n;
-	uint64_t lo, hi;		/* [lowest user, highest end) */
-	uint64_t *rkey;			/* sorted region numbers (addr >> REGION_SHIFT) */
-	size_t nreg;
-	unsigned gshift;		/* log2 of the granule */
-	size_t stride;			/* cells per region: granules + 1 */
-	uint32_t *cell;			/* nreg * stride */
-	bool huge;			/* some block spans more than MAX_REGIONS_PER_BLOCK */
-	uint32_t *work;			/* block indices to scan */
+	uint32_t *work;			/* block indices to pass on */
 	size_t nwork, work_cap;
-	bool be;
-	unsigned wsize;
 	uint8_t *hide;			/* per block: held only from suppressed leaks */
-	bool hiding;			/* the scan marks hide, not states */
-	uint64_t root_bytes, scanned_bytes, allocator_bytes;
 };
-
-static int block_cmp(const void *a, const void *b)
-{
-	const struct scan_block *x = a, *y = b;
-
-	return (x->user > y->user) - (x->user < y->user);
-}
-
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The last block with user <= w among [lo, hi), or SIZE_MAX. */
-static size_t last_at_or_below(const struct lk *k, size_t lo, size_t hi, uint64_t w)
-{
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->b[mid].user <= w)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? lo - 1 : SIZE_MAX;
-}
-
-static size_t region_find(const struct lk *k, uint64_t r)
-{
-	size_t lo = 0, hi = k->nreg;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->rkey[mid] < r)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < k->nreg && k->rkey[lo] == r ? lo : SIZE_MAX;
-}
-
-/* The block w points into, or SIZE_MAX. */
-static inline size_t lookup(const struct lk *k, uint64_t w)
-{
-	size_t r, i, c;
-	const uint32_t *cell;
-
-	if (w < k->lo || w >= k->hi)
-		return SIZE_MAX;
-	r = region_find(k, w >> REGION_SHIFT);
-	if (r == SIZE_MAX) {
-		if (!k->huge)
-			return SIZE_MAX;
-		i = last_at_or_below(k, 0, k->n, w);
-	} else {
-		c = (size_t)((w & ((1ULL << REGION_SHIFT) - 1)) >> k->gshift);
-		cell = k->cell + r * k->stride + c;
-		/* blocks starting in this granule are [cell[0], cell[1]); the one before
-		 * them may reach into it */
-		i = last_at_or_below(k, cell[0], cell[1], w);
-		if (i == SIZE_MAX || i < cell[0])
-			i = cell[0] ? cell[0] - 1 : SIZE_MAX;
-	}
-	return i != SIZE_MAX && w < k->end[i] ? i : SIZE_MAX;
-}
-
-static void build_index(struct lk *k)
-{
-	size_t cap = 16, budget;
-	uint64_t cells_per_region;
-
-	k->rkey = xmalloc(cap * sizeof(*k->rkey));
-	k->lo = k->n ? k->b[0].user : 0;
-	for (size_t i = 0; i < k->n; i++) {
-		uint64_t r0 = k->b[i].user >> REGION_SHIFT, r1 = (k->end[i] - 1) >> REGION_SHIFT;
-
-		if (k->end[i] > k->hi)
-			k->hi = k->end[i];
-		if (r1 - r0 >= MAX_REGIONS_PER_BLOCK) {
-			k->huge = true;
-			r1 = r0;
-		}
-		for (uint64_t r = r0; r <= r1; r++) {
-			if (k->nreg && k->rkey[k->nreg - 1] == r)
-				continue;
-			if (k->nreg == cap)
-				k->rkey = xrealloc(k->rkey, (cap *= 2) * sizeof(*k->rkey));
-			k->rkey[k->nreg++] = r;
-		}
-	}
-	qsort(k->rkey, k->nreg, sizeof(*k->rkey), u64_cmp);
-	{
-		size_t m = 0;
-
-		for (size_t i = 0; i < k->nreg; i++)
-			if (!m || k->rkey[m - 1] != k->rkey[i])
-				k->rkey[m++] = k->rkey[i];
-		k->nreg = m;
-	}
-	budget = k->n * 32 > ((size_t)4 << 20) ? k->n * 32 : (size_t)4 << 20;
-	for (k->gshift = 9; k->gshift < REGION_SHIFT; k->gshift++) {
-		cells_per_region = (1ULL << (REGION_SHIFT - k->gshift)) + 1;
-		if (k->nreg * cells_per_region * sizeof(uint32_t) <= budget)
-			break;
-	}
-	k->stride = (size_t)(1ULL << (REGION_SHIFT - k->gshift)) + 1;
-	k->cell = xmalloc((k->nreg ? k->nreg : 1) * k->stride * sizeof(*k->cell));
-	for (size_t r = 0, i = 0; r < k->nreg; r++) {
-		uint64_t base = k->rkey[r] << REGION_SHIFT;
-
-		/* blocks are sorted: the first starting at or after the region's start */
-		i = last_at_or_below(k, 0, k->n, base ? base - 1 : 0);
-		i = i == SIZE_MAX ? 0 : i + (k->b[i].user < base);
-		for (size_t c = 0; c < k->stride; c++) {
-			uint64_t g = base + ((uint64_t)c << k->gshift);
-
-			while (i < k->n && k->b[i].user < g)
-				i++;
-			k->cell[r * k->stride + c] = (uint32_t)i;
-		}
-	}
-}
 
 static void push(struct lk *k, size_t i)
 {
@@ -199,16 +49,13 @@ static void push(struct lk *k, size_t i)
 	k->work[k->nwork++] = (uint32_t)i;
 }
 
-/* Pass 1: a word seen in a root (prior_definite) or in a block of that state. */
-static inline void mark(struct lk *k, uint64_t w, bool prior_definite)
+/* Pass 1: an edge e from a root (prior_definite) or from a block of that state. */
+static inline void mark(struct lk *k, uint32_t e, bool prior_definite)
 {
-	size_t i = lookup(k, w);
-	struct scan_block *b;
+	size_t i = GRAPH_NODE(e) - 1;
+	struct scan_block *b = &k->b[i];
 
-	if (i == SIZE_MAX)
-		return;
-	b = &k->b[i];
-	if (w == b->user && prior_definite) {
+	if (!(e & GRAPH_INTERIOR) && prior_definite) {
 		if (b->state != ST_REACHABLE) {
 			b->state = ST_REACHABLE;
 			push(k, i);
@@ -219,225 +66,42 @@ static inline void mark(struct lk *k, uint64_t w, bool prior_definite)
 	}
 }
 
-/* After the passes: a word in a suppressed leak, or in a block only it holds. */
-static inline void mark_hidden(struct lk *k, uint64_t w)
+static void pass_reach(struct lk *k)
 {
-	size_t i = lookup(k, w);
+	const struct graph *g = k->g;
 
-	if (i == SIZE_MAX || k->b[i].state == ST_REACHABLE || k->hide[i])
-		return;
-	k->hide[i] = 1;
-	push(k, i);
-}
-
-/* Pass 2: a word in a block of the clique led by leader. */
-static inline void mark_clique(struct lk *k, uint64_t w, size_t leader)
-{
-	size_t i = lookup(k, w);
-
-	if (i == SIZE_MAX || i == leader || k->b[i].state != ST_UNREACHED)
-		return;
-	k->b[i].state = ST_INDIRECT;
-	push(k, i);
-}
-
-static inline uint64_t load_word(const struct lk *k, const unsigned char *p)
-{
-	if (k->wsize == 8) {
-		uint64_t v;
-
-		memcpy(&v, p, 8);
-		return k->be != host_big_endian() ? __builtin_bswap64(v) : v;
-	} else {
-		uint32_t v;
-
-		memcpy(&v, p, 4);
-		return k->be != host_big_endian() ? __builtin_bswap32(v) : v;
-	}
-}
-
-/* Every aligned word of [a, b) that the image holds; leader SIZE_MAX: pass 1. */
-static void scan_span(struct lk *k, uint64_t a, uint64_t b, bool prior_definite, size_t leader)
-{
-	const struct image *img = k->img;
-	size_t lo = 0, hi = img->nsegs;
-	uint64_t mask = k->wsize - 1;
-
-	if (a > UINT64_MAX - mask)
-		return;
-	a = (a + mask) & ~mask;
-	if (a < b) {
-		/* the first segment that ends after a */
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			const struct seg *s = &img->segs[mid];
-
-			if (s->vaddr + s->size <= a && s->vaddr + s->size > s->vaddr)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-	} else {
-		lo = img->nsegs;
-	}
-	for (; lo < img->nsegs && a < b; lo++) {
-		const struct seg *s = &img->segs[lo];
-		uint64_t from = a > s->vaddr ? a : s->vaddr, to = b;
-		const unsigned char *p;
-
-		if (s->vaddr >= b)
-			break;
-		if (s->size < to - s->vaddr)
-			to = s->vaddr + s->size;
-		from = (from + mask) & ~mask;
-		if (to <= from)
-			continue;
-		p = s->data + (from - s->vaddr);
-		for (uint64_t n = (to - from) / k->wsize; n--; p += k->wsize) {
-			uint64_t w = load_word(k, p);
-
-			if (w < k->lo || w >= k->hi)
-				continue;
-			if (k->hiding)
-				mark_hidden(k, w);
-			else if (leader == SIZE_MAX)
-				mark(k, w, prior_definite);
-			else
-				mark_clique(k, w, leader);
-		}
-		a = to;
-	}
-}
-
-/* The bytes of block i the scan reads: its user bytes, clamped below the next block. */
-static uint64_t content_end(const struct lk *k, size_t i)
-{
-	const struct scan_block *b = &k->b[i];
-	uint64_t e = b->user + b->size;
-
-	if (e < b->user)
-		e = UINT64_MAX;
-	if (i + 1 < k->n) {
-		uint64_t next = k->b[i + 1].user - k->b[i + 1].below;
-
-		if (next > k->b[i + 1].user)
-			next = 0;
-		if (e > next)
-			e = next > b->user ? next : b->user;
-	}
-	return e;
-}
-
-static void drain(struct lk *k, size_t leader)
-{
+	for (uint32_t e = g->eoff[0]; e < g->eoff[1]; e++)
+		mark(k, g->edge[e], true);
 	while (k->nwork) {
 		size_t i = k->work[--k->nwork];
+		bool definite = k->b[i].state == ST_REACHABLE;
 
-		k->scanned_bytes += content_end(k, i) - k->b[i].user;
-		scan_span(k, k->b[i].user, content_end(k, i), k->b[i].state == ST_REACHABLE,
-			  leader);
+		for (uint32_t e = g->eoff[i + 1]; e < g->eoff[i + 2]; e++)
+			mark(k, g->edge[e], definite);
 	}
 }
 
-/* Where block i's bytes end, header and contents: what the root scan skips. */
-static uint64_t extent_end(const struct lk *k, size_t i)
+/* Pass 2: every unreached block leader reaches, leader aside, is indirectly lost. */
+static void pass_cliques(struct lk *k)
 {
-	uint64_t c = content_end(k, i);
+	const struct graph *g = k->g;
 
-	return k->end[i] > c ? k->end[i] : c;
-}
-
-/* [a, b) outside blocks, less what the allocator says is free or its own */
-static void scan_root(struct lk *k, uint64_t a, uint64_t b)
-{
-	const struct alloc *al = k->alloc;
-	size_t i = al ? alloc_nonroot_from(al, a) : 0;
-
-	while (a < b) {
-		uint64_t to = b;
-
-		if (al && i < al->nnonroot && al->nonroot[i].start < b) {
-			if (al->nonroot[i].start <= a) {
-				uint64_t e = al->nonroot[i++].end;
-
-				to = e < b ? e : b;
-				k->allocator_bytes += to - a;
-				a = to;
-				continue;
-			}
-			to = al->nonroot[i].start;
-		}
-		k->root_bytes += to - a;
-		scan_span(k, a, to, true, SIZE_MAX);
-		a = to;
-	}
-}
-
-static void scan_roots(struct lk *k, const struct core_threads *th, struct leak_summary *sum)
-{
-	const struct image *img = k->img;
-
-	for (size_t t = 0; t < th->n; t++)
-		for (unsigned r = 0; r < th->v[t].nregs; r++)
-			mark(k, th->v[t].regs[r], true);
-	for (size_t si = 0; si < img->nsegs; si++) {
-		const struct seg *s = &img->segs[si];
-		uint64_t cur = s->vaddr, send = s->vaddr + s->size;
-		size_t i;
-
-		if (send < s->vaddr)
-			send = UINT64_MAX;
-		for (size_t t = 0; t < th->n; t++) {
-			uint64_t sp = th->v[t].sp;
-
-			if (!th->v[t].have_sp || sp < s->vaddr || sp >= send)
-				continue;
-			if (img->machine == 62 && sp >= s->vaddr + X86_64_REDZONE)
-				sp -= X86_64_REDZONE;
-			if (sp > cur)
-				cur = sp;
-			sum->stack_cut = true;
-		}
-		i = last_at_or_below(k, 0, k->n, cur);
-		if (i == SIZE_MAX)
-			i = 0;
-		while (cur < send) {
-			uint64_t bstart, bend;
-
-			if (i >= k->n) {
-				scan_root(k, cur, send);
-				break;
-			}
-			bstart = k->b[i].user >= k->b[i].below ? k->b[i].user - k->b[i].below : 0;
-			bend = extent_end(k, i);
-			i++;
-			if (bend <= cur)
-				continue;
-			if (bstart > cur) {
-				uint64_t to = bstart < send ? bstart : send;
-
-				scan_root(k, cur, to);
-			}
-			if (bend > cur)
-				cur = bend;
-		}
-		drain(k, SIZE_MAX);
-	}
-}
-
-static void classify(struct lk *k, const struct image *img, struct leak_summary *sum)
-{
-	struct core_threads th;
-
-	core_threads_read(img, &th);
-	sum->threads = (unsigned)th.n;
-	scan_roots(k, &th, sum);
-	core_threads_free(&th);
-	for (size_t i = 0; i < k->n; i++) {
-		if (k->b[i].state != ST_UNREACHED)
+	for (size_t leader = 0; leader < k->n; leader++) {
+		if (k->b[leader].state != ST_UNREACHED)
 			continue;
-		push(k, i);
-		drain(k, i);
+		push(k, leader);
+		while (k->nwork) {
+			size_t i = k->work[--k->nwork];
+
+			for (uint32_t e = g->eoff[i + 1]; e < g->eoff[i + 2]; e++) {
+				size_t j = GRAPH_NODE(g->edge[e]) - 1;
+
+				if (j == leader || k->b[j].state != ST_UNREACHED)
+					continue;
+				k->b[j].state = ST_INDIRECT;
+				push(k, j);
+			}
+		}
 	}
 }
 
@@ -550,7 +214,7 @@ void leaks_free_suppressions(struct leak_supp *s)
 
 /* Does some frame of pcs match a pattern: function, file or module name. */
 static bool suppressed(struct leak_supp *supp, struct sym *sym, const uint64_t *pcs,
-		       unsigned n)
+		       unsigned n, bool count)
 {
 	if (!supp || !supp->n)
 		return false;
@@ -571,7 +235,7 @@ static bool suppressed(struct leak_supp *supp, struct sym *sym, const uint64_t *
 				hit = template_match(pat, p->frames[f].func) ||
 				      template_match(pat, p->frames[f].file);
 			if (hit) {
-				supp->hits[j]++;
+				supp->hits[j] += count;
 				return true;
 			}
 		}
@@ -655,7 +319,7 @@ static void join_classes(const struct lk *k, const struct scan_result *scan,
 	for (size_t i = 0; i < k->n; i++) {
 		struct decoded d;
 
-		if (scan_block_decoded(k->img, &k->b[i], buf, &d))
+		if (scan_block_decoded(k->g->img, &k->b[i], buf, &d))
 			collect_add(&cc[state_class(k->b[i].state) +
 					(k->hide && k->hide[i] ? LEAK_NCLASSES : 0)], &d);
 	}
@@ -681,7 +345,7 @@ static bool block_pcs(const struct lk *k, const struct collect *recs, size_t i,
 		*n = st->nframes;
 		return true;
 	}
-	if (!scan_block_decoded(k->img, b, buf, &d))
+	if (!scan_block_decoded(k->g->img, b, buf, &d))
 		return false;
 	*pcs = d.block.pcs;
 	*n = d.block.nframes;
@@ -700,7 +364,6 @@ static void hide_suppressed(struct lk *k, const struct scan_result *scan, struct
 	struct decode_buf *buf;
 	struct collect recs;
 	struct join_info ji;
-	uint64_t scanned = k->scanned_bytes;
 
 	if (!supp || !supp->n || !k->n)
 		return;
@@ -716,60 +379,91 @@ static void hide_suppressed(struct lk *k, const struct scan_result *scan, struct
 		unsigned n;
 
 		if (k->b[i].state == ST_REACHABLE || k->hide[i] ||
-		    !block_pcs(k, &recs, i, buf, &pcs, &n) || !suppressed(supp, sym, pcs, n))
+		    !block_pcs(k, &recs, i, buf, &pcs, &n) || !suppressed(supp, sym, pcs, n, true))
 			continue;
 		k->hide[i] = 1;
 		push(k, i);
-		k->hiding = true;
-		drain(k, SIZE_MAX);
-		k->hiding = false;
+		while (k->nwork) {
+			size_t x = k->work[--k->nwork];
+
+			for (uint32_t e = k->g->eoff[x + 1]; e < k->g->eoff[x + 2]; e++) {
+				size_t j = GRAPH_NODE(k->g->edge[e]) - 1;
+
+				if (k->b[j].state == ST_REACHABLE || k->hide[j])
+					continue;
+				k->hide[j] = 1;
+				push(k, j);
+			}
+		}
 	}
 	free(buf);
 	collect_free(&recs);
-	k->scanned_bytes = scanned;
 }
 
-void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *sym,
+/*
+ * Mark out (scan_block.out) every block the report leaves out: of a class not shown,
+ * held only from a suppressed leak, or of a suppressed stack. Other consumers of the
+ * graph (retained sizes) then count only the blocks shown.
+ */
+static void mark_out(struct lk *k, const struct scan_result *scan, struct sym *sym,
+		     struct leak_supp *supp, unsigned mask)
+{
+	struct decode_buf *buf = NULL;
+	struct collect recs;
+	struct join_info ji;
+
+	if (supp && supp->n) {
+		collect_init(&recs);
+		recs.opts = scan->found.opts;
+		for (size_t i = 0; i < scan->found.nrecs; i++)
+			collect_add(&recs, &scan->found.recs[i]);
+		collect_join(&recs, &ji);
+		buf = xmalloc(sizeof(*buf));
+	}
+	for (size_t i = 0; i < k->n; i++) {
+		struct scan_block *b = &k->b[i];
+		const uint64_t *pcs;
+		unsigned n;
+
+		if (!(mask & 1u << state_class(b->state)) || (k->hide && k->hide[i]))
+			b->out = 1;
+		else if (buf && block_pcs(k, &recs, i, buf, &pcs, &n) &&
+			 suppressed(supp, sym, pcs, n, false))
+			b->out = 1;
+	}
+	if (buf) {
+		free(buf);
+		collect_free(&recs);
+	}
+}
+
+unsigned leaks_block_flags(const struct scan_block *b)
+{
+	return (unsigned)(state_class(b->state) + 1) << LEAK_FLAG_SHIFT;
+}
+
+void leaks_apply(struct graph *g, struct scan_result *scan, struct sym *sym,
 		 const struct alloc *alloc, struct leak_supp *supp, unsigned mask,
 		 struct leak_summary *sum)
 {
-	struct lk k = { .img = img, .alloc = alloc && alloc->known ? alloc : NULL, .be = img->big_endian, .wsize = img->wsize };
+	struct lk k = { .g = g, .b = g->b, .n = g->n };
 	struct collect cc[2 * LEAK_NCLASSES];
 	struct join_info ji[2 * LEAK_NCLASSES];
 	struct stacks out;
 	uint64_t unknown_blocks = 0, unknown_bytes = 0;
-	size_t m = 0;
 
 	memset(sum, 0, sizeof(*sum));
 	sum->mask = mask;
 	sum->supp = supp;
-	k.b = scan->list.v;
-	k.n = scan->list.n;
-	if (k.n > UINT32_MAX - 1)
-		die(EXIT_NO_REPORT, "too many blocks to classify (%zu)", k.n);
-	qsort(k.b, k.n, sizeof(*k.b), block_cmp);
-	for (size_t i = 0; i < k.n; i++) {	/* one block per address */
-		if (m && k.b[m - 1].user == k.b[i].user)
-			continue;
-		k.b[m] = k.b[i];
-		k.b[m++].state = ST_UNREACHED;
-	}
-	k.n = scan->list.n = m;
-	k.end = xmalloc((k.n ? k.n : 1) * sizeof(*k.end));
-	for (size_t i = 0; i < k.n; i++) {
-		uint64_t e = k.b[i].user + (k.b[i].size ? k.b[i].size : 1);
-
-		if (e < k.b[i].user)
-			e = UINT64_MAX;
-		if (i + 1 < k.n && e > k.b[i + 1].user)
-			e = k.b[i + 1].user;
-		k.end[i] = e;
-	}
-	build_index(&k);
-	classify(&k, img, sum);
-	sum->root_bytes = k.root_bytes;
-	sum->scanned_bytes = k.scanned_bytes;
-	sum->allocator_bytes = k.allocator_bytes;
+	for (size_t i = 0; i < k.n; i++)
+		k.b[i].state = ST_UNREACHED;
+	pass_reach(&k);
+	pass_cliques(&k);
+	sum->threads = (unsigned)g->th.n;
+	sum->stack_cut = g->stack_cut;
+	sum->root_bytes = g->root_bytes;
+	sum->scanned_bytes = g->scanned_bytes;
+	sum->allocator_bytes = g->allocator_bytes;
 	if (alloc) {
 		alloc_describe(alloc, sum->allocator, sizeof(sum->allocator));
 		sum->allocator_known = alloc->known;
@@ -795,7 +489,7 @@ void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *
 			struct stack_key key = { .pcs = s->pcs, .nframes = s->nframes, .tid = s->tid,
 				.flags = s->flags | (unsigned)(c + 1) << LEAK_FLAG_SHIFT };
 
-			if (hidden || suppressed(supp, sym, s->pcs, s->nframes)) {
+			if (hidden || suppressed(supp, sym, s->pcs, s->nframes, true)) {
 				sat_add(&sum->supp_bytes[c], stack_bytes(s));
 				sat_add(&sum->supp_blocks[c], stack_blocks(s));
 				continue;
@@ -817,10 +511,8 @@ void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *
 	scan->stacks = out;
 	scan->join.unknown_blocks = unknown_blocks;
 	scan->join.unknown_bytes = unknown_bytes;
+	mark_out(&k, scan, sym, supp, mask);
 	free(k.hide);
-	free(k.end);
-	free(k.rkey);
-	free(k.cell);
 	free(k.work);
 }
 

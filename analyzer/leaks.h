@@ -1,10 +1,9 @@
 /*
- * Leaks by reachability (memcheck's classes) from the blocks of one scan: which live
- * heapprof blocks no root reaches. Roots are conservative: every thread's registers
- * (core notes), and every byte of the memory image that is not inside a live block
- * (stacks from their thread's stack pointer up); then, transitively, the contents of
- * every block reached. See README.md ("Leaks") for the classes and what conservative
- * scanning cannot see.
+ * Leaks by reachability (memcheck's classes) from the heap graph (graph.h) of one scan:
+ * which live heapprof blocks no root reaches. The graph's roots are conservative (every
+ * thread's registers, every byte of the image outside live blocks and the allocator's
+ * free chunks); then, transitively, the blocks reached. See README.md ("Leaks") for
+ * the classes and what conservative scanning cannot see.
  */
 #ifndef HP_LEAKS_H
 #define HP_LEAKS_H
@@ -14,7 +13,9 @@
 #include <stdio.h>
 
 struct alloc;
+struct graph;
 struct image;
+struct scan_block;
 struct scan_result;
 struct sym;
 
@@ -63,15 +64,19 @@ struct leak_supp *leaks_read_suppressions(const char *path, char *err, size_t er
 void leaks_free_suppressions(struct leak_supp *s);
 
 /*
- * Classify every block of scan (made by scan_image_blocks_with) and replace scan->stacks by
- * the stacks of the classes in mask, each stack once per class, minus what the
- * suppressions match (sym symbolizes for them), counting in supp how many stacks
- * each pattern matched (for the summary). alloc's free chunks and metadata are not
- * roots. Fills *sum for all four classes.
+ * Classify every block of g (built on scan) and replace scan->stacks by the stacks of
+ * the classes in mask, each stack once per class, minus what the suppressions match
+ * (sym symbolizes for them), counting in supp how many stacks each pattern matched
+ * (for the summary). The blocks left out are marked (scan_block.out); each keeps its
+ * class in its state (leaks_block_flags). alloc (may be NULL) is described in *sum,
+ * which gets all four classes.
  */
-void leaks_apply(const struct image *img, struct scan_result *scan, struct sym *sym,
+void leaks_apply(struct graph *g, struct scan_result *scan, struct sym *sym,
 		 const struct alloc *alloc, struct leak_supp *supp, unsigned mask,
 		 struct leak_summary *sum);
+
+/* A classified block's class as stack flags (LEAK_FLAG_MASK), as its report entry has. */
+unsigned leaks_block_flags(const struct scan_block *b);
 
 /* "definitely lost", ... for a stack's flags; NULL when it carries no class. */
 const char *leaks_class_name(unsigned stack_flags);

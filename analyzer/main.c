@@ -392,13 +392,10 @@ static void parse(struct opts *o, int argc, char **argv)
 		parse_option(o, c, &top_set);
 	if (o->older_than_ms >= 0 && o->leak_mask)
 		bad_usage("%s", "--older-than and --leaks cannot be combined yet");
-	if (o->report.metric == METRIC_RETAINED_SPACE &&
-	    (o->leak_mask || o->fail_on_leak || o->suppressions || o->join.by_thread ||
-	     o->join.region || o->base || o->age || o->older_than_ms >= 0))
-		bad_usage("%s", "retained_space cannot be combined yet with --leaks, --by-thread, "
-			  "--region, --base, --age or --older-than");
-	if (o->why && (o->base || o->report.events || o->join.region))
-		bad_usage("%s", "--why cannot be combined with --base, --events or --region");
+	/* a path of pointers lives in one heap: NEW - OLD has none */
+	if (o->why && (o->base || o->report.events))
+		bad_usage("%s", "--why cannot be combined with --base or --events: it follows the "
+			  "pointers of one heap");
 	if (!o->leak_mask && (o->fail_on_leak || o->suppressions))
 		o->leak_mask = LEAK_MASK_LOST;
 	if (o->report.events)
@@ -680,7 +677,7 @@ static void write_by(const struct opts *o, const struct report *r)
 
 static bool needs_graph(const struct opts *o)
 {
-	return o->why || o->report.metric == METRIC_RETAINED_SPACE;
+	return o->why || o->leak_mask || o->report.metric == METRIC_RETAINED_SPACE;
 }
 
 struct session;
@@ -736,7 +733,8 @@ struct session {
 	struct age_summary ages;	/* --age, --older-than */
 	struct alloc alloc;		/* --leaks, --memory */
 	struct memory_summary memory;
-	struct graph *graph;		/* --metric=retained_space, --why */
+	struct graph *graph;		/* --leaks, --metric=retained_space, --why */
+	struct graph_keying keying;	/* how retained bytes and --why pick blocks */
 	struct report r;
 };
 
@@ -756,21 +754,25 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 		ages_apply(&s->img, &s->scan, o->older_than_ms, &s->ages);
 		s->r.ages = &s->ages;
 	}
-	if (o->leak_mask || o->memory || needs_graph(o))
+	if (o->memory || needs_graph(o))
 		alloc_open(&s->alloc, &s->img, s->sym, &s->scan.list, o->sysroot);
 	if (o->memory) {
 		memory_apply(&s->img, s->sym, &s->alloc, &s->memory);
 		s->r.memory = &s->memory;
 	}
-	if (needs_graph(o)) {
+	if (needs_graph(o))	/* once: every consumer below shares it */
 		s->graph = graph_build(&s->img, &s->scan, &s->alloc);
-		if (o->report.metric == METRIC_RETAINED_SPACE)
-			graph_add_retained(s->graph, &s->scan);
-	}
+	s->keying = (struct graph_keying){ .by_thread = o->join.by_thread,
+					   .region = o->join.region != NULL,
+					   .region_id = s->scan.join.region_id };
 	if (o->leak_mask) {
-		leaks_apply(&s->img, &s->scan, s->sym, &s->alloc, o->supp, o->leak_mask, &s->leaks);
+		leaks_apply(s->graph, &s->scan, s->sym, &s->alloc, o->supp, o->leak_mask,
+			    &s->leaks);
 		s->r.leaks = &s->leaks;
+		s->keying.flags = leaks_block_flags;
 	}
+	if (o->report.metric == METRIC_RETAINED_SPACE && !o->why)
+		graph_add_retained(s->graph, &s->scan, &s->keying);
 	report_build(&s->r, &s->scan, &s->img, s->sym, ro);
 }
 
@@ -782,7 +784,8 @@ static void write_why(const struct opts *o, struct session *s)
 
 	if (o->output && !(f = fopen(o->output, "w")))
 		die(EXIT_NO_REPORT, "cannot write '%s': %s", o->output, strerror(errno));
-	rc = graph_why(s->graph, &s->scan, s->sym, o->why, o->report.top, f, err, sizeof(err));
+	rc = graph_why(s->graph, &s->scan, s->sym, &s->keying, o->why, o->report.top, f, err,
+		       sizeof(err));
 	if (rc < 0)
 		die(EXIT_USAGE, "%s", err);
 	if (rc > 0)

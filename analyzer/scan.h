@@ -25,6 +25,8 @@ struct scan_block {
 	uint8_t version;
 	uint8_t state;		/* leaks.c's */
 	uint8_t sampled;	/* v2: HP2_F_SAMPLED was set */
+	uint8_t out;		/* left out of the report (--older-than, a leak class not
+				 * shown, a suppressed leak): the graph's consumers skip it */
 	uint16_t time;		/* v2: the header's time code (hp2_time_decode) */
 };
 

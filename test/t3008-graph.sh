@@ -3,7 +3,8 @@
 # shortest path from a named root (--why), exact, on a gcore of a program whose
 # ownership is known (test/progs/owners.c): a cache owning an array of entries owning
 # payloads, a blob shared by two owners, a list held only from a thread's stack, a
-# block held from TLS.
+# block held from TLS, a lost block holding another. Then retained sizes with --leaks,
+# --by-thread, --region, --base, --age and --older-than, and --why with --region.
 . "$(dirname "$0")/lib.sh"
 need_tool gcore
 
@@ -19,6 +20,8 @@ new_blob 500
 new_cache 4288
 new_entries 4224
 new_entry 4192
+new_lost_head 80
+new_lost_tail 56
 new_node 160
 new_owner 80
 new_payload 4000
@@ -58,9 +61,77 @@ else
 		'no $BUILD/pprof (t4002-pprof.sh builds it)'
 fi
 
-test_case 'retained_space cannot be mixed with --leaks yet' '
-	! heapprof-analyze --metric=retained_space --leaks $PROGS/owners owners.core 2>err &&
-	grep -q "retained_space cannot be combined" err
+test_case 'retained_space with --leaks: what the lost blocks retain, per class' '
+	heapprof-analyze --metric=retained_space --leaks -f collapsed $PROGS/owners owners.core >lk.txt &&
+	sed "s/;.*;/ /" lk.txt >got &&
+	cat >want <<-EOF2 &&
+	[definitely lost] new_lost_head 80
+	[indirectly lost] new_lost_tail 56
+	EOF2
+	expect_same want got &&
+	heapprof-analyze --metric=retained_space --leaks=all -f collapsed $PROGS/owners owners.core >lka.txt &&
+	grep -q "^\[still reachable\];.*;new_cache 4288$" lka.txt &&
+	grep -q "^\[definitely lost\];.*;new_lost_head 80$" lka.txt &&
+	heapprof-analyze --metric=retained_space --leaks $PROGS/owners owners.core >lk.text &&
+	grep "^#1 " lk.text | grep -q "80 bytes retained, live 24 bytes in 1 blocks" &&
+	grep -q "^  definitely lost: 24 bytes in 1 blocks" lk.text
+'
+
+test_case 'retained_space --by-thread: each stack under its thread, nothing split off' '
+	heapprof-analyze --metric=retained_space --by-thread -f collapsed $PROGS/owners owners.core >bt.txt &&
+	by_leaf bt.txt >got && expect_same expected got &&
+	main=$(sed -n "s/^\[thread \([0-9]*\) [^]]*\];.*;new_cache [0-9]*$/\1/p" bt.txt) &&
+	node=$(sed -n "s/^\[thread \([0-9]*\) [^]]*\];.*;new_node [0-9]*$/\1/p" bt.txt) &&
+	[ -n "$main" ] && [ -n "$node" ] && [ "$main" != "$node" ] &&
+	heapprof-analyze --metric=retained_space --by-thread --top=0 $PROGS/owners owners.core >bt.text &&
+	! grep -q "retained, live 0 bytes" bt.text
+'
+
+test_case 'retained_space --region: the region'\''s blocks, what they retain' '
+	heapprof-analyze --metric=retained_space --region=owners -f collapsed $PROGS/owners owners.core >rg.txt &&
+	by_leaf rg.txt >got &&
+	printf "new_blob 500\nnew_owner 80\n" >want && expect_same want got
+'
+
+test_case 'retained_space --base: the difference of retained bytes' '
+	run_preloaded $PROGS/owners nocache &&
+	take_core nocache.core &&
+	heapprof-analyze --metric=retained_space --base=nocache.core -f collapsed $PROGS/owners owners.core >df.txt &&
+	by_leaf df.txt >got &&
+	cat >want <<-EOF2 &&
+	new_cache 4288
+	new_entries 4224
+	new_entry 4192
+	new_payload 4000
+	EOF2
+	expect_same want got
+'
+
+test_case 'retained_space --older-than: the old blocks, what they retain; --age beside it' '
+	run_preloaded $PROGS/owners age &&
+	take_core age.core &&
+	heapprof-analyze --metric=retained_space --older-than=1s -f collapsed $PROGS/owners age.core >old.txt &&
+	by_leaf old.txt >got &&
+	cat >want <<-EOF2 &&
+	new_cache 4288
+	new_entries 4224
+	new_entry 4192
+	new_payload 4000
+	EOF2
+	expect_same want got &&
+	heapprof-analyze --metric=retained_space --age -f collapsed $PROGS/owners age.core >age.txt &&
+	by_leaf age.txt >got && expect_same expected got &&
+	heapprof-analyze --metric=retained_space --age $PROGS/owners age.core >age.text &&
+	grep -q "^  ages: " age.text
+'
+
+test_case '--why with --region picks the region'\''s blocks; with --base it is refused' '
+	heapprof-analyze --why=new_blob --region=owners $PROGS/owners owners.core >wr.txt &&
+	grep -q "^why alive: 1 blocks match" wr.txt &&
+	{ heapprof-analyze --why=new_cache --region=owners $PROGS/owners owners.core 2>err; [ $? = 2 ]; } &&
+	grep -q "no live block matches" err &&
+	{ heapprof-analyze --why=new_cache --base=owners.core $PROGS/owners owners.core 2>err; [ $? = 64 ]; } &&
+	[ $(wc -l <err) = 2 ] && grep -q "^heapprof-analyze: --why cannot be combined with --base" err
 '
 
 test_case '--why: a payload held through the cache from a global' '

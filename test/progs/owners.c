@@ -7,7 +7,11 @@
  *              owner retains it)
  *   a local of list_thread -> new_node 32 -> new_node 32 -> ... (5 nodes)
  *   t_block, a __thread variable of list_thread -> new_tls_block 72
+ *   nothing -> new_lost_head 24 -> new_lost_tail 56 (a definitely lost block and the
+ *              indirectly lost one it holds)
  *
+ * make_owners runs in heapprof region "owners". Arguments: "nocache" leaves the cache
+ * out (a --base for a diff), "age" sleeps 2 s after making the cache (--older-than).
  * Prints "ready" and waits for gcore.
  */
 #define _GNU_SOURCE
@@ -17,6 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "heapprof.h"
+
 #define NOINLINE __attribute__((noinline, noclone))
 #define ESCAPE(p) __asm__ volatile("" : : "r"(p) : "memory")
 #define NENTRIES 4
@@ -25,6 +31,7 @@ struct entry { void *payload; char pad[40]; };		/* 48 */
 struct cache { struct entry **entries; char pad[56]; };	/* 64 */
 struct owner { char pad[16]; void *blob; char pad2[16]; };	/* 40 */
 struct node { struct node *next; char pad[24]; };	/* 32 */
+struct lost { void *tail; char pad[16]; };		/* 24 */
 
 struct cache *g_cache;
 struct owner *g_owner_a, *g_owner_b;
@@ -41,6 +48,8 @@ ALLOC(new_owner, struct owner *, 40)
 ALLOC(new_blob, void *, 500)
 ALLOC(new_node, struct node *, 32)
 ALLOC(new_tls_block, void *, 72)
+ALLOC(new_lost_head, struct lost *, 24)
+ALLOC(new_lost_tail, void *, 56)
 
 /* Zero the dead stack below the caller, where stale copies of pointers lie. */
 NOINLINE static void scrub(void)
@@ -66,14 +75,25 @@ NOINLINE static void make_cache(void)
 
 NOINLINE static void make_owners(void)
 {
-	void *blob = new_blob();
+	void *blob;
 	struct owner **o[2] = { &g_owner_a, &g_owner_b };
 
+	heapprof_region_begin("owners");
+	blob = new_blob();
 	for (int i = 0; i < 2; i++) {
 		*o[i] = new_owner();
 		(*o[i])->blob = blob;
 	}
+	heapprof_region_end();
 	ESCAPE(g_owner_a);
+}
+
+NOINLINE static void make_lost(void)
+{
+	struct lost *h = new_lost_head();
+
+	h->tail = new_lost_tail();
+	ESCAPE(h);
 }
 
 NOINLINE static struct node *make_list(void)
@@ -102,14 +122,18 @@ static void *list_thread(void *arg)
 	return keep;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	pthread_t t;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
 	pthread_barrier_init(&ready, NULL, 2);
-	make_cache();
+	if (argc < 2 || strcmp(argv[1], "nocache"))
+		make_cache();
+	if (argc > 1 && !strcmp(argv[1], "age"))
+		sleep(2);
 	make_owners();
+	make_lost();
 	scrub();
 	pthread_create(&t, NULL, list_thread, NULL);
 	pthread_barrier_wait(&ready);

@@ -1,0 +1,332 @@
+/*
+ * --why (see graph.h): for the picked blocks, the shortest path of pointers from a
+ * named root (a breadth-first tree over the heap graph's edges), and what they retain
+ * together by stack (the dominator tree view). The graph is graph.c's, the dominator
+ * tree graph_dom.c's.
+ */
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "graph.h"
+#include "image.h"
+#include "report.h"
+#include "scan.h"
+#include "stacks.h"
+#include "sym.h"
+#include "util.h"
+
+#define NONE GRAPH_NONE
+#define WHY_FRAMES 3		/* innermost frames shown per hop */
+
+
+static void bfs(struct graph *g)
+{
+	size_t nn = g->n + 1, head = 0, tail = 0;
+	uint32_t *q;
+
+	if (g->parent)
+		return;
+	g->parent = xmalloc(nn * sizeof(*g->parent));
+	q = xmalloc(nn * sizeof(*q));
+	for (size_t v = 0; v < nn; v++)
+		g->parent[v] = NONE;
+	g->parent[0] = 0;
+	q[tail++] = 0;
+	while (head < tail) {
+		uint32_t u = q[head++];
+
+		for (uint32_t e = g->eoff[u]; e < g->eoff[u + 1]; e++) {
+			uint32_t v = GRAPH_NODE(g->edge[e]);
+
+			if (g->parent[v] == NONE) {
+				g->parent[v] = u;
+				q[tail++] = v;
+			}
+		}
+	}
+	free(q);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path ? path : "?";
+}
+
+static const char *frame_name(struct sym *sym, uint64_t pc, bool ret, char *buf, size_t size)
+{
+	const struct sym_pc *p = sym_lookup(sym, pc, ret);
+
+	if (p->nframes && p->frames[0].func)
+		return p->frames[0].func;
+	if (p->module)
+		snprintf(buf, size, "%s+0x%llx", base_name(p->module),
+			 (unsigned long long)p->module_offset);
+	else
+		snprintf(buf, size, "0x%llx", (unsigned long long)pc);
+	return buf;
+}
+
+/* A block of stack id s (there is one: ids come from blocks). */
+static size_t first_block(const struct graph *g, uint32_t s)
+{
+	size_t i = 0;
+
+	while (i + 1 < g->n && g->sid[i] != s)
+		i++;
+	return i;
+}
+
+static void print_frames(struct graph *g, struct sym *sym, size_t i, FILE *f)
+{
+	const struct graph_stack *s = &g->ids[g->sid[i]];
+	char buf[256];
+
+	if (s->flags & STACK_UNKNOWN || !s->nframes) {
+		fputs(s->flags & STACK_UNKNOWN ? "[unknown stack]" : "[no stack]", f);
+		return;
+	}
+	for (unsigned k = 0; k < s->nframes && k < WHY_FRAMES; k++)
+		fprintf(f, "%s%s", k ? " < " : "", frame_name(sym, s->pcs[k], true, buf, sizeof(buf)));
+	if (s->nframes > WHY_FRAMES)
+		fputs(" < ...", f);
+}
+
+static const char *const x86_64_regs[] = {
+	"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8", "rax", "rcx",
+	"rdx", "rsi", "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss", "fs_base",
+	"gs_base", "ds", "es", "fs", "gs"
+};
+
+static void print_root(struct graph *g, struct sym *sym, const struct graph_root *r, FILE *f)
+{
+	const struct alloc_chunk *c;
+	const struct sym_pc *p;
+
+	if (r->reg) {
+		fprintf(f, "thread %lu register ", (unsigned long)g->th.v[r->thread].tid);
+		if (g->img->machine == 62 && r->regno < sizeof(x86_64_regs) / sizeof(*x86_64_regs))
+			fprintf(f, "%s\n", x86_64_regs[r->regno]);
+		else
+			fprintf(f, "#%u\n", r->regno);
+		return;
+	}
+	for (size_t t = 0; t < g->th.n; t++)
+		if (r->addr >= g->tls_lo[t] && r->addr < g->tls_hi[t]) {
+			fprintf(f, "thread %lu TLS (0x%llx)\n", (unsigned long)g->th.v[t].tid,
+				(unsigned long long)r->addr);
+			return;
+		}
+	for (size_t t = 0; t < g->th.n; t++) {
+		const struct seg *s = image_find(g->img, g->th.v[t].sp);
+
+		if (g->th.v[t].have_sp && s && r->addr >= s->vaddr && r->addr - s->vaddr < s->size) {
+			fprintf(f, "thread %lu stack (0x%llx, sp+0x%llx)\n",
+				(unsigned long)g->th.v[t].tid, (unsigned long long)r->addr,
+				(unsigned long long)(r->addr - g->th.v[t].sp));
+			return;
+		}
+	}
+	p = sym_lookup(sym, r->addr, false);
+	if (p->module) {
+		if (p->nframes && p->frames[0].func)
+			fprintf(f, "global %s (%s+0x%llx)\n", p->frames[0].func,
+				base_name(p->module), (unsigned long long)p->module_offset);
+		else
+			fprintf(f, "module data (%s+0x%llx)\n", base_name(p->module),
+				(unsigned long long)p->module_offset);
+		return;
+	}
+	if (g->alloc && (c = alloc_find(g->alloc, r->addr)))
+		fprintf(f, "untagged block (0x%llx)\n", (unsigned long long)r->addr);
+	else
+		fprintf(f, "anonymous mapping (0x%llx)\n", (unsigned long long)r->addr);
+}
+
+static void print_path(struct graph *g, struct sym *sym, size_t i, FILE *f)
+{
+	uint32_t *path, np = 0;
+	struct graph_root root;
+	char a[32], b[32];
+
+	fprintf(f, "\n0x%llx: %s bytes, retains %s bytes, allocated at ",
+		(unsigned long long)g->b[i].user, report_thousands(g->b[i].size, a),
+		report_thousands(g->ret[i + 1], b));
+	print_frames(g, sym, i, f);
+	fputc('\n', f);
+	if (g->parent[i + 1] == NONE) {
+		fputs("  no root reaches it (lost)\n", f);
+		return;
+	}
+	path = xmalloc((g->n + 1) * sizeof(*path));
+	for (uint32_t v = (uint32_t)(i + 1); v; v = g->parent[v])
+		path[np++] = v;
+	fputs("  root: ", f);
+	if (graph_find_root(g, path[np - 1] - 1, &root))
+		print_root(g, sym, &root, f);
+	else
+		fputs("?\n", f);
+	for (uint32_t k = np; k-- > 0;) {
+		size_t x = path[k] - 1;
+
+		fprintf(f, "  0x%llx  %s bytes", (unsigned long long)g->b[x].user,
+			report_thousands(g->b[x].size, a));
+		if (k)
+			fprintf(f, "  +%llu ->", (unsigned long long)graph_pointer_offset(g, x, path[k - 1] - 1));
+		fputs("  ", f);
+		print_frames(g, sym, x, f);
+		fputc('\n', f);
+	}
+	free(path);
+}
+
+static bool stack_matches(struct graph *g, struct sym *sym, uint32_t s, const regex_t *re)
+{
+	const struct graph_stack *x = &g->ids[s];
+
+	for (unsigned k = 0; k < x->nframes; k++) {
+		const struct sym_pc *p = sym_lookup(sym, x->pcs[k], true);
+		char buf[256];
+
+		for (unsigned j = 0; j < p->nframes; j++)
+			if (p->frames[j].func && !regexec(re, p->frames[j].func, 0, NULL, 0))
+				return true;
+		if (!regexec(re, frame_name(sym, x->pcs[k], true, buf, sizeof(buf)), 0, NULL, 0))
+			return true;
+	}
+	return false;
+}
+
+struct by_stack {
+	uint32_t sid;
+	uint64_t bytes, blocks;
+};
+
+static int by_stack_cmp(const void *a, const void *b)
+{
+	const struct by_stack *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return (x->sid > y->sid) - (x->sid < y->sid);
+}
+
+/*
+ * The dominator tree view: what the picked blocks retain together (each block once),
+ * by allocation stack. In reverse postorder a block's dominator comes before it.
+ */
+static void print_retained(struct graph *g, struct sym *sym, const uint32_t *pick,
+			   size_t npick, FILE *f)
+{
+	uint8_t *under = xcalloc(g->n + 1, 1);
+	struct by_stack *t = xcalloc(g->nids ? g->nids : 1, sizeof(*t));
+	uint64_t bytes = 0, blocks = 0;
+	char a[32], b[32];
+	size_t nt = 0;
+
+	for (size_t k = 0; k < npick; k++)
+		under[pick[k] + 1] = 1;
+	for (size_t i = 0; i < g->nids; i++)
+		t[i].sid = (uint32_t)i;
+	for (size_t k = g->n; k-- > 0;) {	/* order[n] is the root */
+		uint32_t v = g->order[k];
+
+		under[v] |= under[g->idom[v]];
+		if (!under[v])
+			continue;
+		t[g->sid[v - 1]].bytes += g->b[v - 1].size;
+		t[g->sid[v - 1]].blocks++;
+		bytes += g->b[v - 1].size;
+		blocks++;
+	}
+	qsort(t, g->nids, sizeof(*t), by_stack_cmp);
+	fprintf(f, "\nretained by the %zu blocks: %s bytes in %s blocks, by stack:\n", npick,
+		report_thousands(bytes, a), report_thousands(blocks, b));
+	for (size_t i = 0; i < g->nids && t[i].bytes; i++, nt++) {
+		if (nt == 20) {
+			fputs("  ...\n", f);
+			break;
+		}
+		fprintf(f, "  %s bytes in %s blocks  ", report_thousands(t[i].bytes, a),
+			report_thousands(t[i].blocks, b));
+		print_frames(g, sym, first_block(g, t[i].sid), f);
+		fputc('\n', f);
+	}
+	free(under);
+	free(t);
+}
+
+static const struct graph *sort_g;
+
+static int size_desc(const void *a, const void *b)
+{
+	const struct scan_block *x = &sort_g->b[*(const uint32_t *)a];
+	const struct scan_block *y = &sort_g->b[*(const uint32_t *)b];
+
+	if (x->size != y->size)
+		return x->size > y->size ? -1 : 1;
+	return (x->user > y->user) - (x->user < y->user);
+}
+
+int graph_why(struct graph *g, const struct scan_result *scan, struct sym *sym,
+	      const struct graph_keying *k, const char *what, size_t top, FILE *f, char *err,
+	      size_t errlen)
+{
+	uint32_t *pick = xmalloc((g->n ? g->n : 1) * sizeof(*pick));
+	size_t npick = 0;
+	unsigned long long addr;
+	regex_t re;
+	int rc;
+
+	graph_dominators(g);
+	graph_stacks(g, scan);
+	bfs(g);
+	if (!strncmp(what, "0x", 2) && parse_u64(what, &addr)) {
+		size_t i = graph_lookup(g, addr);
+
+		if (i != SIZE_MAX && graph_counted(g, scan, k, i))
+			pick[npick++] = (uint32_t)i;
+	} else {
+		int8_t *match;
+
+		if ((rc = regcomp(&re, what, REG_EXTENDED | REG_NOSUB))) {
+			char msg[200];
+
+			regerror(rc, &re, msg, sizeof(msg));
+			snprintf(err, errlen, "bad --why regex '%s': %s", what, msg);
+			free(pick);
+			return -1;
+		}
+		match = xmalloc(g->nids ? g->nids : 1);
+		memset(match, -1, g->nids ? g->nids : 1);
+		for (size_t i = 0; i < g->n; i++) {
+			uint32_t s = g->sid[i];
+
+			if (!graph_counted(g, scan, k, i))
+				continue;
+			if (match[s] < 0)
+				match[s] = stack_matches(g, sym, s, &re);
+			if (match[s])
+				pick[npick++] = (uint32_t)i;
+		}
+		free(match);
+		regfree(&re);
+	}
+	if (!npick) {
+		free(pick);
+		return 1;
+	}
+	sort_g = g;
+	qsort(pick, npick, sizeof(*pick), size_desc);
+	fprintf(f, "why alive: %zu blocks match '%s'%s\n", npick, what,
+		top && npick > top ? "; the largest shown (--top)" : "");
+	for (size_t x = 0; x < npick && (!top || x < top); x++)
+		print_path(g, sym, pick[x], f);
+	print_retained(g, sym, pick, npick, f);
+	free(pick);
+	return 0;
+}
+
