@@ -123,12 +123,18 @@ static void print_root(struct graph *g, struct sym *sym, const struct graph_root
 	for (size_t t = 0; t < g->th.n; t++) {
 		const struct seg *s = image_find(g->img, g->th.v[t].sp);
 
-		if (g->th.v[t].have_sp && s && r->addr >= s->vaddr && r->addr - s->vaddr < s->size) {
-			fprintf(f, "thread %lu stack (0x%llx, sp+0x%llx)\n",
-				(unsigned long)g->th.v[t].tid, (unsigned long long)r->addr,
-				(unsigned long long)(r->addr - g->th.v[t].sp));
-			return;
-		}
+		const struct core_thread *th = &g->th.v[t];
+		const char *fn;
+
+		if (!th->have_sp || !s || r->addr < s->vaddr || r->addr - s->vaddr >= s->size)
+			continue;
+		fprintf(f, "thread %lu stack, ", (unsigned long)th->tid);
+		fn = sym_stack_frame(sym, th->tid, th->regs, th->nregs, r->addr);
+		if (fn)
+			fprintf(f, "frame %s ", fn);
+		fprintf(f, "(0x%llx, sp+0x%llx)\n", (unsigned long long)r->addr,
+			(unsigned long long)(r->addr - th->sp));
+		return;
 	}
 	p = sym_lookup(sym, r->addr, false);
 	if (p->module) {

@@ -95,6 +95,14 @@ const char *sym_program(struct sym *s);
 /* Which module list was used, for the report summary: "core notes", "link_map", ... */
 const char *sym_source(const struct sym *s);
 
+/*
+ * The function whose frame holds stack address addr of thread tid: the thread is
+ * unwound (once) from regs, its pr_reg words, with the modules' CFI. NULL when not
+ * known (not x86-64, or the unwind stops below addr). The name lives until sym_close().
+ */
+const char *sym_stack_frame(struct sym *s, uint32_t tid, const uint64_t *regs, unsigned nregs,
+			    uint64_t addr);
+
 void sym_close(struct sym *s);
 
 #endif

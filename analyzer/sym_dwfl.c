@@ -1172,6 +1172,7 @@ void sym_close(struct sym *s)
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
 	s->dwfl = NULL;
+	sym_unwind_free(s);
 	attach_mods(s);
 	free(s->debuginfo_path);
 	free(s->program);

@@ -1,6 +1,7 @@
 /*
- * Inside the symbolizer (sym_dwfl.c reports modules, sym_lookup.c answers lookups):
- * the state they share. Only these two files include libdwfl; everyone else sees sym.h.
+ * Inside the symbolizer (sym_dwfl.c reports modules, sym_lookup.c answers lookups,
+ * sym_unwind.c unwinds threads): the state they share. Only sym_*.c include libdwfl;
+ * everyone else sees sym.h.
  */
 #ifndef HP_SYM_DWFL_H
 #define HP_SYM_DWFL_H
@@ -69,6 +70,8 @@ struct sym {
 	struct ptab pcs;	/* struct sym_entry *: each pc looked up once */
 	struct ptab strs;	/* char *: interned strings */
 	struct ptab cus;	/* struct cu_index *: per compile unit, its functions by address */
+
+	struct sym_unwind *unwind;	/* sym_unwind.c's threads, once asked */
 
 	struct sym_frame oom_frame; /* answers when memory runs out mid-lookup */
 	struct sym_pc oom_pc;
@@ -139,6 +142,9 @@ int sym_report_core_files(struct sym *s, const struct image *img, const struct c
 			  uint64_t vdso, const struct sym_lm_names *lm);
 /* The ELF image of the vDSO reported at lo, read from the core; NULL if that is not it. */
 Elf *sym_vdso_elf(struct sym *s, Dwarf_Addr lo);
+
+/* free sym_unwind.c's state, after dwfl_end (sym_close) */
+void sym_unwind_free(struct sym *s);
 
 /* free the pc cache and the interned strings (sym_close) */
 void sym_lookup_free(struct sym *s);

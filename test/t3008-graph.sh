@@ -25,8 +25,11 @@ new_lost_tail 56
 new_node 160
 new_owner 80
 new_payload 4000
+new_reg_block 16
 new_tls_block 72
 EOF2
+# the block held from a register only exists on x86-64 (owners.c)
+[ "$(uname -m)" = x86_64 ] || { grep -v new_reg_block expected >e && mv e expected; }
 
 test_case 'retained_space: exact bytes per allocating function' '
 	run_preloaded $PROGS/owners &&
@@ -157,10 +160,19 @@ test_case '--why: the shared blob, the thread-stack list, the TLS block' '
 	grep -A1 ": 72 bytes, retains 72 bytes" why2.txt | grep -q "root: thread [0-9]* TLS (0x" &&
 	heapprof-analyze --why=new_node --top=1 $PROGS/owners owners.core >why3.txt &&
 	grep -q "^0x[0-9a-f]*: 32 bytes, retains 32 bytes, allocated at new_node < make_list < list_thread" why3.txt &&
-	grep -q "^  root: thread [0-9]* stack (0x[0-9a-f]*, sp+0x[0-9a-f]*)$" why3.txt &&
+	grep -q "^  root: thread [0-9]* stack, frame list_thread (0x[0-9a-f]*, sp+0x[0-9a-f]*)$" why3.txt &&
 	[ $(grep -c "^  0x[0-9a-f]*  32 bytes  +0 ->  new_node < make_list < list_thread" why3.txt) = 4 ] &&
 	[ $(grep -c "^  0x" why3.txt) = 5 ]
 '
+
+if [ "$(uname -m)" = x86_64 ]; then
+	test_case '--why: a root in a register is named' '
+		heapprof-analyze --why=new_reg_block $PROGS/owners owners.core >why7.txt &&
+		grep -q "^  root: thread [0-9]* register rbx$" why7.txt
+	'
+else
+	skip_case '--why: a root in a register is named' 'owners holds it in rbx on x86-64 only'
+fi
 
 test_case '--why=0xADDR: the block holding an interior address' '
 	addr=$(sed -n "s/^0x\([0-9a-f]*\): 1,000 bytes.*/\1/p" why.txt) &&

@@ -7,6 +7,7 @@
  *              owner retains it)
  *   a local of list_thread -> new_node 32 -> new_node 32 -> ... (5 nodes)
  *   t_block, a __thread variable of list_thread -> new_tls_block 72
+ *   rbx of a thread waiting in a system call -> new_reg_block 16 (x86-64 only)
  *   nothing -> new_lost_head 24 -> new_lost_tail 56 (a definitely lost block and the
  *              indirectly lost one it holds)
  *
@@ -48,6 +49,7 @@ ALLOC(new_owner, struct owner *, 40)
 ALLOC(new_blob, void *, 500)
 ALLOC(new_node, struct node *, 32)
 ALLOC(new_tls_block, void *, 72)
+ALLOC(new_reg_block, void *, 16)
 ALLOC(new_lost_head, struct lost *, 24)
 ALLOC(new_lost_tail, void *, 56)
 
@@ -122,12 +124,35 @@ static void *list_thread(void *arg)
 	return keep;
 }
 
+#ifdef __x86_64__
+#include <sys/syscall.h>
+
+/* The block's only pointer is rbx, while the thread waits in pause(2) forever. */
+NOINLINE static void *reg_thread(void *arg)
+{
+	void *p = new_reg_block();
+
+	(void)arg;
+	scrub();
+	pthread_barrier_wait(&ready);
+	for (;;) {
+		long nr = SYS_pause;
+
+		__asm__ volatile("syscall" : "+a"(nr) : "b"(p) : "rcx", "r11", "memory");
+	}
+	return NULL;
+}
+#define THREADS 3
+#else
+#define THREADS 2
+#endif
+
 int main(int argc, char **argv)
 {
 	pthread_t t;
 
 	setvbuf(stdout, NULL, _IONBF, 0);
-	pthread_barrier_init(&ready, NULL, 2);
+	pthread_barrier_init(&ready, NULL, THREADS);
 	if (argc < 2 || strcmp(argv[1], "nocache"))
 		make_cache();
 	if (argc > 1 && !strcmp(argv[1], "age"))
@@ -136,6 +161,9 @@ int main(int argc, char **argv)
 	make_lost();
 	scrub();
 	pthread_create(&t, NULL, list_thread, NULL);
+#ifdef __x86_64__
+	pthread_create(&t, NULL, reg_thread, NULL);
+#endif
 	pthread_barrier_wait(&ready);
 	scrub();
 	printf("ready\n");
