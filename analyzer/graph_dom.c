@@ -255,44 +255,82 @@ static uint32_t stack_id(struct graph *g, const struct stack_key *k)
 	return (uint32_t)g->nids++;
 }
 
-/* Each block's id as k keys it; NONE for the blocks it does not count. */
+/* v2 blocks of one site and class share their key: (site, flags) -> id, memoized */
+struct memo {
+	uint64_t *key;		/* site << 32 | flags, + 1; 0: empty */
+	uint32_t *id;
+	size_t cap, n;
+};
+
+static uint32_t *memo_slot(struct memo *m, uint64_t key)
+{
+	size_t s;
+
+	if ((m->n + 1) * 2 > m->cap) {
+		struct memo old = *m;
+
+		m->cap = m->cap ? 2 * m->cap : 1024;
+		m->key = xcalloc(m->cap, sizeof(*m->key));
+		m->id = xmalloc(m->cap * sizeof(*m->id));
+		m->n = 0;
+		for (size_t i = 0; i < old.cap; i++)
+			if (old.key[i])
+				*memo_slot(m, old.key[i] - 1) = old.id[i];
+		free(old.key);
+		free(old.id);
+	}
+	for (s = (key * 0x9e3779b97f4a7c15ULL >> 20) & (m->cap - 1); m->key[s];
+	     s = (s + 1) & (m->cap - 1))
+		if (m->key[s] == key + 1)
+			return &m->id[s];
+	m->key[s] = key + 1;
+	m->id[s] = NONE;
+	m->n++;
+	return &m->id[s];
+}
+
+/* Each block's id as gk keys it (NULL: as the plain report); with counted_only, NONE
+ * for the blocks gk does not count. */
 static void assign_stacks(struct graph *g, const struct scan_result *scan,
-			  const struct graph_keying *gk)
+			  const struct graph_keying *gk, bool counted_only)
 {
 	struct decode_buf *buf;
+	struct memo m = { 0 };
 
 	if (g->sid)
 		return;
 	buf = xmalloc(sizeof(*buf));
 	g->sid = xmalloc((g->n ? g->n : 1) * sizeof(*g->sid));
 	for (size_t i = 0; i < g->n; i++) {
+		const struct scan_block *b = &g->b[i];
 		struct stack_key k;
+		uint32_t *slot = NULL;
 
-		if (!graph_counted(g, scan, gk, i)) {
+		if (counted_only && !graph_counted(g, scan, gk, i)) {
 			g->sid[i] = NONE;
 			continue;
 		}
+		if (b->version == 2) {
+			slot = memo_slot(&m, (uint64_t)b->site << 32 |
+						     (gk && gk->flags ? gk->flags(b) : 0));
+			if (*slot != NONE) {
+				g->sid[i] = *slot;
+				continue;
+			}
+		}
 		block_key(g, scan, i, gk, buf, &k);
 		g->sid[i] = stack_id(g, &k);
+		if (slot)
+			*slot = g->sid[i];
 	}
+	free(m.key);
+	free(m.id);
 	free(buf);
 }
 
 void graph_stacks(struct graph *g, const struct scan_result *scan)
 {
-	struct decode_buf *buf;
-
-	if (g->sid)
-		return;
-	buf = xmalloc(sizeof(*buf));
-	g->sid = xmalloc((g->n ? g->n : 1) * sizeof(*g->sid));
-	for (size_t i = 0; i < g->n; i++) {
-		struct stack_key k;
-
-		block_key(g, scan, i, NULL, buf, &k);
-		g->sid[i] = stack_id(g, &k);
-	}
-	free(buf);
+	assign_stacks(g, scan, NULL, false);
 }
 
 /*
@@ -341,7 +379,7 @@ static void sum_retained(struct graph *g)
 void graph_add_retained(struct graph *g, struct scan_result *scan, const struct graph_keying *k)
 {
 	graph_dominators(g);
-	assign_stacks(g, scan, k);
+	assign_stacks(g, scan, k, true);
 	sum_retained(g);
 	for (size_t i = 0; i < g->nids; i++) {
 		const struct graph_stack *x = &g->ids[i];
