@@ -15,6 +15,7 @@
 
 #include "alloc.h"
 #include "image.h"
+#include "graph.h"
 #include "leaks.h"
 #include "memory.h"
 #include "report.h"
@@ -58,8 +59,9 @@ static void fuzz_diff(const struct report *r)
 	diff_free(&d);
 }
 
-/* --leaks=all with suppressions and --memory: the scan that lists blocks, the
- * allocator's chunks (glibc's walk on hostile bytes), then the classifier */
+/* --leaks=all with suppressions, --memory and retained sizes: the scan that lists
+ * blocks, the allocator's chunks (glibc's walk on hostile bytes), the heap graph, then
+ * the classifier and the dominator tree on it */
 static void fuzz_leaks(const struct image *img, struct sym *sym)
 {
 	struct scan_result scan;
@@ -67,6 +69,8 @@ static void fuzz_leaks(const struct image *img, struct sym *sym)
 	struct leak_summary sum;
 	struct memory_summary mem;
 	struct alloc alloc;
+	struct graph *g;
+	struct graph_keying k = { .flags = leaks_block_flags };
 	struct report r = { .program = program, .source = "fuzz" };
 	struct report_opts ro = { .top = 5, .sizes = true };
 
@@ -74,12 +78,15 @@ static void fuzz_leaks(const struct image *img, struct sym *sym)
 	if (scan.blocks) {
 		alloc_open(&alloc, img, sym, &scan.list, NULL);
 		memory_apply(img, sym, &alloc, &mem);
-		leaks_apply(img, &scan, sym, &alloc, supp, LEAK_MASK_ALL, &sum);
+		g = graph_build(img, &scan, &alloc);
+		leaks_apply(g, &scan, sym, &alloc, supp, LEAK_MASK_ALL, &sum);
+		graph_add_retained(g, &scan, &k);
 		r.leaks = &sum;
 		r.memory = &mem;
 		report_build(&r, &scan, img, sym, &ro);
 		write_all_formats(&r, true);
 		report_free(&r);
+		graph_free(g);
 		alloc_close(&alloc);
 	}
 	scan_result_free(&scan);
