@@ -80,6 +80,8 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 		uint64_t ms, age;
 		unsigned k = 0;
 
+		/* left out unless kept below: the heap graph's consumers skip it too */
+		scan->list.v[i].out = older_than_ms >= 0;
 		if (!scan_block_decoded(img, &scan->list.v[i], buf, &d))
 			continue;
 		if (!block_ms(&d.block, &ms)) {
@@ -93,6 +95,7 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 		sum->bytes[k] += d.block.size;
 		sum->blocks[k]++;
 		if (older_than_ms >= 0 && age >= (uint64_t)older_than_ms) {
+			scan->list.v[i].out = 0;
 			sum->kept_bytes += d.block.size;
 			sum->kept_blocks++;
 			collect_add(&cc, &d);

@@ -30,7 +30,8 @@ int64_t ages_parse_duration(const char *s);
 
 /*
  * Age every block of scan (made by scan_image_blocks_with) into *sum; with older_than_ms
- * >= 0, replace scan->stacks by the stacks of the blocks at least that old.
+ * >= 0, replace scan->stacks by the stacks of the blocks at least that old, and mark
+ * the others out (scan_block.out).
  */
 void ages_apply(const struct image *img, struct scan_result *scan, int64_t older_than_ms,
 		struct age_summary *sum);

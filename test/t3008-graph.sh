@@ -128,6 +128,13 @@ test_case 'retained_space --older-than: the old blocks, what they retain; --age 
 	grep -q "^  ages: " age.text
 '
 
+test_case '--why with --older-than picks only the old blocks' '
+	heapprof-analyze --why=new_cache --older-than=1s $PROGS/owners age.core >wo.txt &&
+	grep -q "^why alive: 1 blocks match" wo.txt &&
+	{ heapprof-analyze --why=new_owner --older-than=1s $PROGS/owners age.core 2>err; [ $? = 2 ]; } &&
+	grep -q "no live block matches" err
+'
+
 test_case '--why with --region picks the region'\''s blocks; with --base it is refused' '
 	heapprof-analyze --why=new_blob --region=owners $PROGS/owners owners.core >wr.txt &&
 	grep -q "^why alive: 1 blocks match" wr.txt &&
