@@ -40,6 +40,9 @@ PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(B)/%.o)
 STATIC_OUT := hooks new_delete threads modules dlclose real_dlsym
 STATIC_OBJS := $(filter-out $(STATIC_OUT:%=$(B)/preload/%.o),$(PRELOAD_OBJS)) \
 	$(B)/static/hooks.o $(B)/preload/real_wrap.o
+# the Rust crate's C core (rust/heapprof, HEAPPROF_LIB_DIR): entry points of its own
+RUST_OBJS := $(filter-out $(STATIC_OUT:%=$(B)/preload/%.o),$(PRELOAD_OBJS)) \
+	$(B)/rust/hooks.o $(B)/preload/real_libc.o
 # the names --wrap sends to us; pkg-config --static --libs heapprof prints them
 WRAP_NAMES := malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign \
 	valloc pvalloc malloc_usable_size getdelim getline
@@ -57,7 +60,7 @@ ANALYZER_LIB_OBJS := $(filter-out $(B)/analyzer/main.o,$(ANALYZER_OBJS))
 all: preload static analyzer
 
 preload: $(B)/heapprof.so
-static: $(B)/libheapprof.a
+static: $(B)/libheapprof.a $(B)/libheapprof_rust.a
 analyzer: $(B)/heapprof-analyze
 
 $(B)/preload/%.o: preload/%.c
@@ -71,6 +74,13 @@ $(B)/static/%.o: preload/%.c
 $(B)/libheapprof.a: $(STATIC_OBJS)
 	$(Q)$(call say,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
+$(B)/rust/%.o: preload/%.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) -DHP_ENTRIES_RUST $(CFLAGS) $(WARN) $(PRELOAD_CFLAGS) -c $< -o $@
+
+$(B)/libheapprof_rust.a: $(RUST_OBJS)
+	$(Q)$(call say,AR,$@)rm -f $@ && $(AR) rcs $@ $^
+
 $(B)/heapprof.so: $(PRELOAD_OBJS)
 	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -shared $(SAN_PRE) -Wl,-z,nodelete \
 		-o $@ $^ $(PRELOAD_LIBS)
@@ -81,7 +91,7 @@ ANALYZER_PKGS := libdw libelf zlib libzstd liblzma
 # libiberty has no pkg-config file; Debian puts its headers in their own directory
 IBERTY_CFLAGS ?= -I/usr/include/libiberty
 IBERTY_LIBS ?= -liberty
-ifneq ($(filter-out preload static $(B)/heapprof.so $(B)/libheapprof.a clean uninstall,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out preload static $(B)/heapprof.so $(B)/libheapprof.a $(B)/libheapprof_rust.a clean uninstall,$(or $(MAKECMDGOALS),all)),)
 DW_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ANALYZER_PKGS) 2>/dev/null)
 DW_LIBS := $(shell $(PKG_CONFIG) --libs $(ANALYZER_PKGS) 2>/dev/null)
 ifeq ($(shell $(PKG_CONFIG) --exists libdw libelf zlib && echo yes),)
@@ -151,4 +161,4 @@ uninstall:
 clean:
 	rm -rf $(B)
 
--include $(PRELOAD_OBJS:.o=.d) $(B)/static/hooks.d $(B)/preload/real_wrap.d $(ANALYZER_OBJS:.o=.d)
+-include $(PRELOAD_OBJS:.o=.d) $(B)/static/hooks.d $(B)/rust/hooks.d $(B)/preload/real_wrap.d $(B)/preload/real_libc.d $(ANALYZER_OBJS:.o=.d)
