@@ -56,7 +56,7 @@ ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(B)/%.o)
 ANALYZER_LIB_OBJS := $(filter-out $(B)/analyzer/main.o,$(ANALYZER_OBJS))
 
 .SECONDARY:
-.PHONY: all preload static analyzer check check-build install uninstall clean demo bench fuzz fuzz-smoke
+.PHONY: all preload static print-static-ldflags analyzer check check-build install uninstall clean demo bench fuzz fuzz-smoke
 all: preload static analyzer
 
 preload: $(B)/heapprof.so
@@ -91,7 +91,7 @@ ANALYZER_PKGS := libdw libelf zlib libzstd liblzma
 # libiberty has no pkg-config file; Debian puts its headers in their own directory
 IBERTY_CFLAGS ?= -I/usr/include/libiberty
 IBERTY_LIBS ?= -liberty
-ifneq ($(filter-out preload static $(B)/heapprof.so $(B)/libheapprof.a $(B)/libheapprof_rust.a clean uninstall,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out preload static print-static-ldflags $(B)/heapprof.so $(B)/libheapprof.a $(B)/libheapprof_rust.a clean uninstall,$(or $(MAKECMDGOALS),all)),)
 DW_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ANALYZER_PKGS) 2>/dev/null)
 DW_LIBS := $(shell $(PKG_CONFIG) --libs $(ANALYZER_PKGS) 2>/dev/null)
 ifeq ($(shell $(PKG_CONFIG) --exists libdw libelf zlib && echo yes),)
@@ -128,6 +128,10 @@ demo: all $(B)/progs/demo
 
 bench: all
 	$(Q)sh bench/run $(abspath $(B))
+
+# for bench/run: the flags a static link with libheapprof.a takes
+print-static-ldflags:
+	@echo $(STATIC_LDFLAGS)
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/heapprof
