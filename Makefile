@@ -45,7 +45,7 @@ RUST_OBJS := $(filter-out $(STATIC_OUT:%=$(B)/preload/%.o),$(PRELOAD_OBJS)) \
 	$(B)/rust/hooks.o $(B)/preload/real_libc.o
 # the names --wrap sends to us; pkg-config --static --libs heapprof prints them
 WRAP_NAMES := malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign \
-	valloc pvalloc malloc_usable_size getdelim getline
+	valloc pvalloc malloc_usable_size getdelim __getdelim getline
 STATIC_LDFLAGS := $(WRAP_NAMES:%=-Wl,--wrap=%) -Wl,-u,__wrap_malloc -Wl,-u,heapprof_api_v1 -Wl,--eh-frame-hdr -lm -pthread
 # unwind tables: on mips and armhf libgcc cannot walk through frames without them
 PRELOAD_CFLAGS := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -funwind-tables -pthread $(SAN_PRE)

@@ -26,6 +26,7 @@ size_t __real_malloc_usable_size(void *p);
 ssize_t __real_getdelim(char **line, size_t *n, int delim, FILE *f);
 ssize_t __wrap_getdelim(char **line, size_t *n, int delim, FILE *f);
 ssize_t __wrap_getline(char **line, size_t *n, FILE *f);
+ssize_t __wrap___getdelim(char **line, size_t *n, int delim, FILE *f);
 void *__wrap_realloc(void *p, size_t size);
 
 /* The program has a dynamic libc (PT_INTERP): calls made inside it are not wrapped. */
@@ -119,4 +120,10 @@ ssize_t __wrap_getdelim(char **line, size_t *n, int delim, FILE *f)
 ssize_t __wrap_getline(char **line, size_t *n, FILE *f)
 {
 	return __wrap_getdelim(line, n, '\n', f);
+}
+
+/* glibc's <stdio.h> inlines getline as __getdelim at -O1 and up */
+ssize_t __wrap___getdelim(char **line, size_t *n, int delim, FILE *f)
+{
+	return __wrap_getdelim(line, n, delim, f);
 }

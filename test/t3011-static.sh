@@ -141,7 +141,28 @@ else
 	skip_case 'glibc static: --leaks on a core without a link map' 'gcore is not installed'
 fi
 
+# getline_case PROG: lines longer than the buffer, through getline and getdelim
+getline_case()
+{
+	test_case "$1: getline and getdelim grow a buffer of ours in a shared libc" '
+		{ printf "%0300d\n%05000d\nshort\n" 0 0; printf "a;%0999d;" 0; } |
+			$PROGS/'"$1"' >getline.out &&
+		printf "301\n5001\n6\n2\n1000\n" >getline.want &&
+		expect_same getline.want getline.out
+	'
+}
+getline_case getline-linked
+
+test_case 'make install: pkg-config --static links a static program with the API' '
+	make -s -C "$SRC_DIR" install B="$BUILD" PREFIX="$SCRATCH/inst" >/dev/null 2>&1 &&
+	printf "#include <heapprof.h>\nint main(void) { return heapprof_snapshot(\"api.snap\"); }\n" >api.c &&
+	${CC:-cc} -static -o api api.c \
+		$(PKG_CONFIG_PATH=$SCRATCH/inst/lib/pkgconfig pkg-config --static --cflags --libs heapprof) &&
+	./api 2>/dev/null && test -s api.snap && heapprof-analyze ./api api.snap >/dev/null
+'
+
 if [ -x "$PROGS/sites-musl-static" ]; then
+	getline_case getline-musl
 	static_cases musl-static sites-musl-static alone
 	more_cases musl-static
 	static_cases musl-dynamic sites-musl none

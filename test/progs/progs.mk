@@ -120,7 +120,8 @@ $(P)/snaplife-linked: test/progs/snaplife.c $(B)/heapprof.so
 
 # Linked with libheapprof.a instead of preloaded (t3011): static glibc, and with Debian's
 # musl-gcc static and dynamic when it is installed (scripts/install-deps --test).
-STATIC_PROGS := $(P)/sites-static $(P)/forker-static $(P)/snapapi-static $(P)/leaky-static
+STATIC_PROGS := $(P)/sites-static $(P)/forker-static $(P)/snapapi-static $(P)/leaky-static \
+	$(P)/getline-linked
 $(P)/sites-static: test/progs/sites.c test/progs/libsite.c $(B)/libheapprof.a
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -static $(SAN_PRE) -o $@ $(filter %.c,$^) $(B)/libheapprof.a $(STATIC_LDFLAGS)
@@ -129,9 +130,15 @@ $(P)/%-static: test/progs/%.c $(B)/libheapprof.a
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -static $(SAN_PRE) -o $@ $< $(B)/libheapprof.a $(STATIC_LDFLAGS)
 
+# dynamic, with libheapprof.a: the shared libc's calls are not wrapped
+$(P)/getline-linked: test/progs/getline.c $(B)/libheapprof.a
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) $(SAN_PRE) -o $@ $< $(B)/libheapprof.a $(STATIC_LDFLAGS)
+
 MUSL_CC ?= $(shell command -v musl-gcc 2>/dev/null)
 ifneq ($(MUSL_CC),)
-STATIC_PROGS += $(P)/sites-musl-static $(P)/sites-musl $(P)/forker-musl-static $(P)/snapapi-musl-static
+STATIC_PROGS += $(P)/sites-musl-static $(P)/sites-musl $(P)/forker-musl-static $(P)/snapapi-musl-static \
+	$(P)/getline-musl
 MUSL_LIB := $(B)/musl/libheapprof.a
 
 # the same archive built by musl-gcc, in a build directory of its own
@@ -142,6 +149,9 @@ $(P)/sites-musl-static $(P)/sites-musl: test/progs/sites.c test/progs/libsite.c 
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(MUSL_CC) $(PROG_CFLAGS) $(if $(findstring static,$@),-static) -o $@ \
 		$(filter %.c,$^) $(MUSL_LIB) $(STATIC_LDFLAGS)
+
+$(P)/getline-musl: test/progs/getline.c $(MUSL_LIB)
+	$(Q)$(call say,CC,$@)$(MUSL_CC) $(PROG_CFLAGS) -o $@ $< $(MUSL_LIB) $(STATIC_LDFLAGS)
 
 $(P)/%-musl-static: test/progs/%.c $(MUSL_LIB)
 	@mkdir -p $(@D)
