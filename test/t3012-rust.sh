@@ -71,7 +71,9 @@ if command -v cargo >/dev/null; then
 	# a copy: cargo writes Cargo.lock next to the manifest
 	test_case 'cargo builds the crate offline, its C core with it' '
 		cp -r "$CRATE" crate && rm -f crate/Cargo.lock &&
-		HEAPPROF_SRC=$SRC_DIR CARGO_TARGET_DIR=$SCRATCH/target cargo build --offline -q \
+		# not make -j2'\''s jobserver: its pipe is not passed down to the tests
+		env -u MAKEFLAGS -u MFLAGS HEAPPROF_SRC=$SRC_DIR CARGO_TARGET_DIR=$SCRATCH/target \
+			cargo build --offline -q \
 			--manifest-path crate/Cargo.toml &&
 		ls "$SCRATCH"/target/debug/build/heapprof-*/out/libheapprof_rust.a >/dev/null
 	'
