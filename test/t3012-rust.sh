@@ -7,6 +7,8 @@
 # rustup's tools, where a developer has them; Debian's rustc is in PATH already
 PATH=$PATH:${CARGO_HOME:-$HOME/.cargo}/bin
 need_tool rustc
+# rustc and cargo take make -j2's jobserver from MAKEFLAGS, whose pipe the tests do not get
+unset MAKEFLAGS MFLAGS
 
 RS=$TEST_DIR/rust
 CRATE=$SRC_DIR/rust/heapprof
@@ -71,9 +73,7 @@ if command -v cargo >/dev/null; then
 	# a copy: cargo writes Cargo.lock next to the manifest
 	test_case 'cargo builds the crate offline, its C core with it' '
 		cp -r "$CRATE" crate && rm -f crate/Cargo.lock &&
-		# not make -j2'\''s jobserver: its pipe is not passed down to the tests
-		env -u MAKEFLAGS -u MFLAGS HEAPPROF_SRC=$SRC_DIR CARGO_TARGET_DIR=$SCRATCH/target \
-			cargo build --offline -q \
+		HEAPPROF_SRC=$SRC_DIR CARGO_TARGET_DIR=$SCRATCH/target cargo build --offline -q \
 			--manifest-path crate/Cargo.toml &&
 		ls "$SCRATCH"/target/debug/build/heapprof-*/out/libheapprof_rust.a >/dev/null
 	'
