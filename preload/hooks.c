@@ -1,7 +1,8 @@
 /*
  * The malloc family of heapprof.so. Each hook asks the real allocator for the block
  * plus room for a header, and tags it (block.h) with the caller's stack. No
- * lock, no stdio, no I/O: the heap itself is the profile.
+ * lock, no stdio, no I/O: the heap itself is the profile. The entry points carry the
+ * names real.h gives them in this build (malloc, __wrap_malloc, heapprof_rust_malloc).
  */
 #define _GNU_SOURCE
 #include <errno.h>
