@@ -153,10 +153,13 @@ getline_case()
 }
 getline_case getline-linked
 
+# an archive built with UBSan (make check SANITIZE=...) needs its runtime
+san=
+case ${SANITIZE:-} in *undefined*) san=-fsanitize=undefined ;; esac
 test_case 'make install: pkg-config --static links a static program with the API' '
 	make -s -C "$SRC_DIR" install B="$BUILD" PREFIX="$SCRATCH/inst" >/dev/null 2>&1 &&
 	printf "#include <heapprof.h>\nint main(void) { return heapprof_snapshot(\"api.snap\"); }\n" >api.c &&
-	${CC:-cc} -static -o api api.c \
+	${CC:-cc} -static $san -o api api.c \
 		$(PKG_CONFIG_PATH=$SCRATCH/inst/lib/pkgconfig pkg-config --static --cflags --libs heapprof) &&
 	./api 2>/dev/null && test -s api.snap && heapprof-analyze ./api api.snap >/dev/null
 '
