@@ -30,9 +30,23 @@ SAN_PRE := $(if $(findstring undefined,$(SANITIZE)),-fsanitize=undefined -fno-sa
 endif
 
 # hp_tag.c is the firmware kit (docs/PORTING.md): installed as source and built by the
-# porting test, never called by heapprof.so
-PRELOAD_SRCS := $(filter-out preload/hp_tag.c,$(wildcard preload/*.c))
+# porting test, never called by heapprof.so. real_*.c: one way to the real allocator
+# per build (preload/real.h); heapprof.so's is real_dlsym.c.
+PRELOAD_SRCS := $(filter-out preload/hp_tag.c preload/real_wrap.c preload/real_libc.c,$(wildcard preload/*.c))
 PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(B)/%.o)
+# libheapprof.a, for static links: the same core, entered through ld --wrap. What only
+# a dynamic process has (dlclose, module records, C++ operators and thread names by
+# interposition) stays out: in a static program libstdc++'s new reaches our malloc.
+STATIC_OUT := hooks new_delete threads modules dlclose real_dlsym
+STATIC_OBJS := $(filter-out $(STATIC_OUT:%=$(B)/preload/%.o),$(PRELOAD_OBJS)) \
+	$(B)/static/hooks.o $(B)/preload/real_wrap.o
+# the Rust crate's C core (rust/heapprof, HEAPPROF_LIB_DIR): entry points of its own
+RUST_OBJS := $(filter-out $(STATIC_OUT:%=$(B)/preload/%.o),$(PRELOAD_OBJS)) \
+	$(B)/rust/hooks.o $(B)/preload/real_libc.o
+# the names --wrap sends to us; pkg-config --static --libs heapprof prints them
+WRAP_NAMES := malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign \
+	valloc pvalloc malloc_usable_size getdelim __getdelim getline
+STATIC_LDFLAGS := $(WRAP_NAMES:%=-Wl,--wrap=%) -Wl,-u,__wrap_malloc -Wl,-u,heapprof_api_v1 -Wl,--eh-frame-hdr -lm -pthread
 # unwind tables: on mips and armhf libgcc cannot walk through frames without them
 PRELOAD_CFLAGS := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -funwind-tables -pthread $(SAN_PRE)
 PRELOAD_LIBS := -ldl -lgcc_s -lm -pthread
@@ -42,15 +56,30 @@ ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(B)/%.o)
 ANALYZER_LIB_OBJS := $(filter-out $(B)/analyzer/main.o,$(ANALYZER_OBJS))
 
 .SECONDARY:
-.PHONY: all preload analyzer check check-build install uninstall clean demo bench fuzz fuzz-smoke
-all: preload analyzer
+.PHONY: all preload static print-static-ldflags analyzer check check-build install uninstall clean demo bench fuzz fuzz-smoke
+all: preload static analyzer
 
 preload: $(B)/heapprof.so
+static: $(B)/libheapprof.a $(B)/libheapprof_rust.a
 analyzer: $(B)/heapprof-analyze
 
 $(B)/preload/%.o: preload/%.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) $(CFLAGS) $(WARN) $(PRELOAD_CFLAGS) -c $< -o $@
+
+$(B)/static/%.o: preload/%.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) -DHP_ENTRIES_WRAP $(CFLAGS) $(WARN) $(PRELOAD_CFLAGS) -c $< -o $@
+
+$(B)/libheapprof.a: $(STATIC_OBJS)
+	$(Q)$(call say,AR,$@)rm -f $@ && $(AR) rcs $@ $^
+
+$(B)/rust/%.o: preload/%.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) -DHP_ENTRIES_RUST $(CFLAGS) $(WARN) $(PRELOAD_CFLAGS) -c $< -o $@
+
+$(B)/libheapprof_rust.a: $(RUST_OBJS)
+	$(Q)$(call say,AR,$@)rm -f $@ && $(AR) rcs $@ $^
 
 $(B)/heapprof.so: $(PRELOAD_OBJS)
 	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -shared $(SAN_PRE) -Wl,-z,nodelete \
@@ -62,7 +91,7 @@ ANALYZER_PKGS := libdw libelf zlib libzstd liblzma
 # libiberty has no pkg-config file; Debian puts its headers in their own directory
 IBERTY_CFLAGS ?= -I/usr/include/libiberty
 IBERTY_LIBS ?= -liberty
-ifneq ($(filter-out preload $(B)/heapprof.so clean uninstall,$(or $(MAKECMDGOALS),all)),)
+ifneq ($(filter-out preload static print-static-ldflags $(B)/heapprof.so $(B)/libheapprof.a $(B)/libheapprof_rust.a clean uninstall,$(or $(MAKECMDGOALS),all)),)
 DW_CFLAGS := $(shell $(PKG_CONFIG) --cflags $(ANALYZER_PKGS) 2>/dev/null)
 DW_LIBS := $(shell $(PKG_CONFIG) --libs $(ANALYZER_PKGS) 2>/dev/null)
 ifeq ($(shell $(PKG_CONFIG) --exists libdw libelf zlib && echo yes),)
@@ -100,9 +129,14 @@ demo: all $(B)/progs/demo
 bench: all
 	$(Q)sh bench/run $(abspath $(B))
 
+# for bench/run: the flags a static link with libheapprof.a takes
+print-static-ldflags:
+	@echo $(STATIC_LDFLAGS)
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/heapprof
 	install -m 0644 $(B)/heapprof.so $(DESTDIR)$(PREFIX)/lib/heapprof.so
+	install -m 0644 $(B)/libheapprof.a $(DESTDIR)$(PREFIX)/lib/libheapprof.a
 	install -m 0755 $(B)/heapprof-analyze $(DESTDIR)$(PREFIX)/bin/heapprof-analyze
 	install -m 0755 scripts/heapprof $(DESTDIR)$(PREFIX)/bin/heapprof
 	install -m 0644 include/heapprof_format.h preload/hp_tag.h preload/hp_tag.c \
@@ -112,13 +146,16 @@ install: all
 	install -m 0644 doc/heapprof.so.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 	install -m 0644 include/heapprof.h $(DESTDIR)$(PREFIX)/include/heapprof.h
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	printf '%s\n' 'prefix=$(PREFIX)' 'includedir=$${prefix}/include' '' 'Name: heapprof' \
-		'Description: the control API of heapprof.so (snapshots, switches, regions); nothing to link' \
-		'Version: $(VERSION)' 'Cflags: -I$${includedir}' \
+	printf '%s\n' 'prefix=$(PREFIX)' 'includedir=$${prefix}/include' 'libdir=$${prefix}/lib' \
+		'' 'Name: heapprof' \
+		'Description: the control API of heapprof.so (snapshots, switches, regions); with --static, libheapprof.a for static programs' \
+		'Version: $(VERSION)' 'Cflags: -I$${includedir}' 'Libs:' \
+		'Libs.private: -L$${libdir} -lheapprof $(STATIC_LDFLAGS)' \
 		>$(DESTDIR)$(PREFIX)/lib/pkgconfig/heapprof.pc
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/lib/heapprof.so $(DESTDIR)$(PREFIX)/bin/heapprof-analyze \
+	rm -f $(DESTDIR)$(PREFIX)/lib/heapprof.so $(DESTDIR)$(PREFIX)/lib/libheapprof.a \
+		$(DESTDIR)$(PREFIX)/bin/heapprof-analyze \
 		$(DESTDIR)$(PREFIX)/bin/heapprof
 	rm -rf $(DESTDIR)$(PREFIX)/include/heapprof $(DESTDIR)$(PREFIX)/include/heapprof.h
 	rm -f $(DESTDIR)$(PREFIX)/lib/pkgconfig/heapprof.pc
@@ -128,4 +165,4 @@ uninstall:
 clean:
 	rm -rf $(B)
 
--include $(PRELOAD_OBJS:.o=.d) $(ANALYZER_OBJS:.o=.d)
+-include $(PRELOAD_OBJS:.o=.d) $(B)/static/hooks.d $(B)/rust/hooks.d $(B)/preload/real_wrap.d $(B)/preload/real_libc.d $(ANALYZER_OBJS:.o=.d)

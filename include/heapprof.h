@@ -50,7 +50,11 @@ static inline const struct heapprof_api *heapprof_api_(void)
 {
 #if !defined(__PIC__) && !defined(__PIE__)
 	const struct heapprof_api *(*get)(void) = 0;
-	void *sym = dlsym((void *)0, "heapprof_api_v1");
+	void *sym;
+
+	if (heapprof_api_v1)	/* linked in (libheapprof.a) */
+		return heapprof_api_v1();
+	sym = dlsym((void *)0, "heapprof_api_v1");
 
 	__builtin_memcpy(&get, &sym, sizeof(get));
 	return get ? get() : 0;

@@ -1,14 +1,12 @@
 /*
- * heapprof.so start-up: find the real allocator (dlsym RTLD_NEXT or
- * HEAPPROF_ALLOCATOR), read the HEAPPROF_* options, serve the allocations that dlsym
- * and dlopen make meanwhile from a static arena, and warm the unwinder up.
+ * heapprof start-up: read the HEAPPROF_* options, find the real allocator (real.h),
+ * serve the allocations made meanwhile (dlsym and dlopen allocate) from a static arena,
+ * and warm the unwinder up.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -19,6 +17,7 @@
 #include "heapprof_format.h"
 #include "events.h"
 #include "options.h"
+#include "real.h"
 #include "snapshot.h"
 #include "table.h"
 #include "triggers.h"
@@ -88,38 +87,6 @@ uint64_t boot_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* Allocators without memalign (rare) still give aligned blocks this way. */
-static int (*real_posix_memalign_fn)(void **, size_t, size_t);
-
-static void *memalign_via_posix(size_t align, size_t size)
-{
-	void *p;
-
-	return real_posix_memalign_fn((void **)&p, align, size) == 0 ? p : NULL;
-}
-
-static bool resolve_from(void *handle)
-{
-	struct hp_real r;
-
-	r.malloc = (void *(*)(size_t))dlsym(handle, "malloc");
-	r.free = (void (*)(void *))dlsym(handle, "free");
-	r.calloc = (void *(*)(size_t, size_t))dlsym(handle, "calloc");
-	r.realloc = (void *(*)(void *, size_t))dlsym(handle, "realloc");
-	r.memalign = (void *(*)(size_t, size_t))dlsym(handle, "memalign");
-	r.usable_size = (size_t(*)(void *))dlsym(handle, "malloc_usable_size");
-	if (!r.memalign) {
-		real_posix_memalign_fn = (int (*)(void **, size_t, size_t))dlsym(
-			handle, "posix_memalign");
-		if (real_posix_memalign_fn)
-			r.memalign = memalign_via_posix;
-	}
-	if (!r.malloc || !r.free || !r.calloc || !r.realloc || !r.memalign)
-		return false;
-	hp_real = r;
-	return true;
-}
-
 /*
  * Stacks from the first allocation on, even those made by other libraries'
  * constructors before ours runs (libstdc++'s exception pool, say).
@@ -135,36 +102,10 @@ static void start_unwinder(void)
 
 static void resolve(void)
 {
-	const char *lib;
-
 	options_read();
-	lib = hp_opt.allocator;
 	hp_frames = (unsigned)hp_opt.frames;
 	table_init(hp_opt.sample, hp_frames, hp_opt.time ? HP2_P_TIME : 0);
-	if (lib) {
-		void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-
-		if (h && resolve_from(h)) {
-			start_unwinder();
-			return;
-		}
-		const char *why = h ? "it has no malloc family" : dlerror();
-		char msg[400];
-
-		/* one line: 'LIB' (why); using the next allocator[; hint] */
-		snprintf(msg, sizeof(msg), "' (%s); using the next allocator%s", why ? why : "?",
-			 /* jemalloc, tcmalloc, mimalloc use initial-exec TLS, which a library
-			  * loaded after start-up may only take from glibc's small surplus */
-			 why && strstr(why, "static TLS") ?
-				 "; set GLIBC_TUNABLES=glibc.rtld.optional_static_tls=16384 "
-				 "or LD_PRELOAD=\"heapprof.so LIB\"" : "");
-		hp_warn("HEAPPROF_ALLOCATOR: cannot use '", lib, msg);
-	}
-	if (!resolve_from(RTLD_NEXT)) {
-		/* Cannot happen with a libc; without an allocator nothing can run. */
-		hp_warn("cannot find the real malloc with dlsym; aborting", NULL, NULL);
-		abort();
-	}
+	real_resolve();
 	start_unwinder();
 }
 
@@ -187,7 +128,7 @@ bool boot_ensure_slow(void)
 		__atomic_store_n(&hp_boot_state, 2, __ATOMIC_RELEASE);
 		return true;
 	}
-	/* Another thread is resolving; dlsym does not wait for us, so this ends. */
+	/* Another thread is resolving; it does not wait for us, so this ends. */
 	while (__atomic_load_n(&hp_boot_state, __ATOMIC_ACQUIRE) != 2)
 		sched_yield();
 	return true;

@@ -619,7 +619,7 @@ uint64_t cfi_rule_in(const struct cfi_obj *o, uintptr_t pc)
 	return row_pack(&in.row);
 }
 
-#else /* not x86_64, or glibc headers without _dl_find_object */
+#else /* not x86_64 */
 
 uint64_t cfi_rule_in(const struct cfi_obj *o, uintptr_t pc)
 {

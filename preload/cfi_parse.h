@@ -11,8 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* x86_64 LP64 with glibc's _dl_find_object (2.35); elsewhere both files are stubs */
-#if defined(__x86_64__) && defined(__LP64__) && defined(DLFO_STRUCT_HAS_EH_DBASE)
+/* x86_64 LP64 (objects from glibc's _dl_find_object, or dl_iterate_phdr at start-up);
+ * elsewhere both files are stubs */
+#if defined(__x86_64__) && defined(__LP64__)
 #define HP_CFI 1
 #else
 #define HP_CFI 0
@@ -33,14 +34,15 @@ struct cfi_obj {
 /* ---- cfi_obj.c ---- */
 
 /*
- * Look up _dl_find_object (dlsym: heapprof.so must still load on glibc < 2.35). False
- * if it is missing or this is not x86_64; then no object is ever found.
+ * Look up _dl_find_object (dlsym: heapprof.so must still load on glibc < 2.35), or
+ * without it list the objects loaded now (dl_iterate_phdr). False if neither gives
+ * any or this is not x86_64; then no object is ever found.
  */
 bool cfi_obj_init(void);
 
 /*
- * Describe the loaded object holding addr, without a lock (_dl_find_object) and
- * without a fault. False if no object holds it or its headers look wrong.
+ * Describe the loaded object holding addr, without a lock (_dl_find_object, or the
+ * start-up list) and without a fault. False if no object holds it or its headers look wrong.
  */
 bool cfi_obj_find(uintptr_t addr, struct cfi_obj *o);
 

@@ -1,10 +1,10 @@
 /*
  * The malloc family of heapprof.so. Each hook asks the real allocator for the block
  * plus room for a header, and tags it (block.h) with the caller's stack. No
- * lock, no stdio, no I/O: the heap itself is the profile.
+ * lock, no stdio, no I/O: the heap itself is the profile. The entry points carry the
+ * names real.h gives them in this build (malloc, __wrap_malloc, heapprof_rust_malloc).
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <errno.h>
 #include <malloc.h>
 #include <stdlib.h>
@@ -19,6 +19,7 @@
 #include "events.h"
 #include "hooks.h"
 #include "options.h"
+#include "real.h"
 #include "table.h"
 #include "triggers.h"
 #include "unwind.h"
@@ -514,48 +515,14 @@ static size_t memalign_align(size_t align)
 /*
  * aligned_alloc with an alignment that is not a power of two (0 included) is the
  * implementation's choice, and libcs differ: glibc up to 2.37 takes it as memalign
- * does, glibc 2.38 on refuses it with EINVAL. Ask the aligned_alloc the program
- * would have had without us (the next one in the chain), with a 1-byte block freed
- * at once: NULL means refused, and we return NULL with its errno. Only odd
- * alignments pay for this.
+ * does, glibc 2.38 on refuses it with EINVAL. real_takes_align() asks the aligned_alloc
+ * the program would have had without us; refused, we return NULL with its errno.
  */
-static bool next_takes_align(size_t align)
-{
-	static void *(*next_aligned_alloc)(size_t, size_t);
-	static void (*next_free)(void *);
-	static int looked_up;	/* 0 not yet, 1 found, -1 none: memalign's rules */
-	void *p;
-
-	if (!__atomic_load_n(&looked_up, __ATOMIC_ACQUIRE)) {
-		/* both from the same object: the block goes back where it came from */
-		int saved = errno;	/* a taken alignment leaves errno alone */
-		void *aa = dlsym(RTLD_NEXT, "aligned_alloc"), *fr = dlsym(RTLD_NEXT, "free");
-		Dl_info ia, ifr;
-		bool same = aa && fr && dladdr(aa, &ia) && dladdr(fr, &ifr) &&
-			    ia.dli_fbase == ifr.dli_fbase;
-
-		errno = saved;
-
-		/* threads racing here store the same values */
-		__atomic_store_n(&next_aligned_alloc, (void *(*)(size_t, size_t))aa,
-				 __ATOMIC_RELAXED);
-		__atomic_store_n(&next_free, (void (*)(void *))fr, __ATOMIC_RELAXED);
-		__atomic_store_n(&looked_up, same ? 1 : -1, __ATOMIC_RELEASE);
-	}
-	if (__atomic_load_n(&looked_up, __ATOMIC_ACQUIRE) < 0)
-		return true;
-	p = __atomic_load_n(&next_aligned_alloc, __ATOMIC_RELAXED)(align, 1);
-	if (!p)
-		return false;
-	__atomic_load_n(&next_free, __ATOMIC_RELAXED)(p);
-	return true;
-}
-
 static void *do_aligned_alloc(size_t align, size_t size, const struct unwind_start *st)
 {
 	if (!power_of_two(align)) {
 		/* before the allocator is known, the arena takes the memalign way */
-		if (boot_ensure() && !next_takes_align(align))
+		if (boot_ensure() && !real_takes_align(align))
 			return NULL;
 		align = memalign_align(align);
 	}
@@ -600,7 +567,7 @@ static __attribute__((noinline)) void *calloc_hooked(size_t n, size_t elem,
  * must be expanded here, in the function the program called) and, with
  * HEAPPROF_EVENTS, records the call in the thread's ring.
  */
-HP_EXPORT void *malloc(size_t size)
+HP_EXPORT void *HP_ENTRY(malloc)(size_t size)
 {
 	struct unwind_start st;
 
@@ -633,7 +600,7 @@ static __attribute__((noinline, cold)) void free_event(void *p, const struct unw
 	events_add(HP2_ENTRY_FREE, (uintptr_t)p, stack, 0, p);
 }
 
-HP_EXPORT void free(void *p)
+HP_EXPORT void HP_ENTRY(free)(void *p)
 {
 	if (unlikely(hp_opt.events)) {
 		struct unwind_start st;
@@ -644,7 +611,7 @@ HP_EXPORT void free(void *p)
 	do_free(p);
 }
 
-HP_EXPORT void *calloc(size_t n, size_t elem)
+HP_EXPORT void *HP_ENTRY(calloc)(size_t n, size_t elem)
 {
 	struct unwind_start st;
 	size_t size;
@@ -655,7 +622,7 @@ HP_EXPORT void *calloc(size_t n, size_t elem)
 	return calloc_hooked(n, elem, &st);
 }
 
-HP_EXPORT void *realloc(void *p, size_t size)
+HP_EXPORT void *HP_ENTRY(realloc)(void *p, size_t size)
 {
 	struct unwind_start st;
 	void *r;
@@ -666,7 +633,7 @@ HP_EXPORT void *realloc(void *p, size_t size)
 	return r;
 }
 
-HP_EXPORT void *reallocarray(void *p, size_t n, size_t elem)
+HP_EXPORT void *HP_ENTRY(reallocarray)(void *p, size_t n, size_t elem)
 {
 	struct unwind_start st;
 	size_t size;
@@ -680,7 +647,7 @@ HP_EXPORT void *reallocarray(void *p, size_t n, size_t elem)
 	return r;
 }
 
-HP_EXPORT int posix_memalign(void **out, size_t align, size_t size)
+HP_EXPORT int HP_ENTRY(posix_memalign)(void **out, size_t align, size_t size)
 {
 	struct unwind_start st;
 	int rc;
@@ -692,7 +659,7 @@ HP_EXPORT int posix_memalign(void **out, size_t align, size_t size)
 	return rc;
 }
 
-HP_EXPORT void *aligned_alloc(size_t align, size_t size)
+HP_EXPORT void *HP_ENTRY(aligned_alloc)(size_t align, size_t size)
 {
 	struct unwind_start st;
 	void *r;
@@ -703,7 +670,7 @@ HP_EXPORT void *aligned_alloc(size_t align, size_t size)
 	return r;
 }
 
-HP_EXPORT void *memalign(size_t align, size_t size)
+HP_EXPORT void *HP_ENTRY(memalign)(size_t align, size_t size)
 {
 	struct unwind_start st;
 	void *r;
@@ -714,7 +681,7 @@ HP_EXPORT void *memalign(size_t align, size_t size)
 	return r;
 }
 
-HP_EXPORT void *valloc(size_t size)
+HP_EXPORT void *HP_ENTRY(valloc)(size_t size)
 {
 	struct unwind_start st;
 	void *r;
@@ -725,7 +692,7 @@ HP_EXPORT void *valloc(size_t size)
 	return r;
 }
 
-HP_EXPORT void *pvalloc(size_t size)
+HP_EXPORT void *HP_ENTRY(pvalloc)(size_t size)
 {
 	struct unwind_start st;
 	void *r;
@@ -736,7 +703,7 @@ HP_EXPORT void *pvalloc(size_t size)
 	return r;
 }
 
-HP_EXPORT size_t malloc_usable_size(void *p)
+HP_EXPORT size_t HP_ENTRY(malloc_usable_size)(void *p)
 {
 	return usable_size(p);
 }
@@ -746,26 +713,7 @@ HP_EXPORT size_t malloc_usable_size(void *p)
  * (new_delete.c): a direct call, never through the PLT, so that they reach these
  * hooks whichever malloc comes first in the process.
  */
-extern __typeof(malloc) hooks_malloc __attribute__((alias("malloc"), copy(malloc)));
+extern __typeof(malloc) hooks_malloc __attribute__((alias(HP_ENTRY_STR(malloc)), copy(HP_ENTRY(malloc))));
 extern __typeof(aligned_alloc) hooks_aligned_alloc
-	__attribute__((alias("aligned_alloc"), copy(aligned_alloc)));
-extern __typeof(free) hooks_free __attribute__((alias("free"), copy(free)));
-
-/*
- * A malloc before ours in the lookup order (LD_PRELOAD="libjemalloc.so.2 heapprof.so",
- * or a program that defines its own) gets every call: heapprof then records nothing,
- * so say so once, at start-up.
- */
-__attribute__((constructor)) static void hooks_check_first(void)
-{
-	void *first = dlsym(RTLD_DEFAULT, "malloc");
-	Dl_info info;
-
-	if (!first || first == (void *)hooks_malloc)
-		return;
-	hp_warn("malloc is not heapprof's but ",
-		dladdr(first, &info) && info.dli_fname && *info.dli_fname ? info.dli_fname :
-									   "the program's",
-		"'s, which comes first: nothing will be recorded (put heapprof.so first in "
-		"LD_PRELOAD, or name the allocator in HEAPPROF_ALLOCATOR)");
-}
+	__attribute__((alias(HP_ENTRY_STR(aligned_alloc)), copy(HP_ENTRY(aligned_alloc))));
+extern __typeof(free) hooks_free __attribute__((alias(HP_ENTRY_STR(free)), copy(HP_ENTRY(free))));

@@ -447,13 +447,38 @@ static void say_refused(void)
 	snap_line_say(&l);
 }
 
+/*
+ * musl declares getcontext but has none, and a static glibc links it only when
+ * something else asks for it: weak, and without it the registers snapshot_context_at
+ * keeps (the callee-saved ones; it sets sp and pc itself) are read here by hand.
+ */
+#pragma weak getcontext
+
+static const ucontext_t *here_by_hand(ucontext_t *uc)
+{
+#if defined(__x86_64__)
+	greg_t *g = uc->uc_mcontext.gregs;
+
+	__asm__ volatile("mov %%rbx, %0\n\tmov %%rbp, %1\n\tmov %%r12, %2\n\t"
+			 "mov %%r13, %3\n\tmov %%r14, %4\n\tmov %%r15, %5"
+			 : "=m"(g[REG_RBX]), "=m"(g[REG_RBP]), "=m"(g[REG_R12]), "=m"(g[REG_R13]),
+			   "=m"(g[REG_R14]), "=m"(g[REG_R15]));
+	return uc;
+#else
+	(void)uc;
+	return NULL;
+#endif
+}
+
 /* Registers of the caller's caller; apart, since getcontext returns twice. uc is
  * zeroed first: getcontext leaves some registers (rax, r10, r11, eflags, cs) and
  * most of the structure unwritten, and what it leaves would be read as roots. */
 static __attribute__((noinline)) const ucontext_t *here(ucontext_t *uc)
 {
 	memset(uc, 0, sizeof(*uc));
-	return getcontext(uc) == 0 ? uc : NULL;
+	if (getcontext)
+		return getcontext(uc) == 0 ? uc : NULL;
+	return here_by_hand(uc);
 }
 
 /*

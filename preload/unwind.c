@@ -1,23 +1,17 @@
 /*
  * Stack capture for heapprof.so: picks one unwinder (struct unwinder, unwinder.h) once
- * by HEAPPROF_UNWIND, and counts dlclose() calls so that unwinders which cache what
- * they read from a library can tell when that library may be gone.
+ * by HEAPPROF_UNWIND, and keeps unwind_gen, moved by every dlclose() (dlclose.c), so
+ * that unwinders which cache what they read from a library can tell it may be gone.
  */
 #define _GNU_SOURCE
 #include "boot.h"
 #include "unwinder.h"
 
-#include <dlfcn.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 
 #include "util.h"
-
-/* Module records (modules.c); weak, so that the unwinders also link alone (tests). */
-void *modules_before_close(void *handle) __attribute__((weak, visibility("hidden")));
-void modules_after_close(void *rec, int (*real_dlclose)(void *))
-	__attribute__((weak, visibility("hidden")));
 
 /* The unwinders HEAPPROF_UNWIND can name. The default is unwind_init's choice (cfi
  * where it works, else libgcc, which works everywhere); fp is taken only when named. */
@@ -389,33 +383,4 @@ unsigned unwind_capture_hinted(uintptr_t *pcs, unsigned max, const struct unwind
 	if (replay_on && chosen != &unwinder_libgcc)
 		return capture_replayed(pcs, max, st, hint);
 	return walk_unlogged(pcs, max, st);
-}
-
-/*
- * Every unload goes through here (the program's and its libraries' calls of dlclose
- * bind to the first definition in the process, ours), so the generation moves
- * before a library loaded at the same address can allocate. Bumped after the real
- * dlclose: a rule cached meanwhile from the old object carries the old generation.
- * glibc's internal unloads (NSS and iconv modules, __libc_dlclose) bypass it; glibc
- * unloads those at exit only.
- */
-HP_EXPORT int dlclose(void *handle)
-{
-	static int (*real)(void *);
-	int (*fn)(void *) = __atomic_load_n(&real, __ATOMIC_ACQUIRE);
-	void *rec;
-	int rc;
-
-	if (!fn) {
-		fn = (int (*)(void *))dlsym(RTLD_NEXT, "dlclose");
-		if (!fn)
-			return -1;	/* no libc below us: nothing was loaded by it */
-		__atomic_store_n(&real, fn, __ATOMIC_RELEASE);
-	}
-	rec = modules_before_close ? modules_before_close(handle) : NULL;
-	rc = fn(handle);
-	__atomic_add_fetch(&unwind_gen, 1, __ATOMIC_RELEASE);
-	if (rc == 0 && modules_after_close)
-		modules_after_close(rec, fn);
-	return rc;
 }

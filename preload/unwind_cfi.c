@@ -270,7 +270,7 @@ static bool cfi_init(void)
 	return true;
 }
 
-#else /* not x86_64, or glibc headers without _dl_find_object */
+#else /* not x86_64 */
 
 static bool cfi_init(void)
 {

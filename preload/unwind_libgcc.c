@@ -43,6 +43,17 @@ static _Unwind_Reason_Code bt_frame(struct _Unwind_Context *ctx, void *p)
 	return a->n < a->max ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
 
+/*
+ * glibc only: elsewhere (musl) the libgcc at hand may be glibc's (Debian's musl-gcc
+ * links it), whose unwinder calls _dl_find_object, which musl has not; there the cfi
+ * and fp unwinders remain.
+ */
+#ifdef __GLIBC__
+#define HAVE_LIBGCC 1
+#else
+#define HAVE_LIBGCC 0
+#endif
+
 /* Never replayed: what _Unwind_Backtrace reads is its own affair. */
 static unsigned libgcc_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 			       struct walk_log *log)
@@ -57,13 +68,17 @@ static unsigned libgcc_capture(uintptr_t *pcs, unsigned max, const struct unwind
 	if (!unwind_stack_window(st, &w))
 		return 1;
 #endif
+#if HAVE_LIBGCC
 	_Unwind_Backtrace(bt_frame, &a);
+#else
+	(void)bt_frame;
+#endif
 	return a.n;
 }
 
 static bool libgcc_init(void)
 {
-	return true;
+	return HAVE_LIBGCC;
 }
 
 const struct unwinder unwinder_libgcc = { "libgcc", libgcc_init, libgcc_capture };

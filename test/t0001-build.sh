@@ -54,6 +54,7 @@ test_case 'make install PREFIX DESTDIR, and the installed wrapper finds its libr
 	make -s -C "$SRC_DIR" install B="$BUILD" PREFIX=/opt/hp DESTDIR="$SCRATCH/stage" >/dev/null &&
 	root=$SCRATCH/stage/opt/hp &&
 	test -f $root/lib/heapprof.so && test -x $root/bin/heapprof-analyze &&
+	test -f $root/lib/libheapprof.a &&
 	test -x $root/bin/heapprof && test -f $root/include/heapprof/heapprof_format.h &&
 	test -f $root/include/heapprof/hp_tag.c && test -f $root/include/heapprof.h &&
 	test "$(PKG_CONFIG_SYSROOT_DIR=$SCRATCH/stage PKG_CONFIG_PATH=$root/lib/pkgconfig \
@@ -62,5 +63,6 @@ test_case 'make install PREFIX DESTDIR, and the installed wrapper finds its libr
 	grep -q "/opt/hp/lib/heapprof.so\$" preload.txt &&
 	make -s -C "$SRC_DIR" uninstall B="$BUILD" PREFIX=/opt/hp DESTDIR="$SCRATCH/stage" >/dev/null &&
 	! test -e $root/lib/heapprof.so && ! test -e $root/bin/heapprof &&
+	! test -e $root/lib/libheapprof.a &&
 	! test -e $root/lib/pkgconfig/heapprof.pc
 '

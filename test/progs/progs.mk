@@ -88,7 +88,7 @@ $(P)/cxx: test/progs/cxx.cc
 	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -fno-ipa-icf -std=c++17 -Wall -Wextra -o $@ $<
 
 # The unwinders on their own, in a program built without and with frame pointers.
-UNWIND_SRCS := $(wildcard preload/unwind*.c preload/cfi_*.c)
+UNWIND_SRCS := $(wildcard preload/unwind*.c preload/cfi_*.c) preload/dlclose.c
 $(P)/unwind_check-nofp: FP_FLAG := -fomit-frame-pointer
 $(P)/unwind_check-fp: FP_FLAG := -fno-omit-frame-pointer
 $(P)/unwind_check-nofp $(P)/unwind_check-fp: test/progs/unwind_check.c $(UNWIND_SRCS)
@@ -117,3 +117,45 @@ $(P)/snaplife-linked: test/progs/snaplife.c $(B)/heapprof.so
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $< $(abspath $(B)/heapprof.so) \
 		-Wl,-rpath,$(abspath $(B))
+
+# Linked with libheapprof.a instead of preloaded (t3011): static glibc, and with Debian's
+# musl-gcc static and dynamic when it is installed (scripts/install-deps --test).
+STATIC_PROGS := $(P)/sites-static $(P)/forker-static $(P)/snapapi-static $(P)/leaky-static \
+	$(P)/getline-linked
+$(P)/sites-static: test/progs/sites.c test/progs/libsite.c $(B)/libheapprof.a
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -static $(SAN_PRE) -o $@ $(filter %.c,$^) $(B)/libheapprof.a $(STATIC_LDFLAGS)
+
+$(P)/%-static: test/progs/%.c $(B)/libheapprof.a
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -static $(SAN_PRE) -o $@ $< $(B)/libheapprof.a $(STATIC_LDFLAGS)
+
+# dynamic, with libheapprof.a: the shared libc's calls are not wrapped
+$(P)/getline-linked: test/progs/getline.c $(B)/libheapprof.a
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) $(SAN_PRE) -o $@ $< $(B)/libheapprof.a $(STATIC_LDFLAGS)
+
+MUSL_CC ?= $(shell command -v musl-gcc 2>/dev/null)
+ifneq ($(MUSL_CC),)
+STATIC_PROGS += $(P)/sites-musl-static $(P)/sites-musl $(P)/forker-musl-static $(P)/snapapi-musl-static \
+	$(P)/getline-musl
+MUSL_LIB := $(B)/musl/libheapprof.a
+
+# the same archive built by musl-gcc, in a build directory of its own
+$(MUSL_LIB): $(PRELOAD_SRCS) preload/real_wrap.c $(wildcard preload/*.h include/*.h)
+	$(Q)$(MAKE) --no-print-directory static CC=$(MUSL_CC) B=$(B)/musl SANITIZE=
+
+$(P)/sites-musl-static $(P)/sites-musl: test/progs/sites.c test/progs/libsite.c $(MUSL_LIB)
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(MUSL_CC) $(PROG_CFLAGS) $(if $(findstring static,$@),-static) -o $@ \
+		$(filter %.c,$^) $(MUSL_LIB) $(STATIC_LDFLAGS)
+
+$(P)/getline-musl: test/progs/getline.c $(MUSL_LIB)
+	$(Q)$(call say,CC,$@)$(MUSL_CC) $(PROG_CFLAGS) -o $@ $< $(MUSL_LIB) $(STATIC_LDFLAGS)
+
+$(P)/%-musl-static: test/progs/%.c $(MUSL_LIB)
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(MUSL_CC) $(PROG_CFLAGS) -static -o $@ $< $(MUSL_LIB) $(STATIC_LDFLAGS)
+endif
+
+check-build: $(STATIC_PROGS)
