@@ -13,7 +13,8 @@
  * hblkhd=H", then "ready", and waits (for gcore). "arenas damage": the size field of
  * a free chunk is overwritten after mallinfo2 is printed. "arenas trim": a forked copy
  * also says what malloc_trim(0) released (trim_child). "arenas memcheck": under
- * valgrind, memcheck's leak check at that point, then exit.
+ * valgrind, memcheck's leak check at that point, then exit. "arenas abort": abort()
+ * there instead of waiting, for a core from qemu-user (t5002-foreign-targets.sh).
  */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -237,6 +238,8 @@ int main(int argc, char **argv)
 
 		*(uint64_t *)(g_frag - 32 + (*size & ~7ul) + 8) = 0x4141414141414141;
 	}
+	if (argc > 1 && !strcmp(argv[1], "abort"))
+		abort();	/* a core written by qemu-user, which has no gcore */
 	if (write(1, "ready\n", 6) != 6)
 		return 1;
 	block_forever();
