@@ -341,6 +341,12 @@ static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t e
 		/* a free chunk's bytes and the next one's prev_size are malloc's; an
 		 * in-use chunk's size field is, its prev_size the previous chunk's data */
 		nonroot(g, p + W, k == ALLOC_FREE || k == ALLOC_FENCE ? p + sz + W : p + HDR);
+		/* past a block's end, up to the next chunk's size field, is slack the
+		 * program never wrote since: what an earlier, larger block left there
+		 * is no root (memcheck scans a block's own bytes only) */
+		if (k == ALLOC_TAGGED && t->size < sz && t->below < sz &&
+		    HDR + t->below + t->size < sz + W)
+			nonroot(g, p + HDR + t->below + t->size, p + sz + W);
 		if (p < top && p + sz > top) {
 			problem(g, "%s: the chunk at %#llx overlaps the top chunk", what,
 				(unsigned long long)p);

@@ -69,6 +69,7 @@ definitely lost alloc_below_top 8
 definitely lost alloc_edge 136
 definitely lost alloc_in_bin 56
 definitely lost alloc_in_fastbin 72
+definitely lost alloc_in_slack 24
 definitely lost alloc_in_tcache 40
 EOF
 
