@@ -151,7 +151,21 @@ static int hexval(char c)
 	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* The libc file: its banner, and whether its build-id is the module's. */
+/* Does path lie under the directory dir? */
+static bool under_dir(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return n && !strncmp(path, dir, n) && path[n] == '/';
+}
+
+/*
+ * The libc file: its banner, and whether its build-id is the module's. SYSROOT/path,
+ * unless the core names a path already under SYSROOT: a qemu-user guest's link_map
+ * names the host's path of the target's libc (/usr/s390x-linux-gnu/lib/libc.so.6).
+ */
 static bool version_from_file(struct gl *g, const struct sym_module_info *m, const char *sysroot)
 {
 	char path[4096], err[512];
@@ -160,6 +174,8 @@ static bool version_from_file(struct gl *g, const struct sym_module_info *m, con
 	ssize_t r;
 	int fd;
 
+	if (sysroot && under_dir(m->path, sysroot))
+		sysroot = NULL;
 	snprintf(path, sizeof(path), "%s%s", sysroot ? sysroot : "", m->path);
 	fd = image_open_regular(path, err, sizeof(err));
 	if (fd < 0) {
@@ -325,6 +341,12 @@ static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t e
 		/* a free chunk's bytes and the next one's prev_size are malloc's; an
 		 * in-use chunk's size field is, its prev_size the previous chunk's data */
 		nonroot(g, p + W, k == ALLOC_FREE || k == ALLOC_FENCE ? p + sz + W : p + HDR);
+		/* past a block's end, up to the next chunk's size field, is slack the
+		 * program never wrote since: what an earlier, larger block left there
+		 * is no root (memcheck scans a block's own bytes only) */
+		if (k == ALLOC_TAGGED && t->size < sz && t->below < sz &&
+		    HDR + t->below + t->size < sz + W)
+			nonroot(g, p + HDR + t->below + t->size, p + sz + W);
 		if (p < top && p + sz > top) {
 			problem(g, "%s: the chunk at %#llx overlaps the top chunk", what,
 				(unsigned long long)p);

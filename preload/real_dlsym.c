@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,14 +115,19 @@ bool real_takes_align(size_t align)
 /*
  * A malloc before ours in the lookup order (LD_PRELOAD="libjemalloc.so.2 heapprof.so",
  * or a program that defines its own) gets every call: heapprof then records nothing,
- * so say so once, at start-up.
+ * so say so once, at start-up. A non-PIE program that takes malloc's address (python3's
+ * allocator table) has a canonical PLT entry: dlsym finds that stub, which only jumps
+ * to ours; its malloc symbol is undefined there.
  */
 __attribute__((constructor)) static void real_check_first(void)
 {
 	void *first = dlsym(RTLD_DEFAULT, "malloc");
+	const ElfW(Sym) *sym = NULL;
 	Dl_info info;
 
 	if (!first || first == (void *)hooks_malloc)
+		return;
+	if (dladdr1(first, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_shndx == SHN_UNDEF)
 		return;
 	hp_warn("malloc is not heapprof's but ",
 		dladdr(first, &info) && info.dli_fname && *info.dli_fname ? info.dli_fname :

@@ -280,7 +280,7 @@ static bool cfi_init(void)
 static unsigned cfi_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 			    struct walk_log *log)
 {
-	(void)pcs, (void)max, (void)st;
+	(void)pcs, (void)max, (void)st, (void)log;
 	return 1;
 }
 

@@ -67,6 +67,13 @@ for mode in "" cfi fp libgcc libunwind; do
 	"
 done
 
+test_case 'a non-PIE program holding malloc'"'"'s address: no false warning, blocks recorded' '
+	HEAPPROF_AT_EXIT=1 HEAPPROF_OUTPUT=ptr.snap run $PROGS/mallocptr >out 2>err &&
+	grep -q "^ok\$" out && ! grep -q "malloc is not heapprof" err &&
+	heapprof-analyze -f collapsed $PROGS/mallocptr ptr.snap >ptr.txt &&
+	expect_bytes alloc_through_pointer 100 ptr.txt
+'
+
 test_case 'nothing on stdout or stderr of a quiet program' '
 	run /bin/true >out 2>err && ! test -s out && ! test -s err
 '

@@ -5,13 +5,14 @@
 # target is skipped, and counted so, only when its cross build or qemu is missing.
 . "$(dirname "$0")/lib.sh"
 
-# ARCH QEMU SYSROOT LIBC_UNWINDS PACKAGES. LIBC_UNWINDS: whether _Unwind_Backtrace gets
-# through libc's own functions. Debian's mips and armhf glibc carry unwind tables only
-# where C++ exceptions or cancellation need them (strdup has no FDE on mips and sits
+# ARCH QEMU SYSROOT LIBC_UNWINDS BITS PACKAGES. LIBC_UNWINDS: whether _Unwind_Backtrace
+# gets through libc's own functions. Debian's mips and armhf glibc carry unwind tables
+# only where C++ exceptions or cancellation need them (strdup has no FDE on mips and sits
 # in an EXIDX_CANTUNWIND range on armhf), so a block strdup allocates shows strdup alone.
-TARGETS="s390x qemu-s390x /usr/s390x-linux-gnu yes gcc-s390x-linux-gnu,libc6-dev-s390x-cross
-mips qemu-mips /usr/mips-linux-gnu no gcc-mips-linux-gnu,libc6-dev-mips-cross
-armhf qemu-arm /usr/arm-linux-gnueabihf no gcc-arm-linux-gnueabihf,libc6-dev-armhf-cross"
+# BITS: the guest's word size (--memory reads glibc's arenas on 64-bit targets only).
+TARGETS="s390x qemu-s390x /usr/s390x-linux-gnu yes 64 gcc-s390x-linux-gnu,libc6-dev-s390x-cross
+mips qemu-mips /usr/mips-linux-gnu no 32 gcc-mips-linux-gnu,libc6-dev-mips-cross
+armhf qemu-arm /usr/arm-linux-gnueabihf no 32 gcc-arm-linux-gnueabihf,libc6-dev-armhf-cross"
 
 . "$TEST_DIR/sites.sh"
 
@@ -62,9 +63,19 @@ still reachable alloc_tls 136
 still reachable alloc_untagged 168
 EOF
 
+# arenas' blocks whose only pointers sit in free chunks or malloc's links (as t3007's)
+cat >lost.expected <<'EOF'
+definitely lost alloc_below_top 8
+definitely lost alloc_edge 136
+definitely lost alloc_in_bin 56
+definitely lost alloc_in_fastbin 72
+definitely lost alloc_in_slack 24
+definitely lost alloc_in_tcache 40
+EOF
+
 run_target()
 {
-	arch=$1 QEMU=$2 SYSROOT=$3 LIBC_UNWINDS=$4 packages=$(echo "$5" | tr , ' ')
+	arch=$1 QEMU=$2 SYSROOT=$3 LIBC_UNWINDS=$4 BITS=$5 packages=$(echo "$6" | tr , ' ')
 	CROSS=$BUILD/cross/$arch
 	if ! [ -x "$CROSS/progs/sites" ] || ! [ -f "$CROSS/heapprof.so" ]; then
 		skip_case "$arch: end to end under qemu" "no cross build in $CROSS (install $packages, then make check)"
@@ -77,6 +88,7 @@ run_target()
 	mkdir "$arch" && cd "$arch" || return
 	if (ulimit -c unlimited) 2>/dev/null; then
 		core_cases
+		arena_cases
 	else
 		skip_case "$arch: the guest's core" "cannot raise ulimit -c (hard limit $(ulimit -Hc))"
 	fi
@@ -122,6 +134,51 @@ core_cases()
 		heapprof-analyze --leaks=all --top=0 --sysroot $SYSROOT $CROSS/progs/leaky $1 \
 			>leaks.text 2>/dev/null &&
 		grep -q "^  roots:      registers of 4 threads" leaks.text
+	'
+}
+
+# JSON "key": N from FILE
+jnum()
+{
+	grep -o "\"$1\": [0-9]*" "$2" | head -1 | sed 's/.*: //'
+}
+
+# mallinfo2's field NAME as the guest printed it in arenas.out
+mi()
+{
+	sed -n "s/.* $1=\([0-9]*\).*/\1/p" arenas.out
+}
+
+# glibc's arenas read from the guest's core (alloc_glibc.c): a 64-bit guest's figures
+# equal the mallinfo2() it printed just before it aborted; 32-bit glibc is not known,
+# and the report says so in one line
+arena_cases()
+{
+	test_case "$arch: --memory on the guest's core: glibc's arenas, or why not" '
+		(ulimit -c unlimited && guest $CROSS/progs/arenas abort >arenas.out 2>arenas.err)
+		rm -f core core.[0-9]* &&
+		set -- qemu_arenas_*.core && [ -f "$1" ] && grep -q "^mallinfo2 " arenas.out &&
+		heapprof-analyze --memory --top=1 --sysroot $SYSROOT $CROSS/progs/arenas $1 \
+			>mem.txt 2>mem.err &&
+		if [ "$BITS" = 64 ]; then
+			heapprof-analyze --memory -f json --top=1 --sysroot $SYSROOT \
+				$CROSS/progs/arenas $1 >mem.json 2>/dev/null &&
+			grep -q "^  allocator:  glibc 2\.[0-9]*, 2 arenas in 2 heaps, 3 mmapped chunks\$" mem.txt &&
+			[ "$(jnum arena_bytes mem.json)" = "$(mi arena)" ] &&
+			[ "$(jnum in_use_bytes mem.json)" = "$(mi uordblks)" ] &&
+			[ "$(jnum free_bytes mem.json)" = "$(mi fordblks)" ] &&
+			[ "$(jnum mmapped_chunks mem.json)" = "$(mi hblks)" ] &&
+			[ "$(jnum mmapped_bytes mem.json)" = "$(mi hblkhd)" ]
+		else
+			grep -q "^  allocator:  not recognised (glibc on 32-bit targets is not known yet)\$" mem.txt
+		fi
+	'
+
+	[ "$BITS" = 64 ] || return 0
+	test_case "$arch: --leaks: pointers in the guest's free chunks and malloc links are no roots" '
+		heapprof-analyze --leaks -f collapsed --sysroot $SYSROOT $CROSS/progs/arenas \
+			qemu_arenas_*.core >lost.txt 2>/dev/null &&
+		by_class lost.txt >got && expect_same ../lost.expected got
 	'
 }
 

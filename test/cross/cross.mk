@@ -37,12 +37,13 @@ $(P)/firmware_example: $(FW_DEPS)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) $(FW_CFLAGS) -o $@ $(FW_SRCS)
 
-# cross_target ARCH: heapprof.so, libsite.so, sites, sites-dump, firmware_example, leaky
+# cross_target ARCH: heapprof.so, libsite.so, sites, sites-dump, firmware_example, leaky,
+# arenas
 define cross_target
 CP_$(1) := $(B)/cross/$(1)/progs
 .PHONY: cross-$(1)
 cross-$(1): $(B)/cross/$(1)/heapprof.so $$(addprefix $$(CP_$(1))/,libsite.so sites sites-dump \
-	firmware_example leaky)
+	firmware_example leaky arenas)
 
 # the preload's own Makefile rules decide what is out of date
 $(B)/cross/$(1)/heapprof.so: cross-always
@@ -66,6 +67,10 @@ $$(CP_$(1))/firmware_example: $(FW_DEPS)
 	$(Q)$$(call say,CC,$$@)$(cross_cc_$(1)) $(CROSS_PROG_CFLAGS) $(FW_CFLAGS) -o $$@ $(FW_SRCS)
 
 $$(CP_$(1))/leaky: test/progs/leaky.c
+	@mkdir -p $$(@D)
+	$(Q)$$(call say,CC,$$@)$(cross_cc_$(1)) $(CROSS_PROG_CFLAGS) -fPIE -pie -o $$@ $$<
+
+$$(CP_$(1))/arenas: test/progs/arenas.c
 	@mkdir -p $$(@D)
 	$(Q)$$(call say,CC,$$@)$(cross_cc_$(1)) $(CROSS_PROG_CFLAGS) -fPIE -pie -o $$@ $$<
 endef

@@ -8,12 +8,15 @@
  *   alloc_edge 1..16: each followed by a free chunk in a bin, whose header (a word of
  *     the block when size % 16 is 1..8) the bins' links point at
  *   alloc_below_top 8: the last chunk below the top, which main_arena.top points past
+ *   alloc_in_slack 24: pointed to only from the slack after a block (past its size,
+ *     in its chunk) that reused the chunk of a larger freed block which held it
  *
  * It prints glibc's mallinfo2() as "mallinfo2 arena=A uordblks=U fordblks=F hblks=N
  * hblkhd=H", then "ready", and waits (for gcore). "arenas damage": the size field of
  * a free chunk is overwritten after mallinfo2 is printed. "arenas trim": a forked copy
  * also says what malloc_trim(0) released (trim_child). "arenas memcheck": under
- * valgrind, memcheck's leak check at that point, then exit.
+ * valgrind, memcheck's leak check at that point, then exit. "arenas abort": abort()
+ * there instead of waiting, for a core from qemu-user (t5002-foreign-targets.sh).
  */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -47,6 +50,7 @@ ALLOC(alloc_in_tcache, 40)
 ALLOC(alloc_in_bin, 56)
 ALLOC(alloc_in_fastbin, 72)
 ALLOC(alloc_below_top, 8)
+ALLOC(alloc_in_slack, 24)
 ALLOC(alloc_kept, 1000)
 ALLOC(alloc_thread, 200)
 ALLOC(alloc_big, 1 << 20)
@@ -118,7 +122,7 @@ static void **g_h3, *g_fill[7];
 
 NOINLINE static void freed_holders(void)
 {
-	void **h1, **h2;
+	void **h1, **h2, **h4;
 
 	h1 = malloc(100);		/* freed into the tcache: the first 16 bytes are its */
 	h1[6] = alloc_in_tcache();
@@ -131,6 +135,11 @@ NOINLINE static void freed_holders(void)
 	for (int i = 0; i < 7; i++)
 		g_fill[i] = malloc(40);
 	g_h3[3] = alloc_in_fastbin();
+	h4 = malloc(200);		/* with heapprof's header, a 224-byte chunk */
+	h4[24] = alloc_in_slack();	/* its last word: the next chunk's prev_size */
+	ESCAPE(h4);			/* a store before free() is dead to the compiler */
+	free(h4);
+	keep(malloc(185));		/* the same chunk again: that word is past its end */
 }
 
 /* Last: a large malloc would consolidate the fastbins */
@@ -237,6 +246,8 @@ int main(int argc, char **argv)
 
 		*(uint64_t *)(g_frag - 32 + (*size & ~7ul) + 8) = 0x4141414141414141;
 	}
+	if (argc > 1 && !strcmp(argv[1], "abort"))
+		abort();	/* a core written by qemu-user, which has no gcore */
 	if (write(1, "ready\n", 6) != 6)
 		return 1;
 	block_forever();

@@ -11,7 +11,7 @@ TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(
 	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so \
 	$(P)/snapapi $(P)/snapapi-cxx $(P)/libplugin.so $(P)/plugin_host $(P)/nolive \
 	$(P)/snaplife $(P)/snaplife-linked $(P)/rebuild $(P)/rebuild-extra $(P)/libopenswap.so \
-	$(P)/libslowopen.so
+	$(P)/libslowopen.so $(P)/mallocptr
 
 check-build: $(TEST_PROGS)
 
@@ -37,6 +37,11 @@ $(P)/sites: test/progs/sites.c $(P)/libsite.so
 
 $(P)/sites-nopie: test/progs/sites.c $(P)/libsite.so
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-pie -no-pie -o $@ $< -L$(P) -lsite -Wl,-rpath,'$$ORIGIN'
+
+# Without PIE, malloc's address taken: a canonical PLT entry (t1001)
+$(P)/mallocptr: test/progs/mallocptr.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-pie -no-pie -o $@ $<
 
 # Debug info moves to $(B)/debug/.build-id/xx/rest.debug, found only by build-id.
 $(P)/sites-stripped: $(P)/sites
