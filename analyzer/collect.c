@@ -16,10 +16,21 @@ static void vec_push(struct u64vec *v, uint64_t x)
 	v->v[v->n++] = x;
 }
 
+static void vec_reserve(struct u64vec *v, size_t n)
+{
+	if (v->cap - v->n < n) {
+		v->cap = v->n + n > 2 * v->cap ? v->n + n : 2 * v->cap;
+		v->v = xrealloc(v->v, v->cap * sizeof(*v->v));
+	}
+}
+
 static void vec_append(struct u64vec *v, const struct u64vec *from)
 {
-	for (size_t i = 0; i < from->n; i++)
-		vec_push(v, from->v[i]);
+	if (!from->n)
+		return;
+	vec_reserve(v, from->n);
+	memcpy(v->v + v->n, from->v, from->n * sizeof(*v->v));
+	v->n += from->n;
 }
 
 static void sat_add(uint64_t *a, uint64_t b)
@@ -80,17 +91,60 @@ static struct site_agg *site_get(struct collect *c, uint32_t id)
 	return &c->sites[i];
 }
 
+/*
+ * A v2 block is only noted here, in two flat arrays: filing it under its site at once
+ * would cost a table lookup and a push onto one of thousands of growing vectors per
+ * block, between the scan's reads (the scan's hottest user-space cost on a heap of
+ * millions of blocks). file_pending() files PEND_MAX of them at a time, each site's
+ * vector grown once per batch; the arrays stay small enough to stay in the caches.
+ * Sampled blocks (rare) are filed at once.
+ */
+#define PEND_MAX 65536
+static void file_pending(struct collect *c);
+
 static void add_v2_block(struct collect *c, const struct hp_block *b)
 {
-	struct site_agg *s = site_get(c, b->site);
+	struct site_agg *s;
 
-	vec_push(&s->sizes, b->size);
-	if (b->flags & HP2_F_SAMPLED) {
-		vec_push(&s->sampled, b->size);
+	if (!(b->flags & HP2_F_SAMPLED)) {
+		if (c->pend.n == PEND_MAX)
+			file_pending(c);
+		if (!c->pend.cap) {
+			c->pend.cap = PEND_MAX;
+			c->pend.id = xmalloc(PEND_MAX * sizeof(*c->pend.id));
+			c->pend.size = xmalloc(PEND_MAX * sizeof(*c->pend.size));
+		}
+		c->pend.id[c->pend.n] = b->site;
+		c->pend.size[c->pend.n++] = b->size;
 		return;
 	}
-	s->blocks++;
-	sat_add(&s->bytes, b->size);
+	s = site_get(c, b->site);
+	vec_push(&s->sizes, b->size);
+	vec_push(&s->sampled, b->size);
+}
+
+/* The pending blocks under their sites, in the order they came (see add_v2_block). */
+static void file_pending(struct collect *c)
+{
+	size_t n = c->pend.n;
+
+	if (!n)
+		return;
+	for (size_t i = 0; i < n; i++)
+		site_get(c, c->pend.id[i])->pending++;	/* the table may grow: no slots kept */
+	for (size_t i = 0; i < c->sites_cap; i++)
+		if (c->sites[i].used && c->sites[i].pending) {
+			vec_reserve(&c->sites[i].sizes, c->sites[i].pending);
+			c->sites[i].pending = 0;
+		}
+	for (size_t i = 0; i < n; i++) {
+		struct site_agg *s = &c->sites[site_slot(c->sites, c->sites_cap, c->pend.id[i])];
+
+		s->sizes.v[s->sizes.n++] = c->pend.size[i];
+		s->blocks++;
+		sat_add(&s->bytes, c->pend.size[i]);
+	}
+	c->pend.n = 0;
 }
 
 /* A module record, its path copied (copy) or taken over. */
@@ -168,6 +222,8 @@ static void site_free(struct site_agg *s)
 
 void collect_merge(struct collect *into, struct collect *from)
 {
+	file_pending(into);
+	file_pending(from);
 	stacks_merge(&into->stacks, &from->stacks);
 	for (size_t i = 0; i < from->sites_cap; i++) {
 		struct site_agg *f = &from->sites[i], *s;
@@ -458,6 +514,7 @@ void collect_join(struct collect *c, struct join_info *out)
 	size_t n = 0;
 
 	memset(out, 0, sizeof(*out));
+	file_pending(c);
 	sort_recs(c);
 	if (c->nmods)
 		qsort(c->mods, c->nmods, sizeof(*c->mods), module_cmp);
@@ -547,6 +604,8 @@ void collect_free(struct collect *c)
 		if (c->sites[i].used)
 			site_free(&c->sites[i]);
 	free(c->sites);
+	free(c->pend.id);
+	free(c->pend.size);
 	for (size_t i = 0; i < c->nrecs; i++)
 		if (c->recs[i].kind == DEC_STACK)
 			free((void *)c->recs[i].stack.pcs);

@@ -25,6 +25,7 @@ struct site_agg {
 	uint64_t bytes, blocks;		/* not sampled: exact; bytes saturate */
 	struct u64vec sizes;		/* every block's size */
 	struct u64vec sampled;		/* the sizes of the sampled ones */
+	size_t pending;			/* collect.c's, while it files pending blocks */
 };
 
 /* How the join keys and filters what it adds (the default, all zero: per stack, all). */
@@ -37,6 +38,11 @@ struct collect {
 	struct join_opts opts;		/* set before the first collect_add */
 	struct stacks stacks;		/* v1 blocks now; v2 ones after the join */
 	struct site_agg *sites;		/* open-addressed by id */
+	struct {			/* v2 blocks not yet filed under their site: */
+		uint32_t *id;		/* the scan appends, and collect.c files them in */
+		uint64_t *size;		/* two passes before anything reads the sites */
+		size_t n, cap;
+	} pend;
 	size_t nsites, sites_cap;
 	struct decoded *recs;		/* valid records; stack pcs are owned copies */
 	size_t nrecs, recs_cap;

@@ -1,4 +1,4 @@
-/* What every image shares, core or raw: the sorted segment list and reads from it. */
+/* What every image shares, whatever its reader: the sorted segment list and reads from it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -149,15 +149,6 @@ static int seg_cmp(const void *a, const void *b)
 	return (x->file_offset > y->file_offset) - (x->file_offset < y->file_offset);
 }
 
-/* The raw file whose mapping holds data, or NULL (a core). */
-static const char *seg_file(const struct image *img, const struct seg *s)
-{
-	for (size_t i = 0; !img->elf && i < img->nraws; i++)
-		if ((const unsigned char *)img->raws[i].map == s->data)
-			return img->raws[i].file;
-	return NULL;
-}
-
 /* Note s, left out for overlapping kept (s->vaddr >= kept->vaddr). */
 static void note_overlap(struct image *img, const struct seg *s, const struct seg *kept)
 {
@@ -169,8 +160,8 @@ static void note_overlap(struct image *img, const struct seg *s, const struct se
 		return;
 	o = &img->overlaps[img->overlap_segs - 1];
 	*o = (struct seg_overlap){ .vaddr = s->vaddr, .end = end, .kept_vaddr = kept->vaddr,
-				   .kept_end = kept_end, .file = seg_file(img, s),
-				   .kept_file = seg_file(img, kept), .offset = s->file_offset,
+				   .kept_end = kept_end, .file = s->file,
+				   .kept_file = kept->file, .offset = s->file_offset,
 				   .kept_offset = kept->file_offset };
 	/* what only it holds: its bytes past the kept one, and the shared range if the
 	 * two differ there (a block in it would not be seen) */
@@ -245,8 +236,14 @@ bool image_read(const struct image *img, uint64_t addr, void *buf, size_t len)
 
 void image_close(struct image *img)
 {
-	if (img->elf)
-		elf_end(img->elf);
+	if (img->dwfl_core)
+		elf_end(img->dwfl_core);
+	for (size_t i = 0; i < img->nthreads; i++)
+		free(img->threads[i].regs);
+	free(img->threads);
+	free(img->files);
+	free(img->file_names);
+	free(img->resident);
 	if (img->fd >= 0)
 		close(img->fd);
 	for (size_t i = 0; i < img->nraws; i++) {

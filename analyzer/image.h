@@ -1,7 +1,18 @@
 /*
- * A target's memory as the analyzer sees it: an ELF core or raw images, as segments
- * of bytes at addresses, plus the target's word size and byte order. image_core.c
- * knows ELF cores, image_raw.c raw files; nobody else parses either.
+ * A target's memory as the analyzer sees it: segments of bytes at addresses, the
+ * target's word size and byte order, and what the input says of the process (threads,
+ * mapped files, auxv, resident memory). One reader per input format fills it.
+ *
+ * The seam: image_open() turns the user's input into a plain stream (source.c, spool.c
+ * inflate and copy), then hands it to the first reader in image.c's table whose magic
+ * matches; raw images (--raw) go to image_raw.c. Each reader reports into struct image
+ * and nothing downstream asks which reader it was: image_core.c is the only file that
+ * knows ELF cores (heapprof's snapshots are ELF cores with one more note, read there),
+ * image_raw.c the only one that knows raw files. A new input format (a minidump, say)
+ * is one new file with an open function that fills the fields below, plus its line in
+ * the readers table. (One exception stands: spool.c reads an ELF header to bound an
+ * inflated copy against decompression bombs; a compressed minidump would need its own
+ * bound there.)
  */
 #ifndef HP_IMAGE_H
 #define HP_IMAGE_H
@@ -12,6 +23,33 @@
 
 typedef struct Elf Elf;
 
+/* A thread of the target, as the input reports it. */
+struct image_thread {
+	uint32_t tid;
+	bool have_sp;		/* the input says where its stack pointer was */
+	bool have_tls;		/* ... and its thread pointer (x86_64 fs_base) */
+	uint64_t sp;
+	uint64_t tls;
+	uint64_t *regs;		/* every general register word the input holds (on a
+				 * machine whose layout is not known, all of them:
+				 * conservative for roots) */
+	unsigned nregs;
+};
+
+/* A file the target had mapped: [start, end) maps name from offset. */
+struct image_file {
+	uint64_t start, end;
+	uint64_t offset;	/* in bytes */
+	const char *name;	/* lives as long as the image */
+};
+
+/* What the kernel said was resident in one mapping when the dump was taken. */
+struct image_resident {
+	uint64_t start, end;	/* the mapping */
+	uint64_t rss;		/* bytes in RAM */
+	uint64_t swap;		/* bytes swapped out */
+};
+
 struct seg {
 	uint64_t vaddr;			/* target address of data[0] */
 	uint64_t size;			/* bytes present in data (PT_LOAD p_filesz, clipped) */
@@ -19,6 +57,7 @@ struct seg {
 	bool in_file;			/* the same bytes can be read from fd at file_offset */
 	int fd;
 	uint64_t file_offset;
+	const char *file;		/* the file that is this one segment (a raw image), or NULL */
 };
 
 /* A segment image_sort_segs left out because it overlaps one it kept. */
@@ -44,9 +83,29 @@ struct image {
 	unsigned truncated_segs; /* segments cut short by the end of the file */
 	unsigned overlap_segs;	/* segments dropped for overlapping another */
 	struct seg_overlap overlaps[IMAGE_MAX_OVERLAPS]; /* the first of them */
-	Elf *elf;		/* the core (NULL in raw mode); owned by the image */
 	const char *path;	/* the core file as named by the user, or NULL */
 	int fd;			/* the core (or its inflated copy), -1 if none */
+
+	/* Reported by the reader; zero where the input says nothing. */
+	const char *segs_name;	/* its segments in messages: "segments of the core" */
+	const char *seg_name;	/* one of them, short: "segment", "image" */
+	struct image_thread *threads;
+	size_t nthreads;
+	struct image_file *files;	/* the mapped files (modules), in the input's order */
+	size_t nfiles;
+	bool have_files;	/* the input lists mapped files at all */
+	uint64_t file_page;	/* the target's page size as that list gives it, or 0 */
+	const char **file_names;	/* every name that list holds, entries that do not
+					 * parse included (libdwfl may open them) */
+	size_t nfile_names;
+	bool have_auxv;
+	uint64_t at_entry;	/* AT_ENTRY, 0 if unknown */
+	uint64_t at_vdso;	/* AT_SYSINFO_EHDR, 0 if unknown */
+	struct image_resident *resident;	/* sorted by start; NULL if not recorded */
+	size_t nresident;
+	const char *resident_why;	/* when not recorded, why: "gcore core", ... */
+	Elf *dwfl_core;		/* an ELF core libdwfl may list modules from itself
+				 * (dwfl_core_file_report), or NULL; owned by the image */
 
 	struct raw_map *raws;	/* the files mapped for segs[].data */
 	size_t nraws;
@@ -58,6 +117,27 @@ struct raw_map {
 	const char *file;
 	int fd;			/* open on file, or -1 */
 };
+
+/* What the user named: a core (or snapshot), or raw images of a PROGRAM. */
+struct image_raw_file {
+	const char *path;
+	uint64_t addr;		/* where its first byte was in the target */
+};
+
+struct image_spec {
+	const char *core;	/* a core or snapshot, '-' for standard input; or NULL */
+	const struct image_raw_file *raw;	/* raw mode when nraw > 0 */
+	size_t nraw;
+	unsigned wsize;		/* raw mode: the target's, from PROGRAM */
+	bool big_endian;
+	uint16_t machine;
+};
+
+/*
+ * Open the memory spec names through the reader that knows it. Returns 0, or -1 with
+ * a one-line reason in err (img is then ready for image_close).
+ */
+int image_open(struct image *img, const struct image_spec *spec, char *err, size_t errlen);
 
 /*
  * Open an ELF core, plain or compressed with gzip, zstd or xz (detected by content),

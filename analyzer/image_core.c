@@ -1,7 +1,8 @@
 /*
- * ELF cores as images: every PT_LOAD's file bytes become a segment, read in place
- * from libelf's mapping of the file. Compressed cores and cores from a pipe are
- * copied into a temporary file first (source.c reads them, spool.c copies them).
+ * The ELF core reader (kernel cores, gcore's, heapprof's snapshots): every PT_LOAD's
+ * file bytes become a segment, read in place from a mapping of the file, and the notes
+ * report threads, mapped files, auxv and (snapshots) resident memory into the image.
+ * The only file that parses an ELF core; image_open.c hands it a plain file.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -15,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "heapprof_format.h"
 #include "image.h"
+#include "image_int.h"
 #include "rd.h"
-#include "source.h"
-#include "spool.h"
 #include "util.h"
 
 static int segs_from_phdrs(struct image *img, const unsigned char *raw, size_t raw_len,
@@ -33,7 +34,7 @@ static int segs_from_phdrs(struct image *img, const unsigned char *raw, size_t r
 		GElf_Phdr ph;
 		uint64_t have;
 
-		if (!gelf_getphdr(img->elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+		if (!gelf_getphdr(img->dwfl_core, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
 		if (ph.p_filesz < ph.p_memsz) {
 			img->missing_bytes += ph.p_memsz - ph.p_filesz;
@@ -49,7 +50,7 @@ static int segs_from_phdrs(struct image *img, const unsigned char *raw, size_t r
 		if (have == 0 || ph.p_vaddr + have < ph.p_vaddr)
 			continue;
 		img->segs[img->nsegs++] = (struct seg){ ph.p_vaddr, have, raw + ph.p_offset,
-							true, img->fd, ph.p_offset };
+							true, img->fd, ph.p_offset, NULL };
 	}
 	return image_sort_segs(img, err, errlen);
 }
@@ -58,7 +59,7 @@ static int check_header(struct image *img, const char *path, char *err, size_t e
 {
 	GElf_Ehdr eh;
 
-	if (elf_kind(img->elf) != ELF_K_ELF || !gelf_getehdr(img->elf, &eh)) {
+	if (elf_kind(img->dwfl_core) != ELF_K_ELF || !gelf_getehdr(img->dwfl_core, &eh)) {
 		snprintf(err, errlen, "'%s' is not an ELF file", path);
 		return -1;
 	}
@@ -96,47 +97,268 @@ static const unsigned char *map_file(struct image *img, int fd, size_t *len)
 	return map;
 }
 
-int image_open_core(struct image *img, const char *path, char *err, size_t errlen)
+/* ---- notes: threads, mapped files, auxv, residency ---- */
+
+#define EM_X86_64_ 62
+#define EM_386_ 3
+#define EM_AARCH64_ 183
+#define NT_ARM_TLS_ 0x401
+
+/*
+ * NT_PRSTATUS: struct elf_prstatus is the same on every Linux machine up to pr_reg:
+ * siginfo (3 ints), pr_cursig (short, padded), sigpend and sighold (longs),
+ * pid/ppid/pgrp/sid (ints), four timevals (2 longs each); so pr_reg starts at 112 on a
+ * 64-bit target and at 72 on a 32-bit one. After pr_reg comes pr_fpvalid (an int,
+ * padded to a long). What pr_reg holds is the machine's: the stack pointer's index is
+ * known for x86_64, i386 and aarch64; everywhere else the whole area is still kept.
+ */
+static uint64_t word_at(const unsigned char *p, unsigned wsize, bool be)
 {
+	uint64_t v = 0;
+
+	if (wsize == 8) {
+		memcpy(&v, p, 8);
+		if (be != host_big_endian())
+			v = __builtin_bswap64(v);
+	} else {
+		uint32_t w;
+
+		memcpy(&w, p, 4);
+		if (be != host_big_endian())
+			w = __builtin_bswap32(w);
+		v = w;
+	}
+	return v;
+}
+
+/* Index of the stack pointer in pr_reg, or -1. */
+static int sp_index(uint16_t machine, unsigned wsize)
+{
+	if (machine == EM_X86_64_ && wsize == 8)
+		return 19;	/* user_regs_struct: r15 .. rip cs eflags rsp */
+	if (machine == EM_386_ && wsize == 4)
+		return 15;	/* user_regs_struct: ... eip xcs eflags esp */
+	if (machine == EM_AARCH64_ && wsize == 8)
+		return 31;	/* x0..x30, sp, pc, pstate */
+	return -1;
+}
+
+static void add_thread(struct image *img, const unsigned char *desc, size_t len)
+{
+	unsigned w = img->wsize;
+	size_t reg_off = w == 8 ? 112 : 72, pid_off = w == 8 ? 32 : 24;
+	size_t end = len >= reg_off + w ? len - w : len;	/* pr_fpvalid, padded */
+	struct image_thread t = { 0 };
+	int spi = sp_index(img->machine, w);
+	uint32_t pid;
+
+	if (len < reg_off + w)
+		return;
+	memcpy(&pid, desc + pid_off, 4);
+	t.tid = img->big_endian != host_big_endian() ? __builtin_bswap32(pid) : pid;
+	t.nregs = (unsigned)((end - reg_off) / w);
+	t.regs = xmalloc((t.nregs ? t.nregs : 1) * sizeof(*t.regs));
+	for (unsigned i = 0; i < t.nregs; i++)
+		t.regs[i] = word_at(desc + reg_off + (size_t)i * w, w, img->big_endian);
+	if (spi >= 0 && (unsigned)spi < t.nregs) {
+		t.have_sp = true;
+		t.sp = t.regs[spi];
+	}
+	/* user_regs_struct: ... rsp ss fs_base: the thread pointer on x86_64 */
+	if (img->machine == EM_X86_64_ && w == 8 && t.nregs > 21 && t.regs[21]) {
+		t.have_tls = true;
+		t.tls = t.regs[21];
+	}
+	img->threads = xrealloc(img->threads, (img->nthreads + 1) * sizeof(*img->threads));
+	img->threads[img->nthreads++] = t;
+}
+
+/* NT_ARM_TLS follows its thread's NT_PRSTATUS: tpidr_el0 first. */
+static void add_arm_tls(struct image *img, const unsigned char *desc, size_t len)
+{
+	struct image_thread *t = img->nthreads ? &img->threads[img->nthreads - 1] : NULL;
+
+	if (!t || t->have_tls || len < 8 || img->machine != EM_AARCH64_)
+		return;
+	t->tls = word_at(desc, 8, img->big_endian);
+	t->have_tls = t->tls != 0;
+}
+
+/* NT_FILE: count and page size, count (start, end, page offset) words, then count names. */
+static void add_files(struct image *img, const unsigned char *desc, size_t len)
+{
+	unsigned w = img->wsize;
+	uint64_t count, page;
+	const char *p, *end = (const char *)desc + len;
+
+	if (img->have_files || len < 2 * w)
+		return;		/* one list is the core's; a second would be a forgery */
+	img->have_files = true;
+	count = word_at(desc, w, img->big_endian);
+	page = word_at(desc + w, w, img->big_endian);
+	/* every name, as libdwfl would read them: it may open() each */
+	if (count <= (len / w) / 3) {
+		img->file_names = xcalloc(count ? count : 1, sizeof(*img->file_names));
+		p = (const char *)desc + (2 + 3 * count) * w;
+		for (uint64_t i = 0; i < count && p < end; i++) {
+			const char *nul = memchr(p, '\0', (size_t)(end - p));
+
+			if (!nul)
+				break;
+			img->file_names[img->nfile_names++] = p;
+			p = nul + 1;
+		}
+	}
+	if (count > (len / w - 2) / 3 || page > (1u << 30))
+		return;
+	img->file_page = page;
+	img->files = xcalloc(count ? count : 1, sizeof(*img->files));
+	p = (const char *)desc + (2 + 3 * count) * w;
+	for (uint64_t i = 0; i < count && p < end; i++) {
+		const unsigned char *e = desc + (2 + 3 * i) * w;
+		const char *nul = memchr(p, '\0', (size_t)(end - p));
+		struct image_file *f = &img->files[img->nfiles];
+
+		if (!nul)
+			break;
+		f->start = word_at(e, w, img->big_endian);
+		f->end = word_at(e + w, w, img->big_endian);
+		if (__builtin_mul_overflow(word_at(e + 2 * w, w, img->big_endian), page, &f->offset) ||
+		    f->end < f->start)
+			break;
+		f->name = p;
+		img->nfiles++;
+		p = nul + 1;
+	}
+}
+
+#define AT_ENTRY_ 9
+#define AT_SYSINFO_EHDR_ 33
+
+static void add_auxv(struct image *img, const unsigned char *desc, size_t len)
+{
+	unsigned w = img->wsize;
+
+	if (img->have_auxv)
+		return;
+	img->have_auxv = true;
+	for (size_t off = 0; off + 2 * w <= len; off += 2 * w) {
+		uint64_t type = word_at(desc + off, w, img->big_endian);
+		uint64_t val = word_at(desc + off + w, w, img->big_endian);
+
+		if (type == AT_ENTRY_)
+			img->at_entry = val;
+		else if (type == AT_SYSINFO_EHDR_)
+			img->at_vdso = val;
+	}
+}
+
+/* The snapshot note (heapprof_format.h): resident bytes per mapping. */
+static void add_resident(struct image *img, const unsigned char *desc, size_t len)
+{
+	uint64_t count;
+
+	if (img->resident || len < 8)
+		return;
+	count = word_at(desc, 8, img->big_endian);
+	if (count > (len - 8) / (HP_RESIDENT_WORDS * 8))
+		return;
+	img->resident = xcalloc(count ? count : 1, sizeof(*img->resident));
+	for (uint64_t i = 0; i < count; i++) {
+		const unsigned char *e = desc + 8 + i * HP_RESIDENT_WORDS * 8;
+		struct image_resident r = { word_at(e, 8, img->big_endian),
+					    word_at(e + 8, 8, img->big_endian),
+					    word_at(e + 16, 8, img->big_endian),
+					    word_at(e + 24, 8, img->big_endian) };
+
+		if (r.end <= r.start || r.rss > r.end - r.start ||
+		    r.swap > r.end - r.start - r.rss ||
+		    (img->nresident && r.start < img->resident[img->nresident - 1].end))
+			continue;
+		img->resident[img->nresident++] = r;
+	}
+}
+
+static bool owner_is(const GElf_Nhdr *nh, const char *name, const char *want)
+{
+	return nh->n_namesz == strlen(want) + 1 && !memcmp(name, want, nh->n_namesz);
+}
+
+/* Every note of every PT_NOTE segment, each to the reader of its owner and type. */
+static void read_notes(struct image *img)
+{
+	bool gdb = false, heapprof = false;
+	size_t nph;
+
+	if (elf_getphdrnum(img->dwfl_core, &nph) != 0)
+		nph = 0;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+
+		if (!gelf_getphdr(img->dwfl_core, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		d = elf_getdata_rawchunk(img->dwfl_core, (int64_t)ph.p_offset, ph.p_filesz,
+					 ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		if (!d)
+			continue;
+		while (off < d->d_size && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			const char *name = (const char *)d->d_buf + name_off;
+			const unsigned char *desc = (const unsigned char *)d->d_buf + desc_off;
+
+			gdb |= owner_is(&nh, name, "GDB");
+			if (owner_is(&nh, name, HP_NOTE_OWNER) && nh.n_type == HP_NOTE_RESIDENT) {
+				heapprof = true;
+				add_resident(img, desc, nh.n_descsz);
+			}
+			if (owner_is(&nh, name, "LINUX") && nh.n_type == NT_ARM_TLS_)
+				add_arm_tls(img, desc, nh.n_descsz);
+			if (!owner_is(&nh, name, "CORE"))
+				continue;
+			if (nh.n_type == NT_PRSTATUS)
+				add_thread(img, desc, nh.n_descsz);
+			else if (nh.n_type == NT_FILE)
+				add_files(img, desc, nh.n_descsz);
+			else if (nh.n_type == NT_AUXV)
+				add_auxv(img, desc, nh.n_descsz);
+		}
+	}
+	if (!heapprof)
+		img->resident_why = gdb ? "gcore core" : "core not written by heapprof";
+	else if (!img->resident)
+		img->resident_why = "damaged note";
+}
+
+bool image_core_claims(const unsigned char *head, size_t len)
+{
+	return len >= 4 && !memcmp(head, "\177ELF", 4);
+}
+
+int image_core_read(struct image *img, int fd, char *err, size_t errlen)
+{
+	const char *path = img->path;
 	const unsigned char *raw;
 	size_t raw_len, phnum;
-	struct src src;
-	bool regular;
-	int fd;
 
-	memset(img, 0, sizeof(*img));
-	img->fd = -1;
-	img->path = path;
 	elf_version(EV_CURRENT);
-	fd = image_open_stream(path, &regular, err, errlen);
-	if (fd < 0)
-		return -1;
-	if (src_open(&src, fd, path, err, errlen) < 0) {
-		close(fd);
-		return -1;
-	}
-	/* a plain regular file is mapped as it is; anything else is copied first */
-	if (!regular || src.name) {
-		int plain = spool_core(&src, path, err, errlen);
-
-		close(fd);
-		fd = plain;
-	}
-	src_close(&src);
-	if (fd < 0)
-		return -1;
-	img->fd = fd;
-	img->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!img->elf) {
+	img->segs_name = "segments of the core";
+	img->seg_name = "segment";
+	img->dwfl_core = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!img->dwfl_core) {
 		snprintf(err, errlen, "cannot read '%s': %s", path, elf_errmsg(-1));
 		return -1;
 	}
 	if (check_header(img, path, err, errlen) < 0)
 		return -1;
-	if (elf_getphdrnum(img->elf, &phnum) != 0 || !(raw = map_file(img, fd, &raw_len))) {
+	if (elf_getphdrnum(img->dwfl_core, &phnum) != 0 || !(raw = map_file(img, fd, &raw_len))) {
 		snprintf(err, errlen, "cannot read the program headers of '%s': %s (truncated core?)",
 			 path, elf_errmsg(-1));
 		return -1;
 	}
-	return segs_from_phdrs(img, raw, raw_len, phnum, err, errlen);
+	if (segs_from_phdrs(img, raw, raw_len, phnum, err, errlen) < 0)
+		return -1;
+	read_notes(img);
+	return 0;
 }

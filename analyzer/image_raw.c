@@ -1,7 +1,8 @@
 /*
- * Raw memory images (--raw IMAGE@ADDR): files holding a target's memory as it was at
+ * The raw reader (--raw IMAGE@ADDR): files holding a target's memory as it was at
  * ADDR, such as a RAM dump read over JTAG or /proc/PID/mem. Word size and byte order
- * come from PROGRAM (image_program_info), since a raw file says nothing of itself.
+ * come from PROGRAM (image_program_info), since a raw file says nothing of itself, and
+ * nothing else of the process (threads, files, residency) is known.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "image.h"
+#include "image_int.h"
 #include "util.h"
 
 void image_init_raw(struct image *img, unsigned wsize, bool big_endian, uint16_t machine)
@@ -24,6 +26,18 @@ void image_init_raw(struct image *img, unsigned wsize, bool big_endian, uint16_t
 	img->wsize = wsize;
 	img->big_endian = big_endian;
 	img->machine = machine;
+	img->segs_name = "raw images";
+	img->seg_name = "image";
+	img->resident_why = "raw images";
+}
+
+int image_raw_read(struct image *img, const struct image_spec *spec, char *err, size_t errlen)
+{
+	image_init_raw(img, spec->wsize, spec->big_endian, spec->machine);
+	for (size_t i = 0; i < spec->nraw; i++)
+		if (image_add_raw(img, spec->raw[i].path, spec->raw[i].addr, err, errlen) < 0)
+			return -1;
+	return image_sort_segs(img, err, errlen);
 }
 
 int image_add_raw(struct image *img, const char *file, uint64_t addr, char *err, size_t errlen)
@@ -56,7 +70,7 @@ int image_add_raw(struct image *img, const char *file, uint64_t addr, char *err,
 	img->raws = xrealloc(img->raws, (img->nraws + 1) * sizeof(*img->raws));
 	img->raws[img->nraws++] = (struct raw_map){ map, (size_t)st.st_size, file, fd };
 	img->segs = xrealloc(img->segs, (img->nsegs + 1) * sizeof(*img->segs));
-	img->segs[img->nsegs++] = (struct seg){ addr, (uint64_t)st.st_size, map, true, fd, 0 };
+	img->segs[img->nsegs++] = (struct seg){ addr, (uint64_t)st.st_size, map, true, fd, 0, file };
 	return 0;
 }
 

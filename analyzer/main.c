@@ -467,25 +467,26 @@ static void open_memory(const struct opts *o, struct image *img, char **source)
 	if (image_program_info(o->program, &wsize, &be, &machine, &pie, err, sizeof(err)) < 0)
 		die(EXIT_NO_REPORT, "%s", err);
 	if (o->nraw) {
+		struct image_raw_file files[MAX_LIST];
+		struct image_spec spec = { .raw = files, .nraw = o->nraw, .wsize = wsize,
+					   .big_endian = be, .machine = machine };
 		size_t len = 1;
 
-		image_init_raw(img, wsize, be, machine);
 		for (size_t i = 0; i < o->nraw; i++) {
-			if (image_add_raw(img, o->raw[i].path, o->raw[i].base, err, sizeof(err)) < 0)
-				die(EXIT_NO_REPORT, "%s", err);
+			files[i] = (struct image_raw_file){ o->raw[i].path, o->raw[i].base };
 			len += strlen(o->raw_spec[i]) + 2;
 		}
+		if (image_open(img, &spec, err, sizeof(err)) < 0)
+			die(EXIT_NO_REPORT, "%s", err);
 		*source = xcalloc(1, len);
 		for (size_t i = 0; i < o->nraw; i++)
 			strcat(strcat(*source, i ? ", " : ""), o->raw_spec[i]);
-		if (image_sort_segs(img, err, sizeof(err)) < 0)
-			die(EXIT_NO_REPORT, "%s", err);
 		if (pie && !o->have_load_base)
 			warn("'%s' is position-independent: without --load-base its frames are "
 			     "not symbolized", o->program);
 		return;
 	}
-	if (image_open_core(img, o->core, err, sizeof(err)) < 0)
+	if (image_open(img, &(struct image_spec){ .core = o->core }, err, sizeof(err)) < 0)
 		die(EXIT_NO_REPORT, "%s", err);
 	*source = xstrdup(o->core);
 	if (img->machine != machine || img->wsize != wsize)
@@ -531,13 +532,12 @@ static void warn_missing(const struct image *img, const char *source)
 		warn("%llu bytes of memory are not in '%s' (not dumped or cut off); blocks there "
 		     "are not counted", (unsigned long long)img->missing_bytes, source);
 	if (img->overlap_segs)
-		warn("%u %s overlap others and were left out", img->overlap_segs,
-		     img->elf ? "segments of the core" : "raw images");
+		warn("%u %s overlap others and were left out", img->overlap_segs, img->segs_name);
 	for (unsigned i = 0; i < img->overlap_segs && i < IMAGE_MAX_OVERLAPS; i++)
 		warn_overlap(&img->overlaps[i]);
 	if (img->overlap_segs > IMAGE_MAX_OVERLAPS)
-		warn("... and %u more overlapping %s", img->overlap_segs - IMAGE_MAX_OVERLAPS,
-		     img->elf ? "segments" : "images");
+		warn("... and %u more overlapping %ss", img->overlap_segs - IMAGE_MAX_OVERLAPS,
+		     img->seg_name);
 }
 
 static void no_blocks(const struct opts *o, const struct image *img,

@@ -33,6 +33,65 @@ static uint64_t mmapped_in(const struct alloc *al, uint64_t a, uint64_t b, size_
 	return n;
 }
 
+/* Bytes of [a, b) per kind, as a segment or mapping there splits; *j as mmapped_in. */
+static void split(const struct image *img, const struct alloc *al,
+		  const struct sym_module_info *mods, size_t nmods, uint64_t a, uint64_t b,
+		  size_t *j, uint64_t out[MEM_NKINDS])
+{
+	uint64_t left = b - a, n;
+
+	memset(out, 0, MEM_NKINDS * sizeof(*out));
+	for (size_t t = 0; t < img->nthreads; t++)
+		if (img->threads[t].have_sp && img->threads[t].sp >= a && img->threads[t].sp < b) {
+			out[MEM_STACKS] = left;
+			return;
+		}
+	for (size_t h = 0; h < al->nheaps; h++) {
+		n = overlap(a, b, al->heaps[h].start, al->heaps[h].end);
+		n = n < left ? n : left;
+		out[MEM_ARENAS] += n;
+		left -= n;
+	}
+	n = mmapped_in(al, a, b, j);
+	n = n < left ? n : left;
+	out[MEM_MMAPPED] += n;
+	left -= n;
+	for (size_t mi = 0; mi < nmods && left; mi++) {
+		n = overlap(a, b, mods[mi].start, mods[mi].end);
+		n = n < left ? n : left;
+		out[MEM_MODULES] += n;
+		left -= n;
+	}
+	out[MEM_OTHER] += left;
+}
+
+/* Each mapping's resident bytes shared out over the kinds its bytes fall in. */
+static void resident_apply(const struct image *img, const struct alloc *al,
+			   const struct sym_module_info *mods, size_t nmods,
+			   struct memory_summary *m)
+{
+	uint64_t part[MEM_NKINDS];
+	size_t j = 0;
+
+	m->resident_why = img->resident ? NULL : img->resident_why ? img->resident_why : "unknown";
+	for (size_t i = 0; i < img->nresident; i++) {
+		const struct image_resident *r = &img->resident[i];
+		uint64_t size = r->end - r->start, given = 0;
+
+		split(img, al, mods, nmods, r->start, r->end, &j, part);
+		for (int k = 0; k < MEM_NKINDS; k++) {
+			uint64_t share = (uint64_t)((unsigned __int128)r->rss * part[k] / size);
+
+			m->resident[k] += share;
+			given += share;
+		}
+		m->resident[MEM_OTHER] += r->rss - given;	/* rounding */
+		m->resident_total += r->rss;
+		m->swapped_total += r->swap;
+	}
+	m->resident_maps = img->nresident;
+}
+
 void memory_apply(const struct image *img, struct sym *sym, const struct alloc *al,
 		  struct memory_summary *m)
 {
@@ -72,6 +131,7 @@ void memory_apply(const struct image *img, struct sym *sym, const struct alloc *
 		}
 		m->bytes[MEM_OTHER] += left;
 	}
+	resident_apply(img, al, mods, nmods, m);
 	free(mods);
 	core_threads_free(&th);
 }
@@ -87,6 +147,21 @@ static void line(FILE *f, const char *what, uint64_t v, uint64_t chunks)
 		fprintf(f, "    %-30s %15s bytes\n", what, report_thousands(v, a));
 }
 
+static void write_resident_text(const struct memory_summary *m, const char *const *kind, FILE *f)
+{
+	char a[32], b[32], c[32];
+
+	if (m->resident_why) {
+		fprintf(f, "  resident:   not recorded (%s)\n", m->resident_why);
+		return;
+	}
+	fprintf(f, "  resident:   %s bytes, %s swapped, in %s mappings (smaps when the snapshot "
+		"was taken)\n", report_thousands(m->resident_total, a),
+		report_thousands(m->swapped_total, b), report_thousands(m->resident_maps, c));
+	for (int k = 0; k < MEM_NKINDS; k++)
+		line(f, kind[k], m->resident[k], 0);
+}
+
 void memory_write_text(const struct memory_summary *m, FILE *f)
 {
 	static const char *const kind[MEM_NKINDS] = { "heap arenas", "mmapped chunks",
@@ -99,6 +174,7 @@ void memory_write_text(const struct memory_summary *m, FILE *f)
 	fprintf(f, "MEMORY (%s bytes in the dump):\n", report_thousands(m->dumped, a));
 	for (int k = 0; k < MEM_NKINDS; k++)
 		line(f, kind[k], m->bytes[k], 0);
+	write_resident_text(m, kind, f);
 	fprintf(f, "  allocator:  %s", alloc_describe(al, buf, sizeof(buf)));
 	if (!al->known) {
 		fputc('\n', f);
@@ -159,6 +235,18 @@ void memory_write_json(const struct memory_summary *m, FILE *f)
 	fprintf(f, "  \"memory\": {\"dumped_bytes\": %" PRIu64 ", \"mappings\": {", m->dumped);
 	for (int k = 0; k < MEM_NKINDS; k++)
 		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", kind[k], m->bytes[k]);
+	fputs("},\n    \"resident\": {\"known\": ", f);
+	if (m->resident_why) {
+		fputs("false, \"reason\": ", f);
+		jstr(m->resident_why, f);
+	} else {
+		fprintf(f, "true, \"resident_bytes\": %" PRIu64 ", \"swap_bytes\": %" PRIu64
+			", \"mappings\": %zu, \"by_kind\": {", m->resident_total, m->swapped_total,
+			m->resident_maps);
+		for (int k = 0; k < MEM_NKINDS; k++)
+			fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", kind[k], m->resident[k]);
+		fputc('}', f);
+	}
 	fputs("},\n    \"allocator\": {\"known\": ", f);
 	fputs(al->known ? "true, \"name\": " : "false, \"reason\": ", f);
 	jstr(al->known ? al->name : alloc_describe(al, buf, sizeof(buf)), f);

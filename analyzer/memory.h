@@ -26,6 +26,13 @@ struct memory_summary {
 	const struct alloc *alloc;
 	uint64_t bytes[MEM_NKINDS];	/* bytes of the dump's segments */
 	uint64_t dumped;		/* all of them */
+	/* What the kernel said was resident (img->resident), per kind as the mappings
+	 * split (a mapping's Rss shared out by its bytes), whole mappings included that
+	 * the dump left out. resident_why says why not, when it was not recorded. */
+	const char *resident_why;
+	uint64_t resident[MEM_NKINDS];
+	uint64_t resident_total, swapped_total;
+	size_t resident_maps;
 };
 
 /* Fill *m from img; alloc (opened on the same image) must outlive it. */

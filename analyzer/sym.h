@@ -19,7 +19,7 @@ struct sym_module {		/* --module FILE@ADDR in raw mode */
 
 struct sym_opts {
 	const char *program;		/* PROGRAM as given on the command line */
-	const struct image *img;	/* the target memory; img->elf is the core or NULL */
+	const struct image *img;	/* the target memory; what its reader reported */
 	const char *sysroot;		/* --sysroot DIR, or NULL */
 	const char *const *debug_dirs;	/* --debug-dir DIRs, NULL-terminated; may be NULL */
 	size_t ndebug_dirs;

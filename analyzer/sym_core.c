@@ -1,5 +1,5 @@
 /*
- * A core's modules from its NT_FILE list (core_notes.c), reported to libdwfl with no
+ * A dump's modules from the files it lists as mapped (img->files), reported to libdwfl with no
  * file opened by name: dwfl_core_file_report would open() each name itself, blocking
  * on one swapped for a FIFO. A module's bounds and build-id come from its ELF headers
  * in the core's memory; its file is opened later, once, by sym_find_elf.
@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core_notes.h"
 #include "image.h"
 #include "sym_dwfl.h"
 
@@ -180,18 +179,18 @@ static const char *lm_name(const struct sym_lm_names *lm, uint64_t lo, uint64_t 
 	return NULL;
 }
 
-int sym_report_core_files(struct sym *s, const struct image *img, const struct core_files *cf,
-			  uint64_t vdso, const struct sym_lm_names *lm)
+int sym_report_core_files(struct sym *s, const struct image *img, uint64_t vdso,
+			  const struct sym_lm_names *lm)
 {
-	struct span *done = calloc(cf->n ? cf->n : 1, sizeof(*done));
-	uint64_t page = cf->page >= 512 && !(cf->page & (cf->page - 1)) ? cf->page : 4096;
+	struct span *done = calloc(img->nfiles ? img->nfiles : 1, sizeof(*done));
+	uint64_t pg = img->file_page, page = pg >= 512 && !(pg & (pg - 1)) ? pg : 4096;
 	size_t ndone = 0;
 	int n = 0;
 
 	if (!done)
 		return -1;
-	for (size_t i = 0; i < cf->n; i++) {
-		const struct core_file *f = &cf->v[i];
+	for (size_t i = 0; i < img->nfiles; i++) {
+		const struct image_file *f = &img->files[i];
 		struct placed p = { 0 };
 		Dwfl_Module *mod;
 		const char *name;

@@ -20,7 +20,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "core_notes.h"
 #include "decode.h"
 #include "image.h"
 #include "rd.h"
@@ -385,84 +384,17 @@ static bool note_unsafe(struct core_info *ci, const char *name)
 }
 
 /*
- * NT_FILE: count and page size, count (start, end, offset) words, then count names.
- * libdwfl opens each name as it stands while listing modules; check them first.
- */
-static void core_file_names(const struct image *img, const char *desc, size_t size,
-			    struct core_info *ci)
-{
-	struct rd r = { (const unsigned char *)desc, size, img->big_endian };
-	uint64_t count, page;
-	const char *p, *end = desc + size;
-
-	if (!rd_word(&r, img->wsize, &count) || !rd_word(&r, img->wsize, &page) ||
-	    count > (size / img->wsize) / 3)
-		return;
-	p = desc + (2 + 3 * count) * img->wsize;
-	for (uint64_t i = 0; i < count && p < end; i++) {
-		const char *nul = memchr(p, '\0', (size_t)(end - p));
-
-		if (!nul || !note_unsafe(ci, p))
-			return;
-		p = nul + 1;
-	}
-}
-
-static void core_auxv(Elf *core, GElf_Off off, size_t size, struct core_info *ci)
-{
-	Elf_Data *d = elf_getdata_rawchunk(core, (int64_t)off, size, ELF_T_AUXV);
-	size_t ent = gelf_fsize(core, ELF_T_AUXV, 1, EV_CURRENT);
-
-	if (!d || !ent)
-		return;
-	for (size_t i = 0; i < d->d_size / ent; i++) {
-		GElf_auxv_t av;
-
-		if (!gelf_getauxv(d, (int)i, &av))
-			break;
-		if (av.a_type == AT_ENTRY)
-			ci->at_entry = av.a_un.a_val;
-		else if (av.a_type == AT_SYSINFO_EHDR)
-			ci->at_vdso = av.a_un.a_val;
-	}
-}
-
-/*
- * Whether the core has NT_FILE and names a FIFO or device in it, and its AT_ENTRY,
- * from every PT_NOTE segment.
+ * Whether the dump lists mapped files and names a FIFO or device among them (libdwfl
+ * opens each name as it stands while listing modules: check them first), and its
+ * AT_ENTRY and vDSO, as the image's reader reported them.
  */
 static void core_notes(const struct image *img, struct core_info *ci)
 {
-	Elf *core = img->elf;
-	size_t phnum;
-
-	if (elf_getphdrnum(core, &phnum) != 0)
-		return;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
-		GElf_Nhdr nh;
-		size_t off = 0, name_off, desc_off;
-		Elf_Data *d;
-
-		if (!gelf_getphdr(core, (int)i, &ph) || ph.p_type != PT_NOTE)
-			continue;
-		d = elf_getdata_rawchunk(core, (int64_t)ph.p_offset, ph.p_filesz,
-					 ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
-		if (!d)
-			continue;
-		while ((off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-			if (nh.n_namesz != sizeof("CORE") ||
-			    memcmp((const char *)d->d_buf + name_off, "CORE", sizeof("CORE")))
-				continue;
-			if (nh.n_type == NT_FILE) {
-				ci->has_file_note = true;
-				core_file_names(img, (const char *)d->d_buf + desc_off,
-						nh.n_descsz, ci);
-			}
-			else if (nh.n_type == NT_AUXV)
-				core_auxv(core, ph.p_offset + desc_off, nh.n_descsz, ci);
-		}
-	}
+	ci->has_file_note = img->have_files;
+	ci->at_entry = img->at_entry;
+	ci->at_vdso = img->at_vdso;
+	for (size_t i = 0; i < img->nfile_names && note_unsafe(ci, img->file_names[i]); i++)
+		;
 }
 
 /*
@@ -498,13 +430,14 @@ static bool program_mismatch(struct sym *s, Dwfl_Module *main, uint64_t at_entry
 	return false;
 }
 
+/* libdwfl's own listing, for an input that is an ELF core; none for other inputs. */
 static int core_report(struct sym *s, Elf *core, const char *exe, uint64_t at_entry)
 {
 	int n;
 
 	if (!new_dwfl(s))
 		return -1;
-	n = dwfl_core_file_report(s->dwfl, core, exe);
+	n = core ? dwfl_core_file_report(s->dwfl, core, exe) : 0;
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	if (n > 0 && at_entry)
 		s->main_mod = dwfl_addrmodule(s->dwfl, at_entry);
@@ -796,14 +729,14 @@ static bool collect_name(struct sym *s, const struct image *img, uint64_t l_addr
 }
 
 /* One listing of the NT_FILE modules; the number placed. */
-static int report_files(struct sym *s, const struct image *img, const struct core_files *cf,
-			const struct core_info *ci, const struct sym_lm_names *lm)
+static int report_files(struct sym *s, const struct image *img, const struct core_info *ci,
+			const struct sym_lm_names *lm)
 {
 	int n;
 
 	if (!new_dwfl(s))
 		return -1;
-	n = sym_report_core_files(s, img, cf, ci->at_vdso, lm);
+	n = sym_report_core_files(s, img, ci->at_vdso, lm);
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	if (n > 0 && ci->at_entry)
 		s->main_mod = dwfl_addrmodule(s->dwfl, ci->at_entry);
@@ -823,7 +756,6 @@ static bool report_file_note(struct sym *s, const struct image *img, const struc
 			     const char *what)
 {
 	struct sym_lm_names lm = { 0 };
-	struct core_files cf;
 	bool quiet = s->quiet;
 	unsigned added = 0;
 	int n;
@@ -831,16 +763,14 @@ static bool report_file_note(struct sym *s, const struct image *img, const struc
 	if (ci->unsafe_name)
 		sym_warn(s, "'%s', named in '%s', is not a regular file (%s): not opening it",
 			 ci->unsafe_name, what, ci->unsafe_kind);
-	core_files_read(img, &cf);
 	s->quiet = true;
-	n = report_files(s, img, &cf, ci, NULL);
+	n = report_files(s, img, ci, NULL);
 	if (n > 0) {
 		/* again even without names: the quiet listing may have looked for files */
 		link_map_each(s, img, collect_name, &lm);
-		n = report_files(s, img, &cf, ci, &lm);
+		n = report_files(s, img, ci, &lm);
 	}
 	s->quiet = quiet;
-	core_files_free(&cf);
 	for (size_t i = 0; i < lm.n; i++)
 		free(lm.v[i].name);
 	free(lm.v);
@@ -874,13 +804,13 @@ static void open_core(struct sym *s, const struct image *img)
 		if (n == 0)
 			dwfl_report_end(s->dwfl, NULL, NULL);
 	} else {
-		n = core_report(s, img->elf, s->prog.ok ? s->program : NULL, ci.at_entry);
+		n = core_report(s, img->dwfl_core, s->prog.ok ? s->program : NULL, ci.at_entry);
 	}
 	if (n > 0 && s->main_mod && s->prog.ok && program_mismatch(s, s->main_mod, ci.at_entry)) {
 		/* dwfl_build_id_find_elf would open PROGRAM for the executable: list again
 		 * without it so the build-id or NT_FILE path finds the right file */
 		s->prog_mismatch = true;
-		n = core_report(s, img->elf, NULL, ci.at_entry);
+		n = core_report(s, img->dwfl_core, NULL, ci.at_entry);
 	}
 	if (n >= 0 && (!ci.has_file_note || ci.unsafe_name) &&
 	    link_map_complete(s, img, ci.at_entry) && n == 0)
@@ -999,7 +929,9 @@ struct sym *sym_open(const struct sym_opts *o)
 	s->cb.debuginfo_path = s->debuginfo_path ? &s->debuginfo_path : NULL;
 	if (s->program)
 		program_inspect(s);
-	if (img && img->elf)
+	/* a dump that says what the process was (its files, auxv, threads) lists its
+	 * modules itself; raw images have only PROGRAM and --module */
+	if (img && (img->dwfl_core || img->have_files || img->have_auxv || img->nthreads))
 		open_core(s, img);
 	else
 		open_raw(s, o);

@@ -125,21 +125,19 @@ int sym_file_matching(const struct sym *s, const char *path, const char *what,
  */
 int sym_file_by_build_id(const struct sym *s, const unsigned char *id, size_t len, char **found);
 
-struct core_files;
-
 struct sym_lm_names {		/* the dynamic linker's names, by each library's l_ld */
 	struct { uint64_t l_ld; char *name; } *v;
 	size_t n;
 };
 
 /*
- * Report the modules of the core's NT_FILE list (sym_core.c) whose ELF headers the core
- * holds, named as lm says where it knows them (the kernel's names resolve symlinks),
+ * Report the modules of the image's list of mapped files (sym_core.c) whose ELF headers
+ * the dump holds, named as lm says where it knows them (the kernel's names resolve symlinks),
  * and the vDSO at vdso (AT_SYSINFO_EHDR, 0 if none), between dwfl_report_begin and
  * _end: how many, or -1 when memory ran out.
  */
-int sym_report_core_files(struct sym *s, const struct image *img, const struct core_files *cf,
-			  uint64_t vdso, const struct sym_lm_names *lm);
+int sym_report_core_files(struct sym *s, const struct image *img, uint64_t vdso,
+			  const struct sym_lm_names *lm);
 /* The ELF image of the vDSO reported at lo, read from the core; NULL if that is not it. */
 Elf *sym_vdso_elf(struct sym *s, Dwarf_Addr lo);
 

@@ -286,4 +286,26 @@ static inline uint64_t hp2_time_decode(uint32_t code)
 	return e ? (uint64_t)(128 + m) << (e - 1) : m;
 }
 
+/*
+ * Snapshot note: heapprof's snapshots (HEAPPROF_SNAPSHOT) are ELF cores, and their
+ * PT_NOTE holds, besides the kernel's usual "CORE" notes, one note of owner
+ * "HEAPPROF" and type HP_NOTE_RESIDENT: what the kernel said was resident in each
+ * mapping when the snapshot was taken (/proc/self/smaps, read by the writer, never on
+ * the allocation path). Its descriptor, 64-bit words in the target's byte order:
+ *
+ *   w0        count: the mappings that follow (every mapping of the process, dumped
+ *             or not)
+ *   then count entries of 4 words, sorted by start:
+ *   start     first address of the mapping
+ *   end       one past its last address
+ *   rss       bytes of it resident in RAM (smaps "Rss:", kB * 1024)
+ *   swap      bytes of it swapped out (smaps "Swap:", kB * 1024)
+ *
+ * A reader skips an entry with end <= start or rss + swap > end - start, and the whole
+ * note when count does not fit its size. Cores from elsewhere have no such note.
+ */
+#define HP_NOTE_OWNER "HEAPPROF"
+#define HP_NOTE_RESIDENT 0x48500001u
+#define HP_RESIDENT_WORDS 4			/* words per mapping */
+
 #endif

@@ -1,6 +1,7 @@
 /*
  * A snapshot's bytes: an ELF core of this process as the forked writer sees it. One
- * PT_NOTE (NT_PRSTATUS of the thread that asked, NT_PRPSINFO, NT_AUXV, NT_FILE) and a
+ * PT_NOTE (NT_PRSTATUS of the thread that asked, NT_PRPSINFO, NT_AUXV, NT_FILE, and
+ * heapprof's resident-memory note, heapprof_format.h) and a
  * PT_LOAD per mapping kept, zero pages of anonymous memory left as holes (as the
  * kernel's cores do). Compact keeps what the analyzer reads: the private writable
  * mappings (heap, anonymous memory, heapprof's tables, modules' data) and each
@@ -19,6 +20,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "heapprof_format.h"
 #include "snapshot_core.h"
 #include "util.h"
 
@@ -38,7 +40,7 @@ struct vma {
 
 /* The writer's own scratch memory: shared mappings, which never merge with the
  * program's and are left out of the core by their exact range. */
-#define MAX_SCRATCH 8
+#define MAX_SCRATCH 12
 static struct { void *p; size_t len; } scratch[MAX_SCRATCH];
 static unsigned n_scratch;
 
@@ -240,17 +242,25 @@ struct notes {
 	size_t n, max;
 };
 
-static void note(struct notes *nb, uint32_t type, const void *desc, size_t size)
+static void note_of(struct notes *nb, const char *owner, uint32_t type, const void *desc,
+		    size_t size)
 {
-	ElfW(Nhdr) h = { sizeof("CORE"), (uint32_t)size, type };
-	size_t need = sizeof(h) + 8 + ((size + 3) & ~(size_t)3);
+	size_t namesz = strlen(owner) + 1, name4 = (namesz + 3) & ~(size_t)3;
+	ElfW(Nhdr) h = { (uint32_t)namesz, (uint32_t)size, type };
+	size_t need = sizeof(h) + name4 + ((size + 3) & ~(size_t)3);
 
 	if (nb->n + need > nb->max)
 		return;
 	memcpy(nb->p + nb->n, &h, sizeof(h));
-	memcpy(nb->p + nb->n + sizeof(h), "CORE\0\0\0", 8);
-	memcpy(nb->p + nb->n + sizeof(h) + 8, desc, size);
+	memset(nb->p + nb->n + sizeof(h), 0, name4);
+	memcpy(nb->p + nb->n + sizeof(h), owner, namesz);
+	memcpy(nb->p + nb->n + sizeof(h) + name4, desc, size);
 	nb->n += need;
+}
+
+static void note(struct notes *nb, uint32_t type, const void *desc, size_t size)
+{
+	note_of(nb, "CORE", type, desc, size);
 }
 
 static void note_status(struct notes *nb, const struct snap_job *j)
@@ -329,6 +339,75 @@ static void note_files(struct notes *nb, const struct vma *v, size_t n, uint64_t
 		s += strlen(v[i].path) + 1;
 	}
 	note(nb, NT_FILE, w, size);
+}
+
+/* Decimal digits at *s, skipping leading blanks. */
+static uint64_t dec(const char *s)
+{
+	uint64_t v = 0;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	for (; *s >= '0' && *s <= '9'; s++)
+		v = v * 10 + (uint64_t)(*s - '0');
+	return v;
+}
+
+/* /proc/PID/smaps of the program (pid), not of this writer: a fork copies the page
+ * tables of anonymous memory only, so the writer's own Rss of a file mapping would
+ * be short of the program's. */
+static char *read_smaps(pid_t pid, size_t *len)
+{
+	char path[40] = "/proc/", digits[16];
+	size_t n = 0, at = strlen(path);
+
+	do
+		digits[n++] = (char)('0' + pid % 10);
+	while ((pid /= 10) && n < sizeof(digits));
+	while (n)
+		path[at++] = digits[--n];
+	memcpy(path + at, "/smaps", sizeof("/smaps"));
+	return slurp(path, len, 256 << 20);
+}
+
+/*
+ * The resident note (heapprof_format.h): per mapping of smaps, its range, Rss and Swap
+ * in bytes. Entries are words in our byte order, the target's. Left out when smaps
+ * cannot be read; the analyzer then says residency was not recorded.
+ */
+static void note_resident(struct notes *nb, char *smaps, size_t len)
+{
+	size_t count = 0, max = 1;
+	uint64_t *w, *e = NULL;
+
+	for (size_t i = 0; i < len; i++)
+		max += smaps[i] == '\n';
+	max = max / 4 + 1;	/* a mapping takes many more lines than 4 */
+	if (!(w = grab((1 + max * HP_RESIDENT_WORDS) * sizeof(*w))))
+		return;
+	for (char *line = smaps; line && *line;) {
+		char *eol = strchr(line, '\n');
+		const char *p = line;
+
+		if (eol)
+			*eol = 0;
+		if ((*line >= '0' && *line <= '9') || (*line >= 'a' && *line <= 'f')) {
+			if (count == max)
+				break;
+			e = &w[1 + count++ * HP_RESIDENT_WORDS];
+			e[0] = hex(&p);
+			p++;
+			e[1] = hex(&p);
+			e[2] = e[3] = 0;
+		} else if (e && starts(line, "Rss:")) {
+			e[2] = dec(line + 4) * 1024;
+		} else if (e && starts(line, "Swap:")) {
+			e[3] = dec(line + 5) * 1024;
+		}
+		line = eol ? eol + 1 : NULL;
+	}
+	w[0] = count;
+	note_of(nb, HP_NOTE_OWNER, HP_NOTE_RESIDENT, w, (1 + count * HP_RESIDENT_WORDS) * sizeof(*w));
 }
 
 /* ---- writing ---------------------------------------------------------------------- */
@@ -495,9 +574,9 @@ static int write_headers(const struct snap_job *j, const struct vma *v, size_t n
 int snap_core_write(struct snap_job *j)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), off, end = 0, data = 0;
-	size_t len, n, nload = 0, auxv_len;
+	size_t len, n, nload = 0, auxv_len, smaps_len = 0;
 	struct notes nb = { 0 };
-	char *maps, *auxv;
+	char *maps, *auxv, *smaps;
 	struct vma *v;
 	int err = 0;
 
@@ -532,7 +611,9 @@ int snap_core_write(struct snap_job *j)
 			v[i].dump = v[i].end - v[i].start;
 		nload += v[i].dump != 0;
 	}
-	nb.max = 4096 + auxv_len + len * 2;
+	/* residency as near the fork as can be: before the data is written */
+	smaps = read_smaps(j->pid, &smaps_len);
+	nb.max = 4096 + auxv_len + len * 2 + (smaps ? smaps_len / 2 : 0);
 	if (!(nb.p = grab(nb.max))) {
 		say(j, ENOMEM, "", 0, 0);
 		return ENOMEM;
@@ -541,6 +622,8 @@ int snap_core_write(struct snap_job *j)
 	note_psinfo(&nb, j);
 	note(&nb, NT_AUXV, auxv, auxv_len);
 	note_files(&nb, v, n, page);
+	if (smaps && smaps_len)
+		note_resident(&nb, smaps, smaps_len);
 	err = write_headers(j, v, n, &nb, page, nload, &end);
 	off = end;
 	for (size_t i = n; !err && i-- > 0;) {	/* backwards: offsets were given forwards */
