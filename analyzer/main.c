@@ -79,8 +79,9 @@ static const struct opt_def {
 	{ .name = "format", 'f', required_argument, "FMT",
 	  "text (default), collapsed (flamegraph.pl, speedscope),\n"
 	  "pprof (gzip profile.proto: pprof, Pyroscope, Parca),\n"
-	  "svg (an interactive flame graph for a browser) or json\n"
-	  "(the whole report; schema docs/report-schema.json)" },
+	  "svg (an interactive flame graph for a browser), json\n"
+	  "(the whole report; schema in share/heapprof) or html\n"
+	  "(one self-contained page: flame graph, search, tables)" },
 	{ .name = "output", 'o', required_argument, "FILE",
 	  "write the report to FILE instead of standard output" },
 	{ .name = "short-names", OPT_SHORT, no_argument, NULL,
@@ -128,7 +129,7 @@ static const struct opt_def {
 	  "keep the N innermost frames of each stack" },
 	{ .name = "by", OPT_BY, required_argument, "WHAT",
 	  "bottom-up table of self and total bytes per function,\n"
-	  "file or module (pprof's -top; text only)" },
+	  "file or module (pprof's -top; text only; --top=N rows)" },
 	{ .name = "debug-dir", OPT_DEBUGDIR, required_argument, "DIR",
 	  "look for separate debug info in DIR too (by build-id,\n"
 	  "DIR/.build-id/xx/rest.debug); repeatable" },
