@@ -38,6 +38,7 @@ static void write_all_formats(const struct report *r, bool svg)
 	out_collapsed.write(r, out);
 	out_pprof.write(r, out);
 	out_json.write(r, out);
+	out_html.write(r, out);
 	if (svg)	/* main refuses svg with --base: negative figures */
 		out_svg.write(r, out);
 	fclose(out);
