@@ -108,6 +108,9 @@ endif
 ANALYZER_CFLAGS := $(DW_CFLAGS) $(IBERTY_CFLAGS) -pthread $(SAN_ALL)
 ANALYZER_LIBS := $(DW_LIBS) $(IBERTY_LIBS) -lstdc++ -lm -pthread
 
+# the page -f html writes is built into its writer (.incbin, from the top directory)
+$(B)/analyzer/out_html.o: analyzer/html/page.html
+
 $(B)/analyzer/%.o: analyzer/%.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) $(CFLAGS) $(WARN) $(ANALYZER_CFLAGS) -c $< -o $@
@@ -145,6 +148,8 @@ install: all
 	install -m 0644 doc/heapprof-analyze.1 doc/heapprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 0644 doc/heapprof.so.7 $(DESTDIR)$(PREFIX)/share/man/man7/
 	install -m 0644 include/heapprof.h $(DESTDIR)$(PREFIX)/include/heapprof.h
+	install -d $(DESTDIR)$(PREFIX)/share/heapprof
+	install -m 0644 docs/report-schema.json $(DESTDIR)$(PREFIX)/share/heapprof/report-schema.json
 	install -d $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	printf '%s\n' 'prefix=$(PREFIX)' 'includedir=$${prefix}/include' 'libdir=$${prefix}/lib' \
 		'' 'Name: heapprof' \
@@ -159,6 +164,7 @@ uninstall:
 		$(DESTDIR)$(PREFIX)/bin/heapprof
 	rm -rf $(DESTDIR)$(PREFIX)/include/heapprof $(DESTDIR)$(PREFIX)/include/heapprof.h
 	rm -f $(DESTDIR)$(PREFIX)/lib/pkgconfig/heapprof.pc
+	rm -rf $(DESTDIR)$(PREFIX)/share/heapprof
 	rm -f $(DESTDIR)$(PREFIX)/share/man/man1/heapprof-analyze.1 \
 		$(DESTDIR)$(PREFIX)/share/man/man1/heapprof.1 $(DESTDIR)$(PREFIX)/share/man/man7/heapprof.so.7
 

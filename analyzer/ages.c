@@ -114,6 +114,11 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 	}
 }
 
+const char *ages_bucket_name(unsigned k)
+{
+	return k < AGE_BUCKETS ? bucket_name[k] : "?";
+}
+
 void ages_write_summary(const struct age_summary *sum, FILE *f)
 {
 	char a[32], b[32];

@@ -36,6 +36,9 @@ int64_t ages_parse_duration(const char *s);
 void ages_apply(const struct image *img, struct scan_result *scan, int64_t older_than_ms,
 		struct age_summary *sum);
 
+/* Bucket k's name ("under 1 s", ..., "over 1 day"). */
+const char *ages_bucket_name(unsigned k);
+
 /* The summary lines of the text report. */
 void ages_write_summary(const struct age_summary *sum, FILE *f);
 

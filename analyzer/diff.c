@@ -156,6 +156,7 @@ void diff_build(struct report *out, const struct report *nr, const struct report
 void diff_free(struct report *r)
 {
 	r->mods = NULL;		/* NEW's */
+	r->threads = NULL;
 	report_free(r);
 }
 

@@ -55,6 +55,7 @@ struct opts {
 	int64_t older_than_ms;		/* --older-than, -1 if not given */
 	bool memory;			/* --memory */
 	const char *why;		/* --why=REGEX or 0xADDR */
+	size_t by_top;			/* --by: rows shown, the --top given (0: all) */
 };
 
 enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE,
@@ -78,8 +79,9 @@ static const struct opt_def {
 	{ .name = "format", 'f', required_argument, "FMT",
 	  "text (default), collapsed (flamegraph.pl, speedscope),\n"
 	  "pprof (gzip profile.proto: pprof, Pyroscope, Parca),\n"
-	  "svg (an interactive flame graph for a browser) or json\n"
-	  "(the whole report; schema docs/report-schema.json)" },
+	  "svg (an interactive flame graph for a browser), json\n"
+	  "(the whole report; schema in share/heapprof) or html\n"
+	  "(one self-contained page: flame graph, search, tables)" },
 	{ .name = "output", 'o', required_argument, "FILE",
 	  "write the report to FILE instead of standard output" },
 	{ .name = "short-names", OPT_SHORT, no_argument, NULL,
@@ -127,7 +129,7 @@ static const struct opt_def {
 	  "keep the N innermost frames of each stack" },
 	{ .name = "by", OPT_BY, required_argument, "WHAT",
 	  "bottom-up table of self and total bytes per function,\n"
-	  "file or module (pprof's -top; text only)" },
+	  "file or module (pprof's -top; text only; --top=N rows)" },
 	{ .name = "debug-dir", OPT_DEBUGDIR, required_argument, "DIR",
 	  "look for separate debug info in DIR too (by build-id,\n"
 	  "DIR/.build-id/xx/rest.debug); repeatable" },
@@ -244,15 +246,34 @@ static unsigned long long number(const char *s, const char *opt)
 	return v;
 }
 
+static const struct out_format *const all_formats[] = { &out_text, &out_collapsed, &out_pprof,
+							 &out_svg, &out_json, &out_html };
+#define N_FORMATS (sizeof(all_formats) / sizeof(all_formats[0]))
+
+/* "text, json or html": the formats that can show what need says. */
+static const char *formats_with(unsigned need)
+{
+	static char buf[128];
+	size_t n = 0, k = 0;
+
+	for (size_t i = 0; i < N_FORMATS; i++)
+		n += (all_formats[i]->can & need) == need;
+	buf[0] = 0;
+	for (size_t i = 0; i < N_FORMATS; i++)
+		if ((all_formats[i]->can & need) == need) {
+			k++;
+			strcat(buf, k == 1 ? "" : k == n ? " or " : ", ");
+			strcat(buf, all_formats[i]->name);
+		}
+	return buf;
+}
+
 static const struct out_format *find_format(const char *name)
 {
-	static const struct out_format *const all[] = { &out_text, &out_collapsed, &out_pprof,
-							&out_svg, &out_json };
-
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		if (!strcmp(all[i]->name, name))
-			return all[i];
-	bad_usage("unknown format '%s' (text, collapsed, pprof, svg, json)", name);
+	for (size_t i = 0; i < N_FORMATS; i++)
+		if (!strcmp(all_formats[i]->name, name))
+			return all_formats[i];
+	bad_usage("unknown format '%s' (text, collapsed, pprof, svg, json, html)", name);
 }
 
 static void parse_option(struct opts *o, int c, bool *top_set)
@@ -377,6 +398,33 @@ static void getopt_tables(struct option *longs, char *shorts)
 	*shorts = '\0';
 }
 
+/* An option whose output the format cannot show is refused, never ignored. */
+static void check_format(const struct opts *o)
+{
+	static const struct {
+		unsigned need;
+		const char *option, *why;
+	} needs[] = {
+		{ OUT_SIGNED, "--base", "negative figures" },
+		{ OUT_BY, "--by", "a bottom-up table" },
+		{ OUT_AGES, "--age", "an age summary" },
+		{ OUT_SUMMARY, "--memory", "a memory summary" },
+	};
+	const bool given[] = { o->base != NULL, o->view.by != BY_NONE, o->age, o->memory };
+	char msg[300];
+
+	if (o->report.events)
+		return;
+	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
+		if (!given[i] || o->format->can & needs[i].need)
+			continue;
+		snprintf(msg, sizeof(msg), "%s gives %s, which -f %s cannot show: use -f %s",
+			 needs[i].option, needs[i].why, o->format->name,
+			 formats_with(needs[i].need));
+		bad_usage("%s", msg);
+	}
+}
+
 static void parse(struct opts *o, int argc, char **argv)
 {
 	struct option longs[N_OPTS + 1];
@@ -404,18 +452,16 @@ static void parse(struct opts *o, int argc, char **argv)
 		bad_usage("%s", "--stacks (-v) goes with --events");
 	if (!top_set && o->format == &out_text)
 		o->report.top = 20;
-	o->report.sizes = o->format == &out_text || o->format == &out_json;
+	o->report.sizes = o->format->can & OUT_SIZES;
+	o->report.all_stacks = o->format->can & OUT_ALL;
 	o->view.top = o->report.top;
+	o->by_top = top_set ? o->report.top : 0;	/* text's default 20 is for stacks */
 	o->view.min_percent = o->report.min_percent;
-	if (o->view.by != BY_NONE && o->format != &out_text)
-		bad_usage("%s", "--by writes a text table: not with -f");
+	check_format(o);
 	if ((o->base || views_active(&o->view)) && o->report.events)
 		bad_usage("%s", "--events lists calls, not stacks: no --base or views with it");
 	if (o->base_program && !o->base)
 		bad_usage("%s", "--base-program names the executable of --base's core: give --base");
-	if (o->base && o->format == &out_svg)
-		bad_usage("%s", "--base gives negative figures, which a flame graph cannot draw: "
-			  "use -f text, collapsed, pprof or json");
 	if (o->nraw) {
 		if (argc - optind != 1)
 			bad_usage("%s", "raw mode takes PROGRAM and no CORE");
@@ -669,7 +715,7 @@ static void write_by(const struct opts *o, const struct report *r)
 
 	if (o->output && !(f = fopen(o->output, "w")))
 		die(EXIT_NO_REPORT, "cannot write '%s': %s", o->output, strerror(errno));
-	if (views_write_by(r, o->view.by, f) < 0 || fflush(f) != 0 ||
+	if (views_write_by(r, o->view.by, o->by_top, f) < 0 || fflush(f) != 0 ||
 	    (f != stdout && fclose(f) != 0))
 		die(EXIT_NO_REPORT, "cannot write '%s': %s", o->output ? o->output : "stdout",
 		    strerror(errno));
@@ -750,6 +796,9 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 	warn_rejected(&s->scan);
 	s->r.program = sym_program(s->sym) ? sym_program(s->sym) : o->program;
 	s->r.source = s->source;
+	/* --leaks and --older-than regroup the stacks without their counters */
+	report_count(&s->r, &s->scan);
+	s->r.regrouped = o->leak_mask || o->older_than_ms >= 0;
 	if (o->age || o->older_than_ms >= 0) {
 		ages_apply(&s->img, &s->scan, o->older_than_ms, &s->ages);
 		s->r.ages = &s->ages;

@@ -7,7 +7,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "image.h"
+#include "ages.h"
+#include "leaks.h"
 #include "memory.h"
 #include "report.h"
 #include "sym.h"
@@ -59,7 +60,6 @@ static void frame(const struct report_frame *fr, FILE *f)
 
 static void summary(const struct report *r, FILE *f)
 {
-	const struct scan_result *s = r->scan;
 	bool first = true;
 
 	fputs("  \"summary\": {\n    \"metric\": ", f);
@@ -77,24 +77,94 @@ static void summary(const struct report *r, FILE *f)
 		r->sample_period, r->unknown_blocks, r->unknown_bytes, r->damaged,
 		r->saturated ? "true" : "false");
 	fprintf(f, "    \"scanned_bytes\": %" PRIu64 ", \"segments\": %zu, \"missing_bytes\": %" PRIu64
-		",\n    \"rejected\": {", (uint64_t)r->img->bytes, r->img->nsegs,
-		(uint64_t)r->img->missing_bytes);
+		",\n    \"rejected\": {", r->scanned_bytes, r->segments, r->missing_bytes);
 	for (int i = 0; i < REJ_NREASONS; i++)
-		if (s->rejected[i]) {
+		if (r->rejected[i].n) {
 			fputs(first ? "" : ", ", f);
-			str(decode_reason((enum decode_reject)i), f);
-			fprintf(f, ": %" PRIu64, s->rejected[i]);
+			str(r->rejected[i].reason, f);
+			fprintf(f, ": %" PRIu64, r->rejected[i].n);
 			first = false;
 		}
 	fputs("},\n    \"symbols\": ", f);
 	str(r->modules, f);
 	fputs(", \"view\": ", f);
 	str(r->view_note, f);
+	fprintf(f, ",\n    \"counts\": %s, \"times\": %s, \"alloc_bytes\": %" PRIu64
+		", \"alloc_calls\": %" PRIu64 ",\n    \"frees\": %" PRIu64 ", \"freed_bytes\": %"
+		PRIu64 ", \"time_ns\": %" PRIu64 ", \"counts_per_stack\": %s",
+		!r->have_counts ? "null" : r->counts_sampled ? "\"sampled\"" : "\"exact\"",
+		r->have_time ? "true" : "false", r->alloc_bytes, r->alloc_calls, r->frees,
+		r->freed_bytes, r->time_ns, r->have_counts && !r->regrouped ? "true" : "false");
 	fputs("\n  },\n", f);
+}
+
+/* The dump's named threads, whether or not the stacks were split by them. */
+static void threads(const struct report *r, FILE *f)
+{
+	fputs("  \"threads\": [", f);
+	for (size_t i = 0; i < r->nthreads_named; i++) {
+		fprintf(f, "%s{\"tid\": %" PRIu32 ", \"name\": ", i ? ", " : "", r->threads[i].tid);
+		str(r->threads[i].name, f);
+		putc('}', f);
+	}
+	fputs("],\n", f);
+}
+
+static void ages(const struct age_summary *a, FILE *f)
+{
+	fputs("  \"ages\": {\"buckets\": [", f);
+	for (unsigned k = 0; k < AGE_BUCKETS; k++) {
+		fputs(k ? ", " : "", f);
+		fputs("{\"age\": ", f);
+		str(ages_bucket_name(k), f);
+		fprintf(f, ", \"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 "}", a->bytes[k],
+			a->blocks[k]);
+	}
+	fprintf(f, "],\n    \"untimed_bytes\": %" PRIu64 ", \"untimed_blocks\": %" PRIu64
+		", \"newest_ms\": %" PRIu64 ", \"older_than_ms\": ", a->untimed_bytes,
+		a->untimed_blocks, a->newest_ms);
+	if (a->older_than_ms >= 0)
+		fprintf(f, "%" PRId64 ", \"kept_bytes\": %" PRIu64 ", \"kept_blocks\": %" PRIu64,
+			a->older_than_ms, a->kept_bytes, a->kept_blocks);
+	else
+		fputs("null", f);
+	fputs("},\n", f);
+}
+
+static void leaks(const struct leak_summary *l, FILE *f)
+{
+	fputs("  \"leaks\": {\"classes\": [", f);
+	for (int c = 0; c < LEAK_NCLASSES; c++) {
+		fputs(c ? ", " : "", f);
+		fputs("{\"class\": ", f);
+		str(leaks_class_name((unsigned)(c + 1) << LEAK_FLAG_SHIFT), f);
+		fprintf(f, ", \"shown\": %s, \"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64
+			", \"suppressed_bytes\": %" PRIu64 ", \"suppressed_blocks\": %" PRIu64 "}",
+			l->mask & 1u << c ? "true" : "false", l->bytes[c], l->blocks[c],
+			l->supp_bytes[c], l->supp_blocks[c]);
+	}
+	fprintf(f, "],\n    \"root_threads\": %u, \"root_bytes\": %" PRIu64
+		", \"scanned_bytes\": %" PRIu64 ", \"allocator_bytes\": %" PRIu64 "},\n",
+		l->threads, l->root_bytes, l->scanned_bytes, l->allocator_bytes);
+}
+
+/* The stack as every format names it: roots, markers, frames, outermost first. */
+static void path(const struct report *r, const struct report_stack *s, struct report_path *p,
+		 FILE *f)
+{
+	report_decorate(r, s, p);
+	fputs(",\n     \"path\": [", f);
+	for (size_t j = 0; j < p->n; j++) {
+		fputs(j ? ", " : "", f);
+		str(p->items[j].name, f);
+	}
+	putc(']', f);
 }
 
 static int write_json(const struct report *r, FILE *f)
 {
+	struct report_path p = { 0 };
+
 	fprintf(f, "{\n  \"schema\": \"heapprof-report\", \"version\": %d,\n  \"tool\": \"heapprof-analyze %s\",\n  \"program\": ",
 		SCHEMA_VERSION, HP_VERSION);
 	str(r->program, f);
@@ -103,8 +173,13 @@ static int write_json(const struct report *r, FILE *f)
 	fprintf(f, ",\n  \"word_bits\": %u, \"big_endian\": %s,\n", r->wsize * 8,
 		r->big_endian ? "true" : "false");
 	summary(r, f);
+	threads(r, f);
 	if (r->memory)
 		memory_write_json(r->memory, f);
+	if (r->ages)
+		ages(r->ages, f);
+	if (r->leaks)
+		leaks(r->leaks, f);
 	fputs("  \"base\": ", f);
 	if (r->diff) {
 		fputs("{\"source\": ", f);
@@ -149,13 +224,17 @@ static int write_json(const struct report *r, FILE *f)
 			fprintf(f, ", \"tid\": %" PRIu32 ", \"thread_name\": ", s->tid);
 			str(s->thread_name, f);
 		}
+		fputs(", \"leak_class\": ", f);
+		str(report_leak_class(s), f);
 		fprintf(f, ", \"truncated\": %s, \"unknown\": %s, \"recorded_frames\": %u,\n     \"sizes\": [",
 			s->flags & STACK_TRUNCATED ? "true" : "false",
 			s->flags & STACK_UNKNOWN ? "true" : "false", s->recorded_frames);
 		for (size_t j = 0; j < s->nsizes; j++)
 			fprintf(f, "%s{\"size\": %" PRIu64 ", \"count\": %" PRIu64 "}", j ? ", " : "",
 				s->sizes[j].size, s->sizes[j].count);
-		fputs("],\n     \"frames\": [", f);
+		putc(']', f);
+		path(r, s, &p, f);
+		fputs(",\n     \"frames\": [", f);
 		for (unsigned j = 0; j < s->nframes; j++) {
 			fputs(j ? ",\n       " : "\n       ", f);
 			frame(&s->frames[j], f);
@@ -163,7 +242,9 @@ static int write_json(const struct report *r, FILE *f)
 		fputs(s->nframes ? "]}" : "]}", f);
 	}
 	fputs(r->nstacks ? "\n  ]\n}\n" : "]\n}\n", f);
+	report_path_free(&p);
 	return ferror(f) ? -1 : 0;
 }
 
-const struct out_format out_json = { "json", write_json };
+const struct out_format out_json = { "json", write_json,
+				     OUT_SIGNED | OUT_SIZES | OUT_AGES | OUT_SUMMARY };

@@ -3,7 +3,8 @@
  * distinct return address, its inline frames as Lines (innermost first); one Function
  * per name and file; one Mapping per module of the report's module table, with its
  * build-id, so that profiles of two runs merge and diff by module and offset. Sample
- * types inuse_space (bytes) and inuse_objects (blocks).
+ * types: every metric the report holds, complete whatever --metric sorted by; the
+ * report's roots (leak class, thread) as outermost frames and as labels.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -87,59 +88,131 @@ static uint64_t location(struct builder *b, const struct report *r, uint64_t pc,
 	return ++b->nlocs;
 }
 
+/* The sample types the report holds, each complete over the dump's stacks (the report
+ * was built with every stack that has any figure): the live ones always; the counters'
+ * when the dump counted calls and its stacks still carry them; time with them;
+ * retained_space when it was computed. */
+static size_t sample_types(const struct report *r, struct pprof_value_type *tv, int *which)
+{
+	static const struct pprof_value_type types[] = {
+		[METRIC_INUSE_SPACE] = { "inuse_space", "bytes" },
+		[METRIC_INUSE_OBJECTS] = { "inuse_objects", "count" },
+		[METRIC_ALLOC_SPACE] = { "alloc_space", "bytes" },
+		[METRIC_ALLOC_OBJECTS] = { "alloc_objects", "count" },
+		[METRIC_ALLOC_TIME] = { "alloc_time", "nanoseconds" },
+		[METRIC_RETAINED_SPACE] = { "retained_space", "bytes" } };
+	size_t n = 0;
+
+	for (int m = 0; m < METRIC_COUNT; m++) {
+		bool counter = m == METRIC_ALLOC_SPACE || m == METRIC_ALLOC_OBJECTS;
+
+		if ((counter && (!r->have_counts || r->regrouped)) ||
+		    (m == METRIC_ALLOC_TIME && (!r->have_counts || !r->have_time || r->regrouped)) ||
+		    (m == METRIC_RETAINED_SPACE && r->metric != m))
+			continue;
+		which[n] = m;
+		tv[n++] = types[m];
+	}
+	return n;
+}
+
+static int64_t metric_value(const struct report_stack *s, int m)
+{
+	switch (m) {
+	case METRIC_INUSE_OBJECTS: return (int64_t)s->blocks;
+	case METRIC_ALLOC_SPACE: return (int64_t)s->alloc_bytes;
+	case METRIC_ALLOC_OBJECTS: return (int64_t)s->alloc_calls;
+	case METRIC_ALLOC_TIME: return (int64_t)s->time_ns;
+	case METRIC_RETAINED_SPACE: return (int64_t)s->retained;
+	default: return (int64_t)s->bytes;
+	}
+}
+
+/* What the profile holds and what it does not, for pprof -comments and the reader. */
+static void comment_for(const struct report *r, char *buf, size_t size)
+{
+	char a[32];
+	int n = snprintf(buf, size, "heapprof-analyze %s: %s, %s%s", HP_VERSION, r->program,
+			 r->source, r->sample_period ? " (sampled: figures are estimates)" : "");
+
+	if (n > 0 && (size_t)n < size && r->nstacks < r->all_stacks)
+		n += snprintf(buf + n, size - (size_t)n, "; cut by --top/--min-percent: %zu more "
+			      "stacks hold %s of %s, and every sample type lacks their figures",
+			      r->all_stacks - r->nstacks, report_thousands(r->rest_value, a),
+			      report_metric_name(r->metric));
+	if (n > 0 && (size_t)n < size && r->regrouped && r->have_counts)
+		snprintf(buf + n, size - (size_t)n, "; stacks regrouped (--leaks, --older-than): "
+			 "allocation counts are not split by class or age, so not here");
+}
+
+/* Locations for stack s, leaf first: its frames, one location per pc with its inline
+ * frames as lines, then the roots and markers report_decorate() put before them. */
+static size_t stack_locations(struct builder *b, const struct report *r,
+			      const struct report_stack *s, const struct report_path *p,
+			      uint64_t *ids)
+{
+	size_t k = 0;
+
+	for (unsigned j = 0; j < s->nframes;) {
+		unsigned e = j + 1;
+
+		while (e < s->nframes && s->frames[e].pc == s->frames[j].pc)
+			e++;	/* one pc's inline frames: one location */
+		ids[k++] = location(b, r, s->frames[j].pc, &s->frames[j], e - j, NULL);
+		j = e;
+	}
+	for (size_t j = p->n; j-- > 0;) {
+		const char *name = p->items[j].name;
+
+		if (p->items[j].kind == ITEM_FRAME)
+			continue;
+		if (name == p->items[j].buf) {	/* reused by the next stack: the function keeps a copy */
+			b->names = xrealloc(b->names, (b->nnames + 1) * sizeof(*b->names));
+			name = b->names[b->nnames++] = xstrdup(name);
+		}
+		ids[k++] = location(b, r, 0, NULL, 0, name);
+	}
+	return k;
+}
+
 static int write_pprof(const struct report *r, FILE *f)
 {
-	/* the first two always; the alloc ones when the dump counted calls, time with them */
-	static const struct pprof_value_type types[] = { { "inuse_space", "bytes" },
-							  { "inuse_objects", "count" },
-							  { "alloc_space", "bytes" },
-							  { "alloc_objects", "count" },
-							  { "alloc_time", "nanoseconds" } };
-	/* retained_space last, when it is the metric: the others keep their indices */
-	static const struct pprof_value_type retained = { "retained_space", "bytes" };
-	struct pprof_value_type tv[6];
-	size_t nc = r->have_counts ? (r->have_time ? 5 : 4) : 2;
-	size_t nt = nc + (r->metric == METRIC_RETAINED_SPACE);
+	struct pprof_value_type tv[METRIC_COUNT];
+	int which[METRIC_COUNT];
+	size_t nt = sample_types(r, tv, which), ns = r->nstacks ? r->nstacks : 1;
 	struct builder b = { 0 };
-	struct pprof_sample *samples = xcalloc(r->nstacks ? r->nstacks : 1, sizeof(*samples));
+	struct report_path path = { 0 };
+	struct pprof_sample *samples = xcalloc(ns, sizeof(*samples));
 	struct pprof_mapping *maps = xcalloc(r->nmods ? r->nmods : 1, sizeof(*maps));
-	uint64_t **ids = xcalloc(r->nstacks ? r->nstacks : 1, sizeof(*ids));
-	int64_t *values = xcalloc(nt * (r->nstacks ? r->nstacks : 1), sizeof(*values));
-	char comment[1024];
+	uint64_t **ids = xcalloc(ns, sizeof(*ids));
+	int64_t *values = xcalloc(nt * ns, sizeof(*values));
+	struct pprof_label *labels = xcalloc(2 * ns, sizeof(*labels));
+	char **threads = xcalloc(ns, sizeof(*threads));
+	char comment[2048];
 	struct pprof_profile p;
 	int rc;
 
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];
-		size_t k = 0;
+		size_t nl = 0;
 
-		ids[i] = xcalloc((size_t)s->nframes + 2, sizeof(**ids));
-		if (s->flags & STACK_UNKNOWN)
-			ids[i][k++] = location(&b, r, 0, NULL, 0, "[unknown stack]");
-		else if (!s->nframes)
-			ids[i][k++] = location(&b, r, 0, NULL, 0, "[no stack]");
-		for (unsigned j = 0; j < s->nframes;) {
-			unsigned e = j + 1;
+		report_decorate(r, s, &path);
+		ids[i] = xcalloc(path.n + 1, sizeof(**ids));
+		for (size_t t = 0; t < nt; t++)
+			values[nt * i + t] = metric_value(s, which[t]);
+		if (report_leak_class(s))
+			labels[2 * i + nl++] = (struct pprof_label){ "leak_class", report_leak_class(s) };
+		if (r->by_thread) {
+			char buf[300];
 
-			while (e < s->nframes && s->frames[e].pc == s->frames[j].pc)
-				e++;	/* one pc's inline frames: one location */
-			ids[i][k++] = location(&b, r, s->frames[j].pc, &s->frames[j], e - j, NULL);
-			j = e;
+			snprintf(buf, sizeof(buf), "%lu%s%s", (unsigned long)s->tid,
+				 s->thread_name ? " " : "", s->thread_name ? s->thread_name : "");
+			labels[2 * i + nl++] = (struct pprof_label){ "thread", threads[i] = xstrdup(buf) };
 		}
-		if (s->flags & STACK_TRUNCATED)
-			ids[i][k++] = location(&b, r, 0, NULL, 0, "[truncated]");
-		values[nt * i] = (int64_t)s->bytes;
-		values[nt * i + 1] = (int64_t)s->blocks;
-		if (nc > 2) {
-			values[nt * i + 2] = (int64_t)s->alloc_bytes;
-			values[nt * i + 3] = (int64_t)s->alloc_calls;
-		}
-		if (nc > 4)
-			values[nt * i + 4] = (int64_t)s->time_ns;
-		if (nt > nc)
-			values[nt * i + nc] = (int64_t)s->retained;
-		samples[i] = (struct pprof_sample){ ids[i], k, &values[nt * i] };
+		samples[i] = (struct pprof_sample){ ids[i], stack_locations(&b, r, s, &path, ids[i]),
+						    &values[nt * i], nl ? &labels[2 * i] : NULL, nl };
 	}
+	report_path_free(&path);
 	for (size_t i = 0; i < b.nlocs; i++)	/* the lines array stopped moving */
 		b.locs[i].lines = b.lines + (uintptr_t)b.locs[i].lines;
 	for (size_t i = 0; i < r->nmods; i++)
@@ -147,10 +220,7 @@ static int write_pprof(const struct report *r, FILE *f)
 						  r->mods[i].path,
 						  r->mods[i].build_id[0] ? r->mods[i].build_id : NULL,
 						  true, true, true, true };
-	memcpy(tv, types, nc * sizeof(*tv));
-	tv[nc] = retained;
-	snprintf(comment, sizeof(comment), "heapprof-analyze %s: %s, %s%s", HP_VERSION, r->program,
-		 r->source, r->sample_period ? " (sampled: figures are estimates)" : "");
+	comment_for(r, comment, sizeof(comment));
 	p = (struct pprof_profile){
 		.sample_types = tv, .n_sample_types = nt,
 		.samples = samples, .n_samples = r->nstacks,
@@ -158,16 +228,20 @@ static int write_pprof(const struct report *r, FILE *f)
 		.functions = b.funcs, .n_functions = b.nfuncs,
 		.mappings = maps, .n_mappings = r->nmods,
 		.comment = comment,
-		.period_type = r->sample_period ? types[0] : (struct pprof_value_type){ NULL, NULL },
+		.period_type = r->sample_period ? tv[0] : (struct pprof_value_type){ NULL, NULL },
 		.period = (int64_t)r->sample_period,
 		.default_sample_type = report_metric_name(r->metric),
 	};
 	rc = pprof_write(&p, f);
-	for (size_t i = 0; i < r->nstacks; i++)
+	for (size_t i = 0; i < r->nstacks; i++) {
 		free(ids[i]);
+		free(threads[i]);
+	}
 	for (size_t i = 0; i < b.nnames; i++)
 		free(b.names[i]);
 	free(b.names);
+	free(threads);
+	free(labels);
 	free(ids);
 	free(values);
 	free(samples);
@@ -178,4 +252,5 @@ static int write_pprof(const struct report *r, FILE *f)
 	return rc;
 }
 
-const struct out_format out_pprof = { "pprof", write_pprof };
+/* every stack with any figure, so that each sample type is complete */
+const struct out_format out_pprof = { "pprof", write_pprof, OUT_SIGNED | OUT_ALL };

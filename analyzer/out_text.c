@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "image.h"
 #include "ages.h"
 #include "leaks.h"
 #include "memory.h"
@@ -98,9 +97,7 @@ static void counts_summary(const struct report *r, FILE *f)
 
 static void summary(const struct report *r, FILE *f)
 {
-	const struct scan_result *s = r->scan;
 	char a[32], b[32], c[32];
-	uint64_t rejected = 0;
 
 	fprintf(f, "heapprof-analyze report\n");
 	fprintf(f, "  program:    %s\n", r->program);
@@ -117,20 +114,17 @@ static void summary(const struct report *r, FILE *f)
 	if (r->unknown_blocks)
 		fprintf(f, "  unknown:    %s blocks (%s bytes) have no readable stack record\n",
 			report_thousands(r->unknown_blocks, a), report_thousands(r->unknown_bytes, b));
-	fprintf(f, "  scanned:    %s in %zu segments", human(r->img->bytes, a, sizeof(a)),
-		r->img->nsegs);
-	if (r->img->missing_bytes)
+	fprintf(f, "  scanned:    %s in %zu segments", human(r->scanned_bytes, a, sizeof(a)),
+		r->segments);
+	if (r->missing_bytes)
 		fprintf(f, "; %s not in the file (%u segments)",
-			human(r->img->missing_bytes, b, sizeof(b)),
-			r->img->missing_segs + r->img->truncated_segs);
+			human(r->missing_bytes, b, sizeof(b)), r->missing_segs);
 	fputc('\n', f);
+	fprintf(f, "  rejected:   %llu headers\n", (unsigned long long)r->rejected_total);
 	for (int i = 0; i < REJ_NREASONS; i++)
-		rejected += s->rejected[i];
-	fprintf(f, "  rejected:   %llu headers\n", (unsigned long long)(rejected + r->damaged));
-	for (int i = 0; i < REJ_NREASONS; i++)
-		if (s->rejected[i])
-			fprintf(f, "              %llu %s\n", (unsigned long long)s->rejected[i],
-				decode_reason((enum decode_reject)i));
+		if (r->rejected[i].n)
+			fprintf(f, "              %llu %s\n", (unsigned long long)r->rejected[i].n,
+				r->rejected[i].reason);
 	if (r->damaged)
 		fprintf(f, "              %llu damaged block headers (bad check value)\n",
 			(unsigned long long)r->damaged);
@@ -218,7 +212,8 @@ static void others(const struct report *r, const struct report_stack *s, FILE *f
 	if (s->tid || s->thread_name)
 		fprintf(f, "  thread:   %lu%s%s\n", (unsigned long)s->tid, s->thread_name ? " " : "",
 			s->thread_name ? s->thread_name : "");
-	if (!r->have_counts)
+	/* regrouped stacks (--leaks) carry no counters: the summary has the dump's */
+	if (!r->have_counts || r->regrouped)
 		return;
 	fprintf(f, "  live %s bytes in %s blocks", report_thousands(s->bytes, a),
 		report_thousands(s->blocks, b));
@@ -248,8 +243,8 @@ static int write_text(const struct report *r, FILE *f)
 			sizes(r, s, f);
 		else
 			fputc('\n', f);
-		if (leaks_class_name(s->flags))
-			fprintf(f, "    are %s\n", leaks_class_name(s->flags));
+		if (report_leak_class(s))
+			fprintf(f, "    are %s\n", report_leak_class(s));
 		others(r, s, f);
 		if (s->flags & STACK_UNKNOWN)
 			fputs("    [unknown stack: no readable stack record]\n", f);
@@ -271,4 +266,5 @@ static int write_text(const struct report *r, FILE *f)
 	return ferror(f) ? -1 : 0;
 }
 
-const struct out_format out_text = { "text", write_text };
+const struct out_format out_text = { "text", write_text,
+				     OUT_SIGNED | OUT_SIZES | OUT_BY | OUT_AGES | OUT_SUMMARY };

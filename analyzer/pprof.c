@@ -90,15 +90,22 @@ static void put_value_type(struct pb *b, unsigned field, const struct pprof_valu
 }
 
 static void put_sample(struct pb *b, const struct pprof_profile *p, const struct pprof_sample *s,
-		       struct pb *tmp)
+		       struct strtab *t, struct pb *tmp)
 {
 	uint64_t *v = xmalloc((p->n_sample_types ? p->n_sample_types : 1) * sizeof(*v));
+	struct pb label = { 0 };
 
 	/* int64 values go on the wire as their two's complement, like any varint */
 	for (size_t i = 0; i < p->n_sample_types; i++)
 		v[i] = (uint64_t)s->values[i];
 	pb_packed(tmp, 1, s->location_ids, s->n_locations);
 	pb_packed(tmp, 2, v, p->n_sample_types);
+	for (size_t i = 0; i < s->n_labels; i++) {	/* Label: key = 1, str = 2 */
+		pb_uint(&label, 1, strtab_add(t, s->labels[i].key));
+		pb_uint(&label, 2, strtab_add(t, s->labels[i].str));
+		put_msg(tmp, 3, &label);
+	}
+	pb_free(&label);
 	free(v);
 	put_msg(b, PROFILE_SAMPLE, tmp);
 }
@@ -158,7 +165,7 @@ static void encode(const struct pprof_profile *p, struct pb *b)
 	for (size_t i = 0; i < p->n_sample_types; i++)
 		put_value_type(b, PROFILE_SAMPLE_TYPE, &p->sample_types[i], &t, &tmp);
 	for (size_t i = 0; i < p->n_samples; i++)
-		put_sample(b, p, &p->samples[i], &tmp);
+		put_sample(b, p, &p->samples[i], &t, &tmp);
 	for (size_t i = 0; i < p->n_mappings; i++)
 		put_mapping(b, &p->mappings[i], &t, &tmp);
 	for (size_t i = 0; i < p->n_locations; i++)

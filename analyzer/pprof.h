@@ -49,10 +49,17 @@ struct pprof_mapping {
 	bool has_functions, has_filenames, has_line_numbers, has_inline_frames;
 };
 
+/* A string label of a sample: pprof -tagfocus, -tags and Pyroscope filter by them. */
+struct pprof_label {
+	const char *key, *str;
+};
+
 struct pprof_sample {
 	const uint64_t *location_ids;	/* n_locations ids, leaf (allocating frame) first */
 	size_t n_locations;
 	const int64_t *values;	/* one per sample type, in the same order */
+	const struct pprof_label *labels; /* n_labels of them, NULL when none */
+	size_t n_labels;
 };
 
 struct pprof_profile {

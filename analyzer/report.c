@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "image.h"
+#include "leaks.h"
 #include "names.h"
 #include "report.h"
 #include "report_int.h"
@@ -71,9 +72,13 @@ static void figures(const struct stack *s, const struct report *r, struct report
 	}
 }
 
-/* Whether a stack belongs in a report by this metric: a live block, a call or free, time. */
-static bool present(const struct stack *s, enum report_metric m)
+/* Whether a stack belongs in a report by this metric: a live block, a call or free, time;
+ * with all, any of them. */
+static bool present(const struct stack *s, enum report_metric m, bool all)
 {
+	if (all)
+		return s->nsizes > 0 || s->counts.calls > 0 || s->counts.frees > 0 ||
+		       s->counts.time_ns > 0;
 	switch (m) {
 	case METRIC_INUSE_SPACE:
 	case METRIC_INUSE_OBJECTS:
@@ -212,6 +217,59 @@ static void describe_data(struct report *r, const struct scan_result *scan,
 	r->regions = names;
 }
 
+/* The threads the dump names, by tid, for every format (not only --by-thread's). */
+static void name_threads(struct report *r, const struct scan_result *scan)
+{
+	size_t n, k = 0;
+	const struct decoded *rec = collect_records(&scan->found, DEC_THREAD, &n);
+	struct report_thread *t = xcalloc(n ? n : 1, sizeof(*t));
+
+	for (size_t i = 0; i < n; i++) {	/* sorted by tid */
+		const char *name = collect_thread_name(&scan->found, rec[i].thread.tid);
+
+		if (name && (!k || t[k - 1].tid != rec[i].thread.tid))
+			t[k++] = (struct report_thread){ rec[i].thread.tid, name };
+	}
+	r->threads = t;
+	r->nthreads_named = k;
+}
+
+/* What the scan read and rejected, so that writers need not ask it. */
+static void describe_scan(struct report *r, const struct scan_result *scan,
+			  const struct image *img)
+{
+	r->scanned_bytes = img->bytes;
+	r->segments = img->nsegs;
+	r->missing_bytes = img->missing_bytes;
+	r->missing_segs = img->missing_segs + img->truncated_segs;
+	r->rejected_total = scan->join.damaged;
+	for (int i = 0; i < REJ_NREASONS; i++) {
+		r->rejected[i] = (struct report_reject){ decode_reason((enum decode_reject)i),
+							 scan->rejected[i] };
+		sum(&r->rejected_total, scan->rejected[i]);
+	}
+}
+
+void report_count(struct report *r, const struct scan_result *scan)
+{
+	size_t n;
+	struct stack **all = stacks_list(&scan->stacks, &n);
+	bool sampled = scan->join.sampled_counts;
+
+	r->alloc_bytes = r->alloc_calls = r->frees = r->freed_bytes = r->time_ns = 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct stack_counts *c = &all[i]->counts;
+
+		sum(&r->alloc_bytes, c->bytes);
+		sum(&r->alloc_calls, count_units(c->calls, sampled));
+		sum(&r->frees, count_units(c->frees, sampled));
+		sum(&r->freed_bytes, c->freed);
+		sum(&r->time_ns, c->time_ns);
+	}
+	r->counted = true;
+	free(all);
+}
+
 void report_build(struct report *r, const struct scan_result *scan, const struct image *img,
 		  struct sym *sym, const struct report_opts *o)
 {
@@ -221,6 +279,10 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 	struct report_stack *v;
 
 	describe_data(r, scan, o);
+	describe_scan(r, scan, img);
+	name_threads(r, scan);
+	if (!r->counted)
+		report_count(r, scan);
 	r->live_bytes = r->live_blocks = r->total = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct report_stack f;
@@ -229,12 +291,7 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 		sum(&r->live_bytes, f.bytes);
 		sum(&r->live_blocks, f.blocks);
 		r->live_stacks += all[i]->nsizes > 0;
-		sum(&r->alloc_bytes, f.alloc_bytes);
-		sum(&r->alloc_calls, f.alloc_calls);
-		sum(&r->frees, f.frees);
-		sum(&r->freed_bytes, f.freed_bytes);
-		sum(&r->time_ns, f.time_ns);
-		if (!present(all[i], o->metric))
+		if (!present(all[i], o->metric, o->all_stacks))
 			continue;
 		sum(&r->total, f.value);
 		rk[k++] = (struct ranked){ all[i], f };
@@ -247,8 +304,6 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 	r->unknown_bytes = scan->join.unknown_bytes;
 	r->damaged = scan->join.damaged;
 	r->all_stacks = k;
-	r->scan = scan;
-	r->img = img;
 	r->wsize = img->wsize;
 	r->big_endian = img->big_endian;
 	r->modules = sym_source(sym);
@@ -300,6 +355,7 @@ void report_free(struct report *r)
 	}
 	free((void *)r->stacks);
 	free((void *)r->regions);
+	free((void *)r->threads);
 	report_free_events(r);
 	for (size_t i = 0; i < r->nowned; i++)
 		free(r->owned[i]);
@@ -321,6 +377,69 @@ const char *report_frame_name(const struct report_frame *f, char *buf, size_t si
 		snprintf(buf, size, "0x%llx", (unsigned long long)f->pc);
 	}
 	return buf;
+}
+
+const char *report_leak_class(const struct report_stack *s)
+{
+	return leaks_class_name(s->flags);
+}
+
+static struct report_item *next_item(struct report_path *p, enum report_item_kind kind)
+{
+	struct report_item *it;
+
+	if (p->n == p->cap)
+		p->items = xrealloc(p->items, (p->cap = p->cap ? p->cap * 2 : 32) * sizeof(*it));
+	it = &p->items[p->n++];
+	it->kind = kind;
+	it->frame = NULL;
+	it->name = NULL;
+	it->buf[0] = 0;
+	return it;
+}
+
+void report_decorate(const struct report *r, const struct report_stack *s,
+		     struct report_path *p)
+{
+	const char *mark = NULL;
+
+	p->n = 0;
+	if (report_leak_class(s))	/* --leaks: the class is the root */
+		snprintf(next_item(p, ITEM_CLASS)->buf, sizeof(p->items->buf), "[%s]",
+			 report_leak_class(s));
+	if (r->by_thread) {
+		struct report_item *it = next_item(p, ITEM_THREAD);
+
+		snprintf(it->buf, sizeof(it->buf), "[thread %lu%s%s]", (unsigned long)s->tid,
+			 s->thread_name ? " " : "", s->thread_name ? s->thread_name : "");
+	}
+	/* a cut stack's outermost frame is not the root: say so rather than invent one */
+	if (s->flags & STACK_UNKNOWN)
+		mark = "[unknown stack]";
+	else if (!s->nframes)
+		mark = "[no stack]";
+	else if (s->flags & STACK_TRUNCATED)
+		mark = "[truncated]";
+	if (mark)
+		next_item(p, ITEM_MARK)->name = mark;
+	for (unsigned j = s->nframes; j-- > 0;) {
+		struct report_item *it = next_item(p, ITEM_FRAME);
+
+		it->frame = &s->frames[j];
+		it->name = report_frame_name(it->frame, it->buf, sizeof(it->buf));
+		if (it->name == it->buf)
+			it->name = NULL;	/* points into buf: set below, when items stop moving */
+	}
+	for (size_t i = 0; i < p->n; i++)
+		if (!p->items[i].name)
+			p->items[i].name = p->items[i].buf;
+}
+
+void report_path_free(struct report_path *p)
+{
+	free(p->items);
+	p->items = NULL;
+	p->n = p->cap = 0;
 }
 
 const char *report_thousands(uint64_t v, char *buf)

@@ -89,6 +89,18 @@ struct report_ring {
 	size_t nevents;
 };
 
+/* A reason the scan rejected candidates, and how many. */
+struct report_reject {
+	const char *reason;
+	uint64_t n;
+};
+
+/* A thread the dump names (its thread records), by tid. */
+struct report_thread {
+	uint32_t tid;
+	const char *name;
+};
+
 struct report {
 	const char *program;
 	const char *source;		/* the core, or the raw images, as named */
@@ -102,7 +114,13 @@ struct report {
 	bool counts_sampled;		/* ... and are estimates */
 	bool have_time;			/* alloc_time was recorded (HEAPPROF_TIME=1) */
 	uint64_t counts_period;		/* the process's sample period, bytes (0: exact) */
-	uint64_t alloc_bytes, alloc_calls, frees, freed_bytes, time_ns; /* sums */
+	uint64_t alloc_bytes, alloc_calls, frees, freed_bytes, time_ns; /* sums over every
+					 * stack of the dump, whatever was shown */
+	bool counted;			/* the sums were taken by report_count() */
+	bool regrouped;			/* --leaks, --older-than regrouped the stacks: their
+					 * counters are in the sums only, not per stack */
+	const struct report_thread *threads; /* every named thread, by tid */
+	size_t nthreads_named;
 	bool by_thread;
 	const char *region;		/* --region, NULL = all */
 	size_t nthreads, nrings;	/* thread records, event rings read */
@@ -117,8 +135,12 @@ struct report {
 	size_t nstacks;
 	uint64_t rest_value;		/* what --top / --min-percent left out */
 	uint64_t rest_bytes, rest_blocks;
-	const struct scan_result *scan;
-	const struct image *img;
+	uint64_t scanned_bytes;		/* the memory read, and what the file lacked */
+	size_t segments;
+	uint64_t missing_bytes;
+	unsigned missing_segs;
+	struct report_reject rejected[REJ_NREASONS]; /* .n == 0: none for that reason */
+	uint64_t rejected_total;	/* with the damaged ones */
 	const char *modules;		/* which module list symbolized the stacks */
 	const struct sym_module_info *mods; /* the module table, by start address */
 	size_t nmods;
@@ -144,6 +166,8 @@ struct report_opts {
 	enum report_metric metric;
 	bool by_thread;		/* the scan was joined per thread: name the threads */
 	const char *region;	/* the scan kept only this region: say so */
+	bool all_stacks;	/* every stack with any figure, whatever the metric (the
+				 * formats that show every metric: pprof, html) */
 	bool events;		/* build the event rings too */
 	bool event_stacks;	/* ... each call with its site's stack */
 	bool short_names;	/* C++ templates and parameter lists left out */
@@ -154,6 +178,35 @@ struct report_opts {
 void report_build(struct report *r, const struct scan_result *scan, const struct image *img,
 		  struct sym *sym, const struct report_opts *o);
 void report_free(struct report *r);
+/* The sites' counters summed over every stack of scan into r: called before --leaks or
+ * --older-than regroup the stacks (their new stacks carry no counters). */
+void report_count(struct report *r, const struct scan_result *scan);
+
+/*
+ * A stack as every writer prints it, outermost first: the roots the report split by
+ * (the leak class "[definitely lost]", the thread "[thread TID NAME]"), then a marker
+ * when the stack has no true outermost frame ("[unknown stack]", "[no stack]",
+ * "[truncated]"), then the frames (inlined ones as their own). Names are as printed;
+ * writers only escape them for their syntax.
+ */
+enum report_item_kind { ITEM_CLASS, ITEM_THREAD, ITEM_MARK, ITEM_FRAME };
+
+struct report_item {
+	enum report_item_kind kind;
+	const char *name;		/* into buf or the report; valid until the next call */
+	const struct report_frame *frame; /* ITEM_FRAME; else NULL */
+	char buf[288];
+};
+
+struct report_path {
+	struct report_item *items;
+	size_t n, cap;
+};
+
+/* Fill p (reused from call to call; zero it first, free with report_path_free). */
+void report_decorate(const struct report *r, const struct report_stack *s,
+		     struct report_path *p);
+void report_path_free(struct report_path *p);
 
 /*
  * A frame's name for printing: the function, else "module+0xoffset" (module's base
@@ -161,16 +214,29 @@ void report_free(struct report *r);
  */
 const char *report_frame_name(const struct report_frame *f, char *buf, size_t size);
 
+/* --leaks: the stack's class ("definitely lost", ...); else NULL. */
+const char *report_leak_class(const struct report_stack *s);
+
 /* 1234567 -> "1,234,567" into buf (at least 27 bytes). */
 const char *report_thousands(uint64_t v, char *buf);
+
+/* What a format can show: main.c refuses an option that needs what the format lacks. */
+#define OUT_SIGNED	(1u << 0)	/* negative figures (--base) */
+#define OUT_SIZES	(1u << 1)	/* each stack's blocks by size */
+#define OUT_BY		(1u << 2)	/* the --by table */
+#define OUT_AGES	(1u << 3)	/* the --age summary */
+#define OUT_ALL		(1u << 4)	/* every metric per stack: wants every stack with any
+					 * figure (report_opts.all_stacks) */
+#define OUT_SUMMARY	(1u << 5)	/* the leak and memory summaries */
 
 struct out_format {
 	const char *name;
 	/* 0, or -1 with errno when writing failed */
 	int (*write)(const struct report *r, FILE *f);
+	unsigned can;			/* OUT_* */
 };
 
 extern const struct out_format out_text, out_collapsed, out_pprof, out_svg, out_events;
-extern const struct out_format out_json;
+extern const struct out_format out_json, out_html;
 
 #endif

@@ -325,7 +325,7 @@ static int row_self_cmp(const void *pa, const void *pb)
 	return strcmp(a->key, b->key);
 }
 
-int views_write_by(const struct report *r, enum view_by by, FILE *f)
+int views_write_by(const struct report *r, enum view_by by, size_t top, FILE *f)
 {
 	struct by_row *rows = NULL;
 	size_t nrows = 0, cap = 0;
@@ -373,7 +373,7 @@ int views_write_by(const struct report *r, enum view_by by, FILE *f)
 		report_metric_unit(r->metric), what[by]);
 	fprintf(f, "%14s %6s %14s %6s %10s  %s\n", "self", "self%", "total", "total%", "blocks",
 		what[by]);
-	for (size_t k = 0; k < nrows; k++) {
+	for (size_t k = 0; k < nrows && (!top || k < top); k++) {
 		double sp = all ? 100.0 * (double)rows[k].self / (double)all : 0;
 		double tp = all ? 100.0 * (double)rows[k].total / (double)all : 0;
 
@@ -386,6 +386,8 @@ int views_write_by(const struct report *r, enum view_by by, FILE *f)
 				(long long)rows[k].self, sp, (long long)rows[k].total, tp,
 				(unsigned long long)rows[k].total_blocks, rows[k].key);
 	}
+	if (top && nrows > top)
+		fprintf(f, "%zu more %ss (--top=0 shows all)\n", nrows - top, what[by]);
 	for (size_t i = 0; i < nnames; i++)
 		free(names[i]);
 	free(names);

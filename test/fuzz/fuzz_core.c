@@ -39,6 +39,7 @@ static void write_all_formats(const struct report *r, bool svg)
 	out_collapsed.write(r, out);
 	out_pprof.write(r, out);
 	out_json.write(r, out);
+	out_html.write(r, out);
 	if (svg)	/* main refuses svg with --base: negative figures */
 		out_svg.write(r, out);
 	fclose(out);
@@ -47,9 +48,9 @@ static void write_all_formats(const struct report *r, bool svg)
 /* --base: NEW against an empty OLD and the other way, so every stack is in the diff */
 static void fuzz_diff(const struct report *r)
 {
-	/* an OLD with no stacks; the writers read the image and scan summaries of NEW */
+	/* an OLD with no stacks, NEW's summary of what was scanned */
 	struct report empty = { .program = program, .source = "empty", .wsize = r->wsize,
-				.big_endian = r->big_endian, .scan = r->scan, .img = r->img }, d;
+				.big_endian = r->big_endian, .scanned_bytes = r->scanned_bytes, .segments = r->segments }, d;
 
 	diff_build(&d, r, &empty);
 	write_all_formats(&d, false);

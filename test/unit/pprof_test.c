@@ -93,7 +93,7 @@ static const struct pprof_mapping maps[] = {
 static const uint64_t st_a[] = { 1, 2 }, st_b[] = { 3, 2 }, st_grow[] = { 4, 3, 2 };
 static const int64_t v_a[] = { 2, 2000 }, v_b[] = { 1, 4096 }, v_grow[] = { 1, 16 };
 static const struct pprof_sample samples[] = {
-	{ st_a, 2, v_a }, { st_b, 2, v_b }, { st_grow, 3, v_grow },
+	{ st_a, 2, v_a, NULL, 0 }, { st_b, 2, v_b, NULL, 0 }, { st_grow, 3, v_grow, NULL, 0 },
 };
 static const struct pprof_profile profile = {
 	types, 2, samples, 3, locs, 4, funcs, 5, maps, 1,

@@ -1,0 +1,238 @@
+/*
+ * -f html: the report as one self-contained page (analyzer/html/page.html, built in):
+ * a flame graph and icicle, search, a metric switcher, the stacks and bottom-up tables
+ * drawn by the page's own script from the report's data, embedded as JSON. The page
+ * fetches nothing. The summary is the text report's, word for word.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ages.h"
+#include "report.h"
+#include "util.h"
+
+/* the page, with "@@DATA@@" where the report goes (NUL-terminated by the .incbin) */
+extern const char html_page[];
+__asm__(".pushsection .rodata\n"
+	".globl html_page\n"
+	"html_page:\n"
+	".incbin \"analyzer/html/page.html\"\n"
+	".byte 0\n"
+	".popsection\n");
+
+/* Every figure per stack, in this order; the metrics the report holds index it. */
+enum { FIG_FREES = METRIC_COUNT, NFIGS };
+
+/* JSON string; '<' escaped so that no name can end the script element. */
+static void str(const char *s, FILE *f)
+{
+	putc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20 || *p == 0x7f || *p == '<')
+			fprintf(f, "\\u%04x", *p);
+		else
+			putc(*p, f);
+	}
+	putc('"', f);
+}
+
+/* Strings and frames each once: an open-addressed table of indices by hash. */
+struct intern {
+	char **keys;
+	size_t n, cap;			/* cap a power of two, twice n at least */
+	size_t *slot;			/* index + 1, 0 = empty */
+};
+
+static uint64_t hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static size_t intern(struct intern *t, const char *key)
+{
+	size_t i;
+
+	if (2 * (t->n + 1) > t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 1024;
+
+		free(t->slot);
+		t->slot = xcalloc(cap, sizeof(*t->slot));
+		t->cap = cap;
+		for (size_t k = 0; k < t->n; k++) {
+			for (i = hash(t->keys[k]) & (cap - 1); t->slot[i]; i = (i + 1) & (cap - 1))
+				;
+			t->slot[i] = k + 1;
+		}
+		t->keys = xrealloc(t->keys, cap / 2 * sizeof(*t->keys));
+	}
+	for (i = hash(key) & (t->cap - 1); t->slot[i]; i = (i + 1) & (t->cap - 1))
+		if (!strcmp(t->keys[t->slot[i] - 1], key))
+			return t->slot[i] - 1;
+	t->keys[t->n] = xstrdup(key);
+	t->slot[i] = ++t->n;
+	return t->n - 1;
+}
+
+static void intern_free(struct intern *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->keys[i]);
+	free(t->keys);
+	free(t->slot);
+}
+
+struct page {
+	struct intern names, frames;
+	FILE *f;
+};
+
+/* A frame as [name, file, line, module, kind]: kind 0 the program's, 1 a library's,
+ * 2 unknown, 3 a root or marker the report added. */
+static size_t frame_id(struct page *pg, const struct report_item *it)
+{
+	const struct report_frame *fr = it->frame;
+	const char *mod = fr && fr->module ? strrchr(fr->module, '/') : NULL;
+	char key[1200];
+	int kind = !fr ? 3 : !fr->func ? 2 : fr->in_program ? 0 : 1;
+
+	snprintf(key, sizeof(key), "[%zu,%ld,%d,%ld,%d]", intern(&pg->names, it->name),
+		 fr && fr->file ? (long)intern(&pg->names, fr->file) : -1L, fr && fr->file ? fr->line : 0,
+		 fr && fr->module ? (long)intern(&pg->names, mod ? mod + 1 : fr->module) : -1L, kind);
+	return intern(&pg->frames, key);
+}
+
+static void figures(const struct report *r, const struct report_stack *s, FILE *f)
+{
+	const uint64_t v[NFIGS] = { s->bytes, s->blocks, s->alloc_bytes, s->alloc_calls,
+				    s->time_ns, s->retained, s->frees };
+
+	for (int i = 0; i < NFIGS; i++)
+		fprintf(f, i ? ",%" PRId64 : "%" PRId64, r->diff ? (int64_t)v[i] : (int64_t)(v[i] > INT64_MAX ? INT64_MAX : v[i]));
+}
+
+static void stacks(struct page *pg, const struct report *r, FILE *f)
+{
+	struct report_path p = { 0 };
+
+	fputs(",\"stacks\":[", f);
+	for (size_t i = 0; i < r->nstacks; i++) {
+		report_decorate(r, &r->stacks[i], &p);
+		fputs(i ? ",\n{\"f\":[" : "\n{\"f\":[", f);
+		for (size_t j = 0; j < p.n; j++)
+			fprintf(f, j ? ",%zu" : "%zu", frame_id(pg, &p.items[j]));
+		fputs("],\"v\":[", f);
+		figures(r, &r->stacks[i], f);
+		fputs("]}", f);
+	}
+	fputs("]", f);
+	report_path_free(&p);
+}
+
+/* The text report's summary: the same words on the page as in a terminal. */
+static char *summary_text(const struct report *r)
+{
+	struct report copy = *r;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m)
+		return xstrdup("");
+	copy.nstacks = copy.all_stacks = 0;
+	out_text.write(&copy, m);
+	fclose(m);
+	return buf;
+}
+
+static void metrics(const struct report *r, FILE *f)
+{
+	bool counters = r->have_counts && !r->regrouped;
+	int n = 0, chosen = 0;
+
+	fputs(",\"metrics\":[", f);
+	for (int m = 0; m < METRIC_COUNT; m++) {
+		if (((m == METRIC_ALLOC_SPACE || m == METRIC_ALLOC_OBJECTS) && !counters) ||
+		    (m == METRIC_ALLOC_TIME && !(counters && r->have_time)) ||
+		    (m == METRIC_RETAINED_SPACE && r->metric != m))
+			continue;
+		if (m == (int)r->metric)
+			chosen = n;
+		fprintf(f, n++ ? ",%d" : "%d", m);
+	}
+	fprintf(f, "],\"metric\":%d,\"frees\":%s", chosen, counters ? "true" : "false");
+}
+
+static void ages(const struct report *r, FILE *f)
+{
+	if (!r->ages)
+		return;
+	fputs(",\"ages\":[", f);
+	for (unsigned k = 0; k < AGE_BUCKETS; k++) {
+		fputs(k ? ",[" : "[", f);
+		str(ages_bucket_name(k), f);
+		fprintf(f, ",%" PRIu64 ",%" PRIu64 "]", r->ages->bytes[k], r->ages->blocks[k]);
+	}
+	fputs("]", f);
+}
+
+static void data(const struct report *r, FILE *f)
+{
+	struct page pg = { .f = f };
+	char title[1024], *sum = summary_text(r);
+	size_t n = 0;
+
+	snprintf(title, sizeof(title), "%s%s: %s", r->diff ? "Heap growth of " : "Heap of ",
+		 r->program, r->source);
+	fputs("{\"title\":", f);
+	str(title, f);
+	fputs(",\"summary\":", f);
+	str(sum, f);
+	free(sum);
+	fputs(",\"warnings\":[", f);
+	if (r->sample_period)
+		n++, str("Sampled: the figures are estimates.", f);
+	if (r->nstacks < r->all_stacks)
+		fprintf(f, "%s\"--top or --min-percent left out %zu stacks.\"", n++ ? "," : "",
+			r->all_stacks - r->nstacks);
+	if (r->saturated)
+		fprintf(f, "%s\"Some totals did not fit 64 bits.\"", n++ ? "," : "");
+	fprintf(f, "],\"diff\":%s,\"figures\":[", r->diff ? "true" : "false");
+	for (int i = 0; i < METRIC_COUNT; i++)
+		fprintf(f, "\"%s\",", report_metric_name((enum report_metric)i));
+	fputs("\"frees\"]", f);
+	metrics(r, f);
+	ages(r, f);
+	stacks(&pg, r, f);
+	fputs(",\n\"names\":[", f);
+	for (size_t i = 0; i < pg.names.n; i++) {
+		fputs(i ? "," : "", f);
+		str(pg.names.keys[i], f);
+	}
+	fputs("],\n\"frames\":[", f);
+	for (size_t i = 0; i < pg.frames.n; i++)
+		fprintf(f, i ? ",%s" : "%s", pg.frames.keys[i]);
+	fputs("]}", f);
+	intern_free(&pg.names);
+	intern_free(&pg.frames);
+}
+
+static int write_html(const struct report *r, FILE *f)
+{
+	const char *mark = strstr(html_page, "@@DATA@@");
+
+	fwrite(html_page, 1, (size_t)(mark - html_page), f);
+	data(r, f);
+	fputs(mark + 8, f);
+	return ferror(f) ? -1 : 0;
+}
+
+/* every metric per stack for the switcher; signed for --base; the summaries as text */
+const struct out_format out_html = { "html", write_html,
+				     OUT_SIGNED | OUT_ALL | OUT_AGES | OUT_SUMMARY };
