@@ -121,9 +121,8 @@ static void print_root(struct graph *g, struct sym *sym, const struct graph_root
 			return;
 		}
 	for (size_t t = 0; t < g->th.n; t++) {
-		const struct seg *s = image_find(g->img, g->th.v[t].sp);
-
-		const struct core_thread *th = &g->th.v[t];
+		const struct image_thread *th = &g->th.v[t];
+		const struct seg *s = image_find(g->img, th->sp);
 		const char *fn;
 
 		if (!th->have_sp || !s || r->addr < s->vaddr || r->addr - s->vaddr >= s->size)
