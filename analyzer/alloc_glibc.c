@@ -46,7 +46,8 @@
 #define TCACHE_BINS 64
 
 struct tagged {
-	uint64_t chunk, size, below;
+	uint64_t chunk, size;
+	uint32_t below, idx;	/* idx: in the blocks given to alloc_open */
 };
 
 struct gl {
@@ -100,14 +101,15 @@ static void nonroot(struct gl *g, uint64_t start, uint64_t end)
 	a->nonroot[a->nnonroot++] = (struct alloc_range){ start, end };
 }
 
-static void add_chunk(struct gl *g, uint64_t addr, uint64_t size, enum alloc_kind k, bool mm)
+static void add_chunk(struct gl *g, uint64_t addr, uint64_t size, enum alloc_kind k, bool mm,
+		      uint32_t block)
 {
 	struct alloc *a = g->a;
 
 	if (a->nchunks == g->chunk_cap)
 		a->chunks = xrealloc(a->chunks, (g->chunk_cap = g->chunk_cap ? 2 * g->chunk_cap : 1024) *
 						sizeof(*a->chunks));
-	a->chunks[a->nchunks++] = (struct alloc_chunk){ addr, size, (uint8_t)k, mm };
+	a->chunks[a->nchunks++] = (struct alloc_chunk){ addr, size, (uint8_t)k, mm, block };
 }
 
 static const struct tagged *find_tagged(const struct gl *g, uint64_t chunk)
@@ -282,7 +284,7 @@ static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t e
 	g->a->heaps[g->a->nheaps++] = (struct alloc_range){ start, end };
 	while (p < end) {
 		uint64_t sw, sz, nsw = PREV_INUSE;
-		const struct tagged *t;
+		const struct tagged *t = NULL;
 		enum alloc_kind k;
 
 		if (!word(g, p + W, &sw)) {
@@ -296,12 +298,12 @@ static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t e
 				problem(g, "%s: the top chunk at %#llx has size %#llx, the heap ends "
 					"%#llx after it", what, (unsigned long long)p,
 					(unsigned long long)sz, (unsigned long long)(end - p));
-			add_chunk(g, p, end - p, ALLOC_TOP, false);
+			add_chunk(g, p, end - p, ALLOC_TOP, false, ALLOC_NO_BLOCK);
 			nonroot(g, p + W, end);
 			return;
 		}
 		if (!sz && end - p <= MINSIZE) {	/* a non-main heap's closing fencepost */
-			add_chunk(g, p, end - p, ALLOC_FENCE, false);
+			add_chunk(g, p, end - p, ALLOC_FENCE, false, ALLOC_NO_BLOCK);
 			nonroot(g, p + W, end);
 			return;
 		}
@@ -321,7 +323,7 @@ static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t e
 			k = ALLOC_FREE;
 		else
 			k = (t = find_tagged(g, p)) ? ALLOC_TAGGED : ALLOC_UNTAGGED;
-		add_chunk(g, p, sz, k, false);
+		add_chunk(g, p, sz, k, false, t ? t->idx : ALLOC_NO_BLOCK);
 		/* a free chunk's bytes and the next one's prev_size are malloc's; an
 		 * in-use chunk's size field is, its prev_size the previous chunk's data */
 		nonroot(g, p + W, k == ALLOC_FREE || k == ALLOC_FENCE ? p + sz + W : p + HDR);
@@ -523,9 +525,10 @@ static void mark_cached(struct gl *g)
 /* ------------------------------------------------------------------------------ */
 /* mmapped chunks */
 
-static void mmapped(struct gl *g, uint64_t c, uint64_t size, uint64_t front, bool tagged)
+static void mmapped(struct gl *g, uint64_t c, uint64_t size, uint64_t front,
+		    const struct tagged *t)
 {
-	add_chunk(g, c, size, tagged ? ALLOC_TAGGED : ALLOC_UNTAGGED, true);
+	add_chunk(g, c, size, t ? ALLOC_TAGGED : ALLOC_UNTAGGED, true, t ? t->idx : ALLOC_NO_BLOCK);
 	nonroot(g, c - front, c + HDR);
 	g->a->st.mmapped_bytes += size + front;
 	g->a->st.mmapped_chunks++;
@@ -546,7 +549,7 @@ static void find_mmapped(struct gl *g)
 
 		if (word(g, c, &ps) && word(g, c + W, &sw) && (sw & IS_MMAPPED) &&
 		    !in_heaps(g->a, c) && !(((sw & ~(uint64_t)SIZE_BITS) + ps) % PAGE))
-			mmapped(g, c, sw & ~(uint64_t)SIZE_BITS, ps, true);
+			mmapped(g, c, sw & ~(uint64_t)SIZE_BITS, ps, &g->tag[i]);
 	}
 	/* untagged ones start their mapping: prev_size 0, size | IS_MMAPPED in pages */
 	for (size_t i = 0; i < g->img->nsegs; i++) {
@@ -562,7 +565,7 @@ static void find_mmapped(struct gl *g)
 			if (!sz || sz % PAGE || sz > end - p || in_heaps(g->a, p))
 				break;
 			if (!find_tagged(g, p))
-				mmapped(g, p, sz, 0, false);
+				mmapped(g, p, sz, 0, NULL);
 			p += sz;
 		}
 	}
@@ -575,10 +578,10 @@ static void tag_blocks(struct gl *g, const struct scan_blocks *b)
 	size_t m = 0;
 
 	g->tag = xmalloc((b->n ? b->n : 1) * sizeof(*g->tag));
-	for (size_t i = 0; i < b->n; i++)
+	for (size_t i = 0; i < b->n && i < ALLOC_NO_BLOCK; i++)
 		if (b->v[i].user >= b->v[i].below + HDR)
 			g->tag[m++] = (struct tagged){ b->v[i].user - b->v[i].below - HDR,
-						       b->v[i].size, b->v[i].below };
+						       b->v[i].size, b->v[i].below, (uint32_t)i };
 	qsort(g->tag, m, sizeof(*g->tag), tagged_cmp);
 	g->ntag = 0;
 	for (size_t i = 0; i < m; i++)
@@ -604,7 +607,7 @@ static void trim_estimate(struct gl *g)
 	struct alloc_stats *st = &g->a->st;
 
 	for (size_t i = 0; i < a->nchunks;) {
-		uint64_t start = a->chunks[i].addr, end = start, top = 0, pal;
+		uint64_t start = a->chunks[i].addr, end = start, top = 0;
 
 		if (!consolidates(&a->chunks[i])) {
 			i++;
@@ -620,10 +623,19 @@ static void trim_estimate(struct gl *g)
 				st->trim_top_bytes += (end - start - MINSIZE - 1) & ~(uint64_t)(PAGE - 1);
 			continue;
 		}
-		pal = (start + 6 * W + PAGE - 1) & ~(uint64_t)(PAGE - 1);
-		if (end - start > PAGE - 1 + 6 * W && end > pal)
-			st->trim_pages_bytes += (end - pal) & ~(uint64_t)(PAGE - 1);
+		st->trim_pages_bytes += alloc_run_trim(start, end);
 	}
+}
+
+/* mtrim: a chunk longer than a page past its struct malloc_chunk (6 words) gives its
+ * page-aligned rest, in whole pages, to madvise(MADV_DONTNEED) */
+uint64_t alloc_run_trim(uint64_t start, uint64_t end)
+{
+	uint64_t pal = (start + 6 * W + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+
+	if (end - start > PAGE - 1 + 6 * W && end > pal)
+		return (end - pal) & ~(uint64_t)(PAGE - 1);
+	return 0;
 }
 
 static void sum_up(struct gl *g)

@@ -17,6 +17,7 @@
 #include "image.h"
 #include "leaks.h"
 #include "memory.h"
+#include "pinned.h"
 #include "report.h"
 #include "scan.h"
 #include "sym.h"
@@ -736,6 +737,7 @@ struct session {
 	struct age_summary ages;	/* --age, --older-than */
 	struct alloc alloc;		/* --leaks, --memory */
 	struct memory_summary memory;
+	struct pinned pinned;		/* --memory */
 	struct graph *graph;		/* --metric=retained_space, --why */
 	struct report r;
 };
@@ -760,6 +762,9 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 		alloc_open(&s->alloc, &s->img, s->sym, &s->scan.list, o->sysroot);
 	if (o->memory) {
 		memory_apply(&s->img, s->sym, &s->alloc, &s->memory);
+		/* before graph_build and leaks_apply sort the blocks alloc's chunks name */
+		pinned_apply(&s->pinned, &s->alloc, &s->img, &s->scan, s->sym, o->report.top);
+		s->memory.pinned = &s->pinned;
 		s->r.memory = &s->memory;
 	}
 	if (needs_graph(o)) {
@@ -796,6 +801,7 @@ static void end_session(struct session *s)
 {
 	report_free(&s->r);
 	graph_free(s->graph);
+	pinned_free(&s->pinned);
 	alloc_close(&s->alloc);
 	sym_close(s->sym);
 	scan_result_free(&s->scan);

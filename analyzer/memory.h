@@ -11,6 +11,8 @@
 
 struct alloc;
 struct image;
+struct pinned;
+struct report_frame;
 struct sym;
 
 enum memory_kind {
@@ -26,14 +28,17 @@ struct memory_summary {
 	const struct alloc *alloc;
 	uint64_t bytes[MEM_NKINDS];	/* bytes of the dump's segments */
 	uint64_t dumped;		/* all of them */
+	const struct pinned *pinned;	/* free memory pinned, by stack (pinned.h); NULL: none */
 };
 
 /* Fill *m from img; alloc (opened on the same image) must outlive it. */
 void memory_apply(const struct image *img, struct sym *sym, const struct alloc *alloc,
 		  struct memory_summary *m);
 
-/* The report's MEMORY section, and the JSON "memory" object (a member, no comma). */
+/* The report's MEMORY section, and the JSON "memory" object (a member, no comma);
+ * frame writes one stack frame as the JSON report's stacks do. */
 void memory_write_text(const struct memory_summary *m, FILE *f);
-void memory_write_json(const struct memory_summary *m, FILE *f);
+void memory_write_json(const struct memory_summary *m, FILE *f,
+		       void (*frame)(const struct report_frame *fr, FILE *f));
 
 #endif

@@ -104,7 +104,7 @@ static int write_json(const struct report *r, FILE *f)
 		r->big_endian ? "true" : "false");
 	summary(r, f);
 	if (r->memory)
-		memory_write_json(r->memory, f);
+		memory_write_json(r->memory, f, frame);
 	fputs("  \"base\": ", f);
 	if (r->diff) {
 		fputs("{\"source\": ", f);
