@@ -146,7 +146,8 @@ static const struct opt_def {
 	  "possible, reachable, all; default definite,indirect)" },
 	{ .name = "memory", OPT_MEMORY, no_argument, NULL,
 	  "where the memory goes: mappings, the allocator's arenas\n"
-	  "(glibc: mallinfo2's figures), free and in-use chunks" },
+	  "(glibc: mallinfo2's figures), free and in-use chunks,\n"
+	  "and which stacks' blocks pin free memory" },
 	{ .name = "why", OPT_WHY, required_argument, "REGEX|0xADDR",
 	  "why blocks are alive: for the blocks of stacks with a\n"
 	  "frame matching REGEX, or the block holding ADDR, the\n"
