@@ -17,6 +17,7 @@
 #include "image.h"
 #include "leaks.h"
 #include "memory.h"
+#include "pinned.h"
 #include "report.h"
 #include "scan.h"
 #include "sym.h"
@@ -66,6 +67,7 @@ static void fuzz_leaks(const struct image *img, struct sym *sym)
 	struct join_opts jo = { 0 };
 	struct leak_summary sum;
 	struct memory_summary mem;
+	struct pinned pinned;
 	struct alloc alloc;
 	struct report r = { .program = program, .source = "fuzz" };
 	struct report_opts ro = { .top = 5, .sizes = true };
@@ -74,12 +76,15 @@ static void fuzz_leaks(const struct image *img, struct sym *sym)
 	if (scan.blocks) {
 		alloc_open(&alloc, img, sym, &scan.list, NULL);
 		memory_apply(img, sym, &alloc, &mem);
+		pinned_apply(&pinned, &alloc, img, &scan, sym, 3);
+		mem.pinned = &pinned;
 		leaks_apply(img, &scan, sym, &alloc, supp, LEAK_MASK_ALL, &sum);
 		r.leaks = &sum;
 		r.memory = &mem;
 		report_build(&r, &scan, img, sym, &ro);
 		write_all_formats(&r, true);
 		report_free(&r);
+		pinned_free(&pinned);
 		alloc_close(&alloc);
 	}
 	scan_result_free(&scan);
