@@ -46,8 +46,8 @@
 #define TCACHE_BINS 64
 
 struct tagged {
-	uint64_t chunk, size;
-	uint32_t below, idx;	/* idx: in the blocks given to alloc_open */
+	uint64_t chunk;
+	uint32_t idx;		/* in the blocks given to alloc_open */
 };
 
 /*
@@ -666,6 +666,13 @@ static uint64_t first_word(const unsigned char *p)
  */
 #define MAX_RUNS 64
 
+/* one element: sz is a multiple of 8, so word copies the compiler inlines */
+static inline void copy_elem(unsigned char *d, const unsigned char *s, size_t sz)
+{
+	for (size_t w = 0; w < sz; w += 8)
+		memcpy(d + w, s + w, 8);
+}
+
 static bool merge_runs(void *base, size_t n, size_t sz)
 {
 	unsigned char *src = base, *dst, *tmp;
@@ -693,7 +700,7 @@ static bool merge_runs(void *base, size_t n, size_t sz)
 			while (i < mid && j < end) {
 				bool right = first_word(src + j * sz) < first_word(src + i * sz);
 
-				memcpy(dst + k++ * sz, src + (right ? j++ : i++) * sz, sz);
+				copy_elem(dst + k++ * sz, src + (right ? j++ : i++) * sz, sz);
 			}
 			memcpy(dst + k * sz, src + i * sz, (mid - i) * sz);
 			k += mid - i;
@@ -748,17 +755,68 @@ static void sort_tags(struct tagged *v, size_t n)
 	free(count);
 }
 
+static uint64_t tag_chunk(const struct scan_block *b)
+{
+	return b->user >= b->below + HDR ? b->user - b->below - HDR : 0;
+}
+
+/*
+ * The scan lists blocks in one ascending run per thread: merged straight into g->tag
+ * when they are few (a look at each run's head per block), else copied and sorted.
+ */
+#define MERGE_WAYS 8
+
+static size_t merge_tags(struct gl *g, const struct scan_blocks *b)
+{
+	size_t head[MERGE_WAYS], end[MERGE_WAYS], k = 0, m = 0, n = b->n;
+	uint64_t prev = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t c = tag_chunk(&b->v[i]);
+
+		if (!c)
+			continue;
+		if (k && c >= prev) {
+			end[k - 1] = i + 1;
+		} else {
+			if (k == MERGE_WAYS)
+				return SIZE_MAX;
+			head[k] = i;
+			end[k++] = i + 1;
+		}
+		prev = c;
+	}
+	for (;;) {
+		uint64_t best = UINT64_MAX;
+		size_t w = k;
+
+		for (size_t r = 0; r < k; r++) {
+			uint64_t c;
+
+			while (head[r] < end[r] && !(c = tag_chunk(&b->v[head[r]])))
+				head[r]++;	/* a block below its header's reach: no chunk */
+			if (head[r] < end[r] && c < best)
+				best = c, w = r;
+		}
+		if (w == k)
+			return m;
+		g->tag[m++] = (struct tagged){ best, (uint32_t)head[w]++ };
+	}
+}
+
 static void tag_blocks(struct gl *g, const struct scan_blocks *b)
 {
-	size_t m = 0;
+	size_t m;
 
 	g->tag = xmalloc((b->n ? b->n : 1) * sizeof(*g->tag));
-	for (size_t i = 0; i < b->n && i < ALLOC_NO_BLOCK; i++)
-		if (b->v[i].user >= b->v[i].below + HDR)
-			g->tag[m++] = (struct tagged){ b->v[i].user - b->v[i].below - HDR,
-						       b->v[i].size, b->v[i].below, (uint32_t)i };
-	if (!merge_runs(g->tag, m, sizeof(*g->tag)))
+	m = b->n < ALLOC_NO_BLOCK ? merge_tags(g, b) : SIZE_MAX;
+	if (m == SIZE_MAX) {
+		m = 0;
+		for (size_t i = 0; i < b->n && i < ALLOC_NO_BLOCK; i++)
+			if (tag_chunk(&b->v[i]))
+				g->tag[m++] = (struct tagged){ tag_chunk(&b->v[i]), (uint32_t)i };
 		sort_tags(g->tag, m);
+	}
 	g->ntag = 0;
 	for (size_t i = 0; i < m; i++)
 		if (!g->ntag || g->tag[g->ntag - 1].chunk != g->tag[i].chunk)
