@@ -221,7 +221,7 @@ const char *pinned_holder_name(enum pinned_holder h)
 {
 	static const char *const names[PIN_NHOLDERS] = {
 		"heapprof blocks", "untagged chunks", "chunks free in tcache",
-		"the end of a heap (pinned by the heaps after it)" };
+		"the end of a heap or of a walk cut short" };
 
 	return h < PIN_NHOLDERS ? names[h] : "?";
 }

@@ -19,8 +19,8 @@ enum pinned_holder {
 	PIN_BLOCK,		/* heapprof blocks of one stack */
 	PIN_UNTAGGED,		/* in-use chunks without a heapprof header */
 	PIN_TCACHE,		/* chunks a thread's tcache holds (free to the program) */
-	PIN_HEAP_END,		/* the end of a heap that is not its arena's newest, or of
-				 * a walk cut short: pinned by the heaps after it */
+	PIN_HEAP_END,		/* the end of a heap that is not its arena's newest (pinned
+				 * by the heaps after it), or of a walk cut short */
 	PIN_NHOLDERS
 };
 
