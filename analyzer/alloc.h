@@ -31,7 +31,11 @@ struct alloc_chunk {
 	uint64_t size;		/* with its header, as the size field says (flags cleared) */
 	uint8_t kind;		/* enum alloc_kind */
 	bool mmapped;		/* a chunk in a mapping of its own */
+	uint32_t block;		/* ALLOC_TAGGED: its block's index in the blocks given to
+				 * alloc_open, in their order then (graph_build and
+				 * leaks_apply sort them later); else ALLOC_NO_BLOCK */
 };
+#define ALLOC_NO_BLOCK UINT32_MAX
 
 struct alloc_range {
 	uint64_t start, end;	/* [start, end) */
@@ -88,6 +92,12 @@ const struct alloc_chunk *alloc_find(const struct alloc *a, uint64_t p);
 
 /* The index of the first nonroot range that ends after p (a->nnonroot if none). */
 size_t alloc_nonroot_from(const struct alloc *a, uint64_t p);
+
+/*
+ * What malloc_trim(0) gives back of one free chunk [start, end) of an arena (after
+ * malloc_consolidate, not the top): its whole pages past its struct malloc_chunk.
+ */
+uint64_t alloc_run_trim(uint64_t start, uint64_t end);
 
 /* "in use", "free in bins", ... */
 const char *alloc_kind_name(enum alloc_kind k);

@@ -46,15 +46,34 @@
 #define TCACHE_BINS 64
 
 struct tagged {
-	uint64_t chunk, size, below;
+	uint64_t chunk;
+	uint32_t idx;		/* in the blocks given to alloc_open */
+};
+
+/*
+ * A heap's walk reads a word or two per chunk, going up: through a window read with
+ * pread, as the scan does, rather than through the mapping, whose page faults cost
+ * more than the copy and whose pages would all count in the analyzer's memory. The
+ * window starts at a page and doubles while the walk stays in it or just past it.
+ */
+#define WIN_MIN 4096
+#define WIN_MAX ((size_t)1 << 20)
+
+struct win {
+	uint64_t start, end;		/* [start, end) of the target at p */
+	const unsigned char *p;
+	unsigned char *buf;		/* WIN_MAX bytes, once a segment is in the file */
+	size_t len;			/* the last read's length */
 };
 
 struct gl {
 	const struct image *img;
 	struct alloc *a;
 	int minor;			/* glibc 2.minor */
+	const struct scan_blocks *blocks; /* as given to alloc_open */
 	struct tagged *tag;		/* heapprof blocks by chunk address */
 	size_t ntag;
+	struct win win;
 	size_t chunk_cap, nr_cap;
 	uint64_t main_top;		/* main_arena.top, 0 if its heap was not walked */
 	uint64_t heap_info;		/* sizeof(heap_info): 2.35 added pagesize */
@@ -66,6 +85,46 @@ static bool word(const struct gl *g, uint64_t addr, uint64_t *v)
 {
 	if (!image_read(g->img, addr, v, W))
 		return false;
+	if (g->img->big_endian != host_big_endian())
+		*v = __builtin_bswap64(*v);
+	return true;
+}
+
+static bool refill(struct gl *g, uint64_t addr)
+{
+	const struct seg *s = image_find(g->img, addr);
+	struct win *w = &g->win;
+	uint64_t n;
+	ssize_t got;
+
+	if (!s)
+		return false;
+	if (!s->in_file) {
+		*w = (struct win){ s->vaddr, s->vaddr + s->size, s->data, w->buf, w->len };
+		return true;
+	}
+	if (!w->buf)
+		w->buf = xmalloc(WIN_MAX);
+	/* going on from the last window: read more at once; after a jump, a page */
+	w->len = w->len && addr >= w->end && addr - w->end < w->len ?
+		(2 * w->len < WIN_MAX ? 2 * w->len : WIN_MAX) : WIN_MIN;
+	n = s->vaddr + s->size - addr < w->len ? s->vaddr + s->size - addr : w->len;
+	got = pread(s->fd, w->buf, n, (off_t)(s->file_offset + (addr - s->vaddr)));
+	if (got < W) {
+		w->start = w->end = 0;
+		return false;
+	}
+	*w = (struct win){ addr, addr + (uint64_t)got, w->buf, w->buf, w->len };
+	return true;
+}
+
+/* word() for a heap's walk: through g->win, else as word() does */
+static inline bool heap_word(struct gl *g, uint64_t addr, uint64_t *v)
+{
+	if ((addr < g->win.start || addr + W > g->win.end) &&
+	    (!refill(g, addr) || addr + W > g->win.end))
+		return word(g, addr, v);
+	memcpy(v, g->win.p + (addr - g->win.start), W);
 	if (g->img->big_endian != host_big_endian())
 		*v = __builtin_bswap64(*v);
 	return true;
@@ -100,17 +159,19 @@ static void nonroot(struct gl *g, uint64_t start, uint64_t end)
 	a->nonroot[a->nnonroot++] = (struct alloc_range){ start, end };
 }
 
-static void add_chunk(struct gl *g, uint64_t addr, uint64_t size, enum alloc_kind k, bool mm)
+static void add_chunk(struct gl *g, uint64_t addr, uint64_t size, enum alloc_kind k, bool mm,
+		      uint32_t block)
 {
 	struct alloc *a = g->a;
 
 	if (a->nchunks == g->chunk_cap)
 		a->chunks = xrealloc(a->chunks, (g->chunk_cap = g->chunk_cap ? 2 * g->chunk_cap : 1024) *
 						sizeof(*a->chunks));
-	a->chunks[a->nchunks++] = (struct alloc_chunk){ addr, size, (uint8_t)k, mm };
+	a->chunks[a->nchunks++] = (struct alloc_chunk){ addr, size, (uint8_t)k, mm, block };
 }
 
-static const struct tagged *find_tagged(const struct gl *g, uint64_t chunk)
+/* The first tag at or above chunk */
+static size_t tag_from(const struct gl *g, uint64_t chunk)
 {
 	size_t lo = 0, hi = g->ntag;
 
@@ -122,7 +183,14 @@ static const struct tagged *find_tagged(const struct gl *g, uint64_t chunk)
 		else
 			hi = mid;
 	}
-	return lo < g->ntag && g->tag[lo].chunk == chunk ? &g->tag[lo] : NULL;
+	return lo;
+}
+
+static const struct tagged *find_tagged(const struct gl *g, uint64_t chunk)
+{
+	size_t i = tag_from(g, chunk);
+
+	return i < g->ntag && g->tag[i].chunk == chunk ? &g->tag[i] : NULL;
 }
 
 /* ------------------------------------------------------------------------------ */
@@ -291,6 +359,7 @@ static uint64_t find_main_arena(const struct gl *g, uint64_t start, uint64_t end
 static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t end, uint64_t top)
 {
 	uint64_t p = start;
+	size_t ti = tag_from(g, start);	/* the walk goes up: so do the tags it meets */
 
 	g->a->st.heaps++;
 	if (g->a->nheaps % 16 == 0)
@@ -298,10 +367,10 @@ static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t e
 	g->a->heaps[g->a->nheaps++] = (struct alloc_range){ start, end };
 	while (p < end) {
 		uint64_t sw, sz, nsw = PREV_INUSE;
-		const struct tagged *t;
+		const struct tagged *t = NULL;
 		enum alloc_kind k;
 
-		if (!word(g, p + W, &sw)) {
+		if (!heap_word(g, p + W, &sw)) {
 			problem(g, "%s: the chunk at %#llx is not in the dump", what,
 				(unsigned long long)p);
 			goto unwalked;
@@ -312,12 +381,12 @@ static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t e
 				problem(g, "%s: the top chunk at %#llx has size %#llx, the heap ends "
 					"%#llx after it", what, (unsigned long long)p,
 					(unsigned long long)sz, (unsigned long long)(end - p));
-			add_chunk(g, p, end - p, ALLOC_TOP, false);
+			add_chunk(g, p, end - p, ALLOC_TOP, false, ALLOC_NO_BLOCK);
 			nonroot(g, p + W, end);
 			return;
 		}
 		if (!sz && end - p <= MINSIZE) {	/* a non-main heap's closing fencepost */
-			add_chunk(g, p, end - p, ALLOC_FENCE, false);
+			add_chunk(g, p, end - p, ALLOC_FENCE, false, ALLOC_NO_BLOCK);
 			nonroot(g, p + W, end);
 			return;
 		}
@@ -326,7 +395,7 @@ static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t e
 				(unsigned long long)p, (unsigned long long)sw);
 			goto unwalked;
 		}
-		if (p + sz < end && !word(g, p + sz + W, &nsw)) {
+		if (p + sz < end && !heap_word(g, p + sz + W, &nsw)) {
 			problem(g, "%s: the chunk at %#llx is not in the dump", what,
 				(unsigned long long)(p + sz));
 			goto unwalked;
@@ -335,18 +404,25 @@ static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t e
 			k = ALLOC_FENCE;
 		else if (!(nsw & PREV_INUSE))
 			k = ALLOC_FREE;
-		else
-			k = (t = find_tagged(g, p)) ? ALLOC_TAGGED : ALLOC_UNTAGGED;
-		add_chunk(g, p, sz, k, false);
+		else {
+			while (ti < g->ntag && g->tag[ti].chunk < p)
+				ti++;
+			t = ti < g->ntag && g->tag[ti].chunk == p ? &g->tag[ti] : NULL;
+			k = t ? ALLOC_TAGGED : ALLOC_UNTAGGED;
+		}
+		add_chunk(g, p, sz, k, false, t ? t->idx : ALLOC_NO_BLOCK);
 		/* a free chunk's bytes and the next one's prev_size are malloc's; an
 		 * in-use chunk's size field is, its prev_size the previous chunk's data */
 		nonroot(g, p + W, k == ALLOC_FREE || k == ALLOC_FENCE ? p + sz + W : p + HDR);
 		/* past a block's end, up to the next chunk's size field, is slack the
 		 * program never wrote since: what an earlier, larger block left there
 		 * is no root (memcheck scans a block's own bytes only) */
-		if (k == ALLOC_TAGGED && t->size < sz && t->below < sz &&
-		    HDR + t->below + t->size < sz + W)
-			nonroot(g, p + HDR + t->below + t->size, p + sz + W);
+		if (k == ALLOC_TAGGED) {
+			const struct scan_block *b = &g->blocks->v[t->idx];
+
+			if (b->size < sz && b->below < sz && HDR + b->below + b->size < sz + W)
+				nonroot(g, p + HDR + b->below + b->size, p + sz + W);
+		}
 		if (p < top && p + sz > top) {
 			problem(g, "%s: the chunk at %#llx overlaps the top chunk", what,
 				(unsigned long long)p);
@@ -508,13 +584,6 @@ static int range_cmp(const void *x, const void *y)
 	return (a->start > b->start) - (a->start < b->start);
 }
 
-static int tagged_cmp(const void *x, const void *y)
-{
-	const struct tagged *a = x, *b = y;
-
-	return (a->chunk > b->chunk) - (a->chunk < b->chunk);
-}
-
 static void mark_cached(struct gl *g)
 {
 	size_t n = g->a->nchunks;
@@ -545,9 +614,10 @@ static void mark_cached(struct gl *g)
 /* ------------------------------------------------------------------------------ */
 /* mmapped chunks */
 
-static void mmapped(struct gl *g, uint64_t c, uint64_t size, uint64_t front, bool tagged)
+static void mmapped(struct gl *g, uint64_t c, uint64_t size, uint64_t front,
+		    const struct tagged *t)
 {
-	add_chunk(g, c, size, tagged ? ALLOC_TAGGED : ALLOC_UNTAGGED, true);
+	add_chunk(g, c, size, t ? ALLOC_TAGGED : ALLOC_UNTAGGED, true, t ? t->idx : ALLOC_NO_BLOCK);
 	nonroot(g, c - front, c + HDR);
 	g->a->st.mmapped_bytes += size + front;
 	g->a->st.mmapped_chunks++;
@@ -563,13 +633,26 @@ static bool in_heaps(const struct alloc *a, uint64_t p)
 
 static void find_mmapped(struct gl *g)
 {
+	size_t nh = g->a->nheaps, j = 0;
+	struct alloc_range *h = xmalloc((nh ? nh : 1) * sizeof(*h));
+
+	/* the blocks in the heaps are skipped a heap at a time: no read for them */
+	memcpy(h, g->a->heaps, nh * sizeof(*h));
+	qsort(h, nh, sizeof(*h), range_cmp);
 	for (size_t i = 0; i < g->ntag; i++) {
 		uint64_t c = g->tag[i].chunk, ps, sw;
 
+		while (j < nh && h[j].end <= c)
+			j++;
+		if (j < nh && c >= h[j].start) {
+			i = tag_from(g, h[j].end) - 1;
+			continue;
+		}
 		if (word(g, c, &ps) && word(g, c + W, &sw) && (sw & IS_MMAPPED) &&
-		    !in_heaps(g->a, c) && !(((sw & ~(uint64_t)SIZE_BITS) + ps) % PAGE))
-			mmapped(g, c, sw & ~(uint64_t)SIZE_BITS, ps, true);
+		    !(((sw & ~(uint64_t)SIZE_BITS) + ps) % PAGE))
+			mmapped(g, c, sw & ~(uint64_t)SIZE_BITS, ps, &g->tag[i]);
 	}
+	free(h);
 	/* untagged ones start their mapping: prev_size 0, size | IS_MMAPPED in pages */
 	for (size_t i = 0; i < g->img->nsegs; i++) {
 		const struct seg *s = &g->img->segs[i];
@@ -584,7 +667,7 @@ static void find_mmapped(struct gl *g)
 			if (!sz || sz % PAGE || sz > end - p || in_heaps(g->a, p))
 				break;
 			if (!find_tagged(g, p))
-				mmapped(g, p, sz, 0, false);
+				mmapped(g, p, sz, 0, NULL);
 			p += sz;
 		}
 	}
@@ -592,20 +675,180 @@ static void find_mmapped(struct gl *g)
 
 /* ------------------------------------------------------------------------------ */
 
+static uint64_t first_word(const unsigned char *p)
+{
+	uint64_t k;
+
+	memcpy(&k, p, sizeof(k));
+	return k;
+}
+
+/*
+ * Sort n elements of sz bytes by the uint64_t each starts with, stably, when they come
+ * in at most MAX_RUNS ascending runs (the scan's threads each list blocks going up; a
+ * heap's walk adds ranges going up): the runs merged pairwise, in linear time for a
+ * few. false, untouched, when there are more runs.
+ */
+#define MAX_RUNS 64
+
+/* one element: sz is a multiple of 8, so word copies the compiler inlines */
+static inline void copy_elem(unsigned char *d, const unsigned char *s, size_t sz)
+{
+	for (size_t w = 0; w < sz; w += 8)
+		memcpy(d + w, s + w, 8);
+}
+
+static bool merge_runs(void *base, size_t n, size_t sz)
+{
+	unsigned char *src = base, *dst, *tmp;
+	size_t b[MAX_RUNS + 1], nb = 0;
+
+	b[nb++] = 0;
+	for (size_t i = 1; i < n; i++)
+		if (first_word(src + i * sz) < first_word(src + (i - 1) * sz)) {
+			if (nb == MAX_RUNS)
+				return false;
+			b[nb++] = i;
+		}
+	if (nb == 1)
+		return true;
+	b[nb] = n;
+	dst = tmp = xmalloc(n * sz);
+	while (nb > 1) {
+		size_t m = 0;
+		unsigned char *x;
+
+		for (size_t r = 0; r < nb; r += 2) {
+			size_t i = b[r], mid = b[r + 1], end = b[r + 2 <= nb ? r + 2 : nb], j = mid;
+			size_t k = i;
+
+			while (i < mid && j < end) {
+				bool right = first_word(src + j * sz) < first_word(src + i * sz);
+
+				copy_elem(dst + k++ * sz, src + (right ? j++ : i++) * sz, sz);
+			}
+			memcpy(dst + k * sz, src + i * sz, (mid - i) * sz);
+			k += mid - i;
+			memcpy(dst + k * sz, src + j * sz, (end - j) * sz);
+			b[m++] = b[r];
+		}
+		b[m] = n;
+		nb = m;
+		x = src;
+		src = dst;
+		dst = x;
+	}
+	if (src != base)
+		memcpy(base, src, n * sz);
+	free(tmp);
+	return true;
+}
+
+/*
+ * By chunk address, stable (the first of a list's duplicates stays first): a radix
+ * sort a byte at a time, skipping the bytes every address shares, since a qsort of
+ * a million blocks took a tenth of --memory's time.
+ */
+static void sort_tags(struct tagged *v, size_t n)
+{
+	size_t (*count)[256] = xcalloc(8, sizeof(*count));
+	struct tagged *tmp = xmalloc((n ? n : 1) * sizeof(*tmp)), *src = v, *dst = tmp, *x;
+
+	for (size_t i = 0; i < n; i++)
+		for (unsigned b = 0; b < 8; b++)
+			count[b][(v[i].chunk >> (8 * b)) & 255]++;
+	for (unsigned b = 0; b < 8 && n; b++) {
+		size_t at = 0;
+
+		if (count[b][(v[0].chunk >> (8 * b)) & 255] == n)
+			continue;
+		for (unsigned k = 0; k < 256; k++) {
+			size_t c = count[b][k];
+
+			count[b][k] = at;
+			at += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			dst[count[b][(src[i].chunk >> (8 * b)) & 255]++] = src[i];
+		x = src;
+		src = dst;
+		dst = x;
+	}
+	if (src != v)
+		memcpy(v, src, n * sizeof(*v));
+	free(tmp);
+	free(count);
+}
+
+static uint64_t tag_chunk(const struct scan_block *b)
+{
+	return b->user >= b->below + HDR ? b->user - b->below - HDR : 0;
+}
+
+/*
+ * The scan lists blocks in one ascending run per thread: merged straight into g->tag
+ * when they are few (a look at each run's head per block), else copied and sorted.
+ */
+#define MERGE_WAYS 8
+
+static size_t merge_tags(struct gl *g, const struct scan_blocks *b)
+{
+	size_t head[MERGE_WAYS], end[MERGE_WAYS], k = 0, m = 0, n = b->n;
+	uint64_t prev = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t c = tag_chunk(&b->v[i]);
+
+		if (!c)
+			continue;
+		if (k && c >= prev) {
+			end[k - 1] = i + 1;
+		} else {
+			if (k == MERGE_WAYS)
+				return SIZE_MAX;
+			head[k] = i;
+			end[k++] = i + 1;
+		}
+		prev = c;
+	}
+	for (;;) {
+		uint64_t best = UINT64_MAX;
+		size_t w = k;
+
+		for (size_t r = 0; r < k; r++) {
+			uint64_t c;
+
+			while (head[r] < end[r] && !(c = tag_chunk(&b->v[head[r]])))
+				head[r]++;	/* a block below its header's reach: no chunk */
+			if (head[r] < end[r] && c < best)
+				best = c, w = r;
+		}
+		if (w == k)
+			return m;
+		g->tag[m++] = (struct tagged){ best, (uint32_t)head[w]++ };
+	}
+}
+
 static void tag_blocks(struct gl *g, const struct scan_blocks *b)
 {
-	size_t m = 0;
+	size_t m;
 
 	g->tag = xmalloc((b->n ? b->n : 1) * sizeof(*g->tag));
-	for (size_t i = 0; i < b->n; i++)
-		if (b->v[i].user >= b->v[i].below + HDR)
-			g->tag[m++] = (struct tagged){ b->v[i].user - b->v[i].below - HDR,
-						       b->v[i].size, b->v[i].below };
-	qsort(g->tag, m, sizeof(*g->tag), tagged_cmp);
+	m = b->n < ALLOC_NO_BLOCK ? merge_tags(g, b) : SIZE_MAX;
+	if (m == SIZE_MAX) {
+		m = 0;
+		for (size_t i = 0; i < b->n && i < ALLOC_NO_BLOCK; i++)
+			if (tag_chunk(&b->v[i]))
+				g->tag[m++] = (struct tagged){ tag_chunk(&b->v[i]), (uint32_t)i };
+		sort_tags(g->tag, m);
+	}
 	g->ntag = 0;
 	for (size_t i = 0; i < m; i++)
 		if (!g->ntag || g->tag[g->ntag - 1].chunk != g->tag[i].chunk)
 			g->tag[g->ntag++] = g->tag[i];
+	/* most chunks hold a block: room for them all and some free ones, grown once */
+	g->chunk_cap = g->ntag + g->ntag / 4 + 1024;
+	g->a->chunks = xmalloc(g->chunk_cap * sizeof(*g->a->chunks));
 }
 
 static bool consolidates(const struct alloc_chunk *c)
@@ -626,7 +869,7 @@ static void trim_estimate(struct gl *g)
 	struct alloc_stats *st = &g->a->st;
 
 	for (size_t i = 0; i < a->nchunks;) {
-		uint64_t start = a->chunks[i].addr, end = start, top = 0, pal;
+		uint64_t start = a->chunks[i].addr, end = start, top = 0;
 
 		if (!consolidates(&a->chunks[i])) {
 			i++;
@@ -642,10 +885,19 @@ static void trim_estimate(struct gl *g)
 				st->trim_top_bytes += (end - start - MINSIZE - 1) & ~(uint64_t)(PAGE - 1);
 			continue;
 		}
-		pal = (start + 6 * W + PAGE - 1) & ~(uint64_t)(PAGE - 1);
-		if (end - start > PAGE - 1 + 6 * W && end > pal)
-			st->trim_pages_bytes += (end - pal) & ~(uint64_t)(PAGE - 1);
+		st->trim_pages_bytes += alloc_run_trim(start, end);
 	}
+}
+
+/* mtrim: a chunk longer than a page past its struct malloc_chunk (6 words) gives its
+ * page-aligned rest, in whole pages, to madvise(MADV_DONTNEED) */
+uint64_t alloc_run_trim(uint64_t start, uint64_t end)
+{
+	uint64_t pal = (start + 6 * W + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+
+	if (end - start > PAGE - 1 + 6 * W && end > pal)
+		return (end - pal) & ~(uint64_t)(PAGE - 1);
+	return 0;
 }
 
 static void sum_up(struct gl *g)
@@ -656,7 +908,8 @@ static void sum_up(struct gl *g)
 
 	for (size_t i = 0; i < a->nchunks; i++) {
 		const struct alloc_chunk *c = &a->chunks[i];
-		const struct tagged *t = c->kind == ALLOC_TAGGED ? find_tagged(g, c->addr) : NULL;
+		const struct scan_block *t = c->kind == ALLOC_TAGGED && c->block != ALLOC_NO_BLOCK ?
+					     &g->blocks->v[c->block] : NULL;
 
 		if (t && c->mmapped) {
 			st->mmapped_user += t->size;
@@ -684,7 +937,8 @@ static void merge_nonroot(struct alloc *a)
 {
 	size_t m = 0;
 
-	qsort(a->nonroot, a->nnonroot, sizeof(*a->nonroot), range_cmp);
+	if (!merge_runs(a->nonroot, a->nnonroot, sizeof(*a->nonroot)))
+		qsort(a->nonroot, a->nnonroot, sizeof(*a->nonroot), range_cmp);
 	for (size_t i = 0; i < a->nnonroot; i++) {
 		if (m && a->nonroot[i].start <= a->nonroot[m - 1].end) {
 			if (a->nonroot[i].end > a->nonroot[m - 1].end)
@@ -737,6 +991,7 @@ bool alloc_glibc_open(struct alloc *a, const struct image *img, struct sym *sym,
 	}
 	a->known = true;
 	g.narenas = 1;
+	g.blocks = blocks;
 	tag_blocks(&g, blocks);
 	nonroot(&g, g.arenas[0], g.arenas[0] + MS_SIZE);
 	walk_main(&g, g.arenas[0]);
@@ -751,10 +1006,12 @@ bool alloc_glibc_open(struct alloc *a, const struct image *img, struct sym *sym,
 		g.narenas++;
 	}
 	find_mmapped(&g);
-	qsort(a->chunks, a->nchunks, sizeof(*a->chunks), chunk_cmp);
+	if (!merge_runs(a->chunks, a->nchunks, sizeof(*a->chunks)))
+		qsort(a->chunks, a->nchunks, sizeof(*a->chunks), chunk_cmp);
 	mark_cached(&g);
 	sum_up(&g);
 	merge_nonroot(a);
 	free(g.tag);
+	free(g.win.buf);
 	return true;
 }

@@ -17,6 +17,7 @@
 #include "image.h"
 #include "leaks.h"
 #include "memory.h"
+#include "pinned.h"
 #include "report.h"
 #include "scan.h"
 #include "sym.h"
@@ -147,7 +148,8 @@ static const struct opt_def {
 	  "possible, reachable, all; default definite,indirect)" },
 	{ .name = "memory", OPT_MEMORY, no_argument, NULL,
 	  "where the memory goes: mappings, the allocator's arenas\n"
-	  "(glibc: mallinfo2's figures), free and in-use chunks" },
+	  "(glibc: mallinfo2's figures), free and in-use chunks,\n"
+	  "and which stacks' blocks pin free memory" },
 	{ .name = "why", OPT_WHY, required_argument, "REGEX|0xADDR",
 	  "why blocks are alive: for the blocks of stacks with a\n"
 	  "frame matching REGEX, or the block holding ADDR, the\n"
@@ -779,6 +781,7 @@ struct session {
 	struct age_summary ages;	/* --age, --older-than */
 	struct alloc alloc;		/* --leaks, --memory */
 	struct memory_summary memory;
+	struct pinned pinned;		/* --memory */
 	struct graph *graph;		/* --leaks, --metric=retained_space, --why */
 	struct graph_keying keying;	/* how retained bytes and --why pick blocks */
 	struct report r;
@@ -807,6 +810,9 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 		alloc_open(&s->alloc, &s->img, s->sym, &s->scan.list, o->sysroot);
 	if (o->memory) {
 		memory_apply(&s->img, s->sym, &s->alloc, &s->memory);
+		/* before graph_build and leaks_apply sort the blocks alloc's chunks name */
+		pinned_apply(&s->pinned, &s->alloc, &s->img, &s->scan, s->sym, o->report.top);
+		s->memory.pinned = &s->pinned;
 		s->r.memory = &s->memory;
 	}
 	if (needs_graph(o))	/* once: every consumer below shares it */
@@ -848,6 +854,7 @@ static void end_session(struct session *s)
 {
 	report_free(&s->r);
 	graph_free(s->graph);
+	pinned_free(&s->pinned);
 	alloc_close(&s->alloc);
 	sym_close(s->sym);
 	scan_result_free(&s->scan);

@@ -10,6 +10,7 @@
 #include "core_notes.h"
 #include "image.h"
 #include "memory.h"
+#include "pinned.h"
 #include "report.h"
 #include "sym.h"
 
@@ -162,6 +163,49 @@ static void write_resident_text(const struct memory_summary *m, const char *cons
 		line(f, kind[k], m->resident[k], 0);
 }
 
+#define PINNED_FRAMES 4		/* innermost frames shown per stack */
+
+/* "keep < fill < main < ..." */
+static void write_frames(const struct pinned_stack *s, FILE *f)
+{
+	char buf[300];
+
+	if (s->holder != PIN_BLOCK) {
+		fprintf(f, "[%s]", pinned_holder_name(s->holder));
+		return;
+	}
+	if (!s->nframes) {
+		fputs(s->flags & STACK_UNKNOWN ? "[unknown stack]" : "[no stack]", f);
+		return;
+	}
+	for (unsigned k = 0; k < s->nframes && k < PINNED_FRAMES; k++)
+		fprintf(f, "%s%s", k ? " < " : "", report_frame_name(&s->frames[k], buf, sizeof(buf)));
+	if (s->nframes > PINNED_FRAMES)
+		fputs(" < ...", f);
+}
+
+static void write_pinned(const struct pinned *p, FILE *f)
+{
+	char a[32], b[32], c[32];
+
+	fprintf(f, "  free memory pinned, by stack: %s bytes in %s free chunks below in-use ones, "
+		"%s of them in whole pages\n", report_thousands(p->bytes, a),
+		report_thousands(p->runs, b), report_thousands(p->trim_bytes, c));
+	for (size_t i = 0; i < p->n; i++) {
+		const struct pinned_stack *s = &p->v[i];
+
+		fprintf(f, "    %15s bytes by %s %s (%s in whole pages): ",
+			report_thousands(s->bytes, a), report_thousands(s->blocks, b),
+			s->holder == PIN_BLOCK ? "blocks" : "chunks", report_thousands(s->trim_bytes, c));
+		write_frames(s, f);
+		fputc('\n', f);
+	}
+	if (p->all > p->n)
+		fprintf(f, "    %15s bytes by %s chunks of %zu more stacks\n",
+			report_thousands(p->rest_bytes, a), report_thousands(p->rest_blocks, b),
+			p->all - p->n);
+}
+
 void memory_write_text(const struct memory_summary *m, FILE *f)
 {
 	static const char *const kind[MEM_NKINDS] = { "heap arenas", "mmapped chunks",
@@ -200,6 +244,8 @@ void memory_write_text(const struct memory_summary *m, FILE *f)
 	line(f, "heapprof headers", st->mmapped_header, 0);
 	line(f, "the rest (overhead, untagged)", st->mmapped_bytes - st->mmapped_user -
 	     st->mmapped_header, 0);
+	if (m->pinned)
+		write_pinned(m->pinned, f);
 	for (unsigned i = 0; i < al->nproblems && i < ALLOC_MAX_PROBLEMS; i++)
 		fprintf(f, "  not walked: %s\n", al->problems[i]);
 	if (al->nproblems > ALLOC_MAX_PROBLEMS)
@@ -222,7 +268,35 @@ static void jstr(const char *s, FILE *f)
 	putc('"', f);
 }
 
-void memory_write_json(const struct memory_summary *m, FILE *f)
+static void json_pinned(const struct pinned *p, FILE *f,
+			void (*frame)(const struct report_frame *fr, FILE *f))
+{
+	static const char *const holder[PIN_NHOLDERS] = { "block", "untagged", "tcache",
+							  "heap_end" };
+
+	fprintf(f, ",\n      \"pinned_bytes\": %" PRIu64 ", \"pinned_trim_bytes\": %" PRIu64
+		", \"pinned_runs\": %" PRIu64 ", \"pinned_stacks\": %zu},\n    \"pinned\": [",
+		p->bytes, p->trim_bytes, p->runs, p->all);
+	for (size_t i = 0; i < p->n; i++) {
+		const struct pinned_stack *s = &p->v[i];
+
+		fprintf(f, "%s{\"pinned_bytes\": %" PRIu64 ", \"trim_bytes\": %" PRIu64
+			", \"blocks\": %" PRIu64 ", \"holder\": \"%s\", \"truncated\": %s"
+			", \"unknown\": %s,\n       \"frames\": [", i ? ",\n      " : "\n      ",
+			s->bytes, s->trim_bytes, s->blocks, holder[s->holder],
+			s->flags & STACK_TRUNCATED ? "true" : "false",
+			s->flags & STACK_UNKNOWN ? "true" : "false");
+		for (unsigned j = 0; j < s->nframes; j++) {
+			fputs(j ? ",\n         " : "\n         ", f);
+			frame(&s->frames[j], f);
+		}
+		fputs("]}", f);
+	}
+	fputs(p->n ? "\n    ]}" : "]}", f);
+}
+
+void memory_write_json(const struct memory_summary *m, FILE *f,
+		       void (*frame)(const struct report_frame *fr, FILE *f))
 {
 	static const char *const kind[MEM_NKINDS] = { "arenas", "mmapped", "stacks", "modules",
 						      "other" };
@@ -270,6 +344,11 @@ void memory_write_json(const struct memory_summary *m, FILE *f)
 			jstr(al->problems[i], f);
 		}
 		fputc(']', f);
+		if (m->pinned) {
+			json_pinned(m->pinned, f, frame);
+			fputs(",\n", f);
+			return;
+		}
 	}
 	fputs("}},\n", f);
 }

@@ -11,6 +11,8 @@
 
 struct alloc;
 struct image;
+struct pinned;
+struct report_frame;
 struct sym;
 
 enum memory_kind {
@@ -33,14 +35,17 @@ struct memory_summary {
 	uint64_t resident[MEM_NKINDS];
 	uint64_t resident_total, swapped_total;
 	size_t resident_maps;
+	const struct pinned *pinned;	/* free memory pinned, by stack (pinned.h); NULL: none */
 };
 
 /* Fill *m from img; alloc (opened on the same image) must outlive it. */
 void memory_apply(const struct image *img, struct sym *sym, const struct alloc *alloc,
 		  struct memory_summary *m);
 
-/* The report's MEMORY section, and the JSON "memory" object (a member, no comma). */
+/* The report's MEMORY section, and the JSON "memory" object (a member, no comma);
+ * frame writes one stack frame as the JSON report's stacks do. */
 void memory_write_text(const struct memory_summary *m, FILE *f);
-void memory_write_json(const struct memory_summary *m, FILE *f);
+void memory_write_json(const struct memory_summary *m, FILE *f,
+		       void (*frame)(const struct report_frame *fr, FILE *f));
 
 #endif

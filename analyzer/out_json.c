@@ -175,7 +175,7 @@ static int write_json(const struct report *r, FILE *f)
 	summary(r, f);
 	threads(r, f);
 	if (r->memory)
-		memory_write_json(r->memory, f);
+		memory_write_json(r->memory, f, frame);
 	if (r->ages)
 		ages(r->ages, f);
 	if (r->leaks)

@@ -18,6 +18,7 @@
 #include "graph.h"
 #include "leaks.h"
 #include "memory.h"
+#include "pinned.h"
 #include "report.h"
 #include "scan.h"
 #include "sym.h"
@@ -69,6 +70,7 @@ static void fuzz_leaks(const struct image *img, struct sym *sym)
 	struct join_opts jo = { 0 };
 	struct leak_summary sum;
 	struct memory_summary mem;
+	struct pinned pinned;
 	struct alloc alloc;
 	struct graph *g;
 	struct graph_keying k = { .flags = leaks_block_flags };
@@ -79,6 +81,8 @@ static void fuzz_leaks(const struct image *img, struct sym *sym)
 	if (scan.blocks) {
 		alloc_open(&alloc, img, sym, &scan.list, NULL);
 		memory_apply(img, sym, &alloc, &mem);
+		pinned_apply(&pinned, &alloc, img, &scan, sym, 3);
+		mem.pinned = &pinned;
 		g = graph_build(img, &scan, &alloc);
 		leaks_apply(g, &scan, sym, &alloc, supp, LEAK_MASK_ALL, &sum);
 		graph_add_retained(g, &scan, &k);
@@ -88,6 +92,7 @@ static void fuzz_leaks(const struct image *img, struct sym *sym)
 		write_all_formats(&r, true);
 		report_free(&r);
 		graph_free(g);
+		pinned_free(&pinned);
 		alloc_close(&alloc);
 	}
 	scan_result_free(&scan);
