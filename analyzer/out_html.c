@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ages.h"
+#include "memory.h"
 #include "report.h"
 #include "util.h"
 
@@ -223,6 +224,38 @@ static void ages(const struct report *r, FILE *f)
 	fputs("]", f);
 }
 
+/* A frame of a pinned stack, as the JSON report's but for the page's needs. */
+static void mem_frame(const struct report_frame *fr, FILE *f)
+{
+	fputs("{\"function\":", f);
+	str(fr->func ? fr->func : "??", f);
+	fputs(",\"file\":", f);
+	str(fr->file ? fr->file : "", f);
+	fprintf(f, ",\"line\":%d,\"module\":", fr->file ? fr->line : 0);
+	str(fr->module ? fr->module : "", f);
+	putc('}', f);
+}
+
+/* --memory: the JSON report's "memory" object, word for word but for '<', which only
+ * its strings hold and which must not end the script element. */
+static void memory(const struct report *r, FILE *f)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (!r->memory || !(m = open_memstream(&buf, &len)))
+		return;
+	memory_write_json(r->memory, m, mem_frame);
+	fclose(m);
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ','))
+		len--;
+	putc(',', f);
+	for (size_t i = 0; i < len; i++)
+		buf[i] == '<' ? fputs("\\u003c", f) : putc(buf[i], f);
+	free(buf);
+}
+
 static void data(const struct report *r, FILE *f)
 {
 	struct page pg = { .f = f };
@@ -250,6 +283,7 @@ static void data(const struct report *r, FILE *f)
 	fputs("\"frees\"]", f);
 	metrics(r, f);
 	ages(r, f);
+	memory(r, f);
 	stacks(&pg, r, f);
 	fputs(",\n\"names\":[", f);
 	for (size_t i = 0; i < pg.names.n; i++) {

@@ -100,6 +100,17 @@ test_case 'a sampled report says so, and draws its estimates' '
 	page sampled.html names s_big -- text "#warn" "Sampled" -- text "#ages" "bytes" >/dev/null
 '
 
+# the cells of a row run together in textContent: "405,504arena bytes"
+test_case '--memory: a section of its own, with the figures of the JSON report' '
+	heapprof-analyze -f html --memory -o memory.html $C counts.core &&
+	heapprof-analyze -f json --memory $C counts.core >memory.json &&
+	fig=$(python3 -c "import json, sys; m = json.load(sys.stdin)[\"memory\"]; a = m[\"allocator\"]; c = a[\"chunks\"][\"tagged\"]
+print(\"{:,}all {:,}arena bytes {:,}{:,}tagged chunks\".format(m[\"dumped_bytes\"], a[\"arena_bytes\"], c[\"bytes\"], c[\"count\"]))" <memory.json) &&
+	page memory.html text "#memory" "${fig%% *}" -- text "#memory" "$(echo "$fig" | cut -d" " -f2-3)" -- \
+		text "#memory" "$(echo "$fig" | cut -d" " -f4-5)" -- text "#memory-sec h2" "Memory" >/dev/null &&
+	! grep -q "\"memory\":" counts.html
+'
+
 test_case 'the biggest page: 131,072 stacks, its size and load time' '
 	run_preloaded $PROGS/manystacks 17 && take_core many.core &&
 	heapprof-analyze -f html -o many.html $PROGS/manystacks many.core &&
