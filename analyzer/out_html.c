@@ -5,10 +5,12 @@
  * fetches nothing. The summary is the text report's, word for word.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ages.h"
+#include "memory.h"
 #include "report.h"
 #include "util.h"
 
@@ -89,7 +91,7 @@ static void intern_free(struct intern *t)
 }
 
 struct page {
-	struct intern names, frames;
+	struct intern names, frames, nodes;
 	FILE *f;
 };
 
@@ -108,28 +110,58 @@ static size_t frame_id(struct page *pg, const struct report_item *it)
 	return intern(&pg->frames, key);
 }
 
-static void figures(const struct report *r, const struct report_stack *s, FILE *f)
+static bool shown(const struct report *r, int m);
+
+static uint64_t figure(const struct report *r, const struct report_stack *s, int i)
 {
 	const uint64_t v[NFIGS] = { s->bytes, s->blocks, s->alloc_bytes, s->alloc_calls,
 				    s->time_ns, s->retained, s->frees };
 
-	for (int i = 0; i < NFIGS; i++)
-		fprintf(f, i ? ",%" PRId64 : "%" PRId64, r->diff ? (int64_t)v[i] : (int64_t)(v[i] > INT64_MAX ? INT64_MAX : v[i]));
+	return r->diff ? v[i] : v[i] > INT64_MAX ? INT64_MAX : v[i];
 }
 
+/* The stacks as a tree of frame paths: "tree" holds each node (the root is node 0,
+ * the others from 1, parents before children) as its frame, after minus how far back
+ * its parent is unless that is the node before; "ends" each stack's node, as the
+ * difference from the stack before; "v" each figure as one array over the stacks,
+ * empty for one the page does not show. Paths share their outer frames, so this is a
+ * fraction of the stacks' frame lists, and the page builds its tree without lookups. */
 static void stacks(struct page *pg, const struct report *r, FILE *f)
 {
 	struct report_path p = { 0 };
+	char key[64];
 
-	fputs(",\"stacks\":[", f);
+	size_t last = 0;
+
+	fputs(",\"ends\":[", f);
 	for (size_t i = 0; i < r->nstacks; i++) {
+		size_t node = 0;
+
 		report_decorate(r, &r->stacks[i], &p);
-		fputs(i ? ",\n{\"f\":[" : "\n{\"f\":[", f);
-		for (size_t j = 0; j < p.n; j++)
-			fprintf(f, j ? ",%zu" : "%zu", frame_id(pg, &p.items[j]));
-		fputs("],\"v\":[", f);
-		figures(r, &r->stacks[i], f);
-		fputs("]}", f);
+		for (size_t j = 0; j < p.n; j++) {
+			snprintf(key, sizeof(key), "%zu,%zu", node, frame_id(pg, &p.items[j]));
+			node = intern(&pg->nodes, key) + 1;
+		}
+		fprintf(f, i ? ",%" PRId64 : "%" PRId64, (int64_t)node - (int64_t)last);
+		last = node;
+	}
+	fputs("],\n\"v\":[", f);
+	for (int k = 0; k < NFIGS; k++) {
+		fputs(k ? "],\n[" : "[", f);
+		if (k > METRIC_INUSE_OBJECTS && !shown(r, k))
+			continue;
+		for (size_t i = 0; i < r->nstacks; i++)
+			fprintf(f, i ? ",%" PRId64 : "%" PRId64, (int64_t)figure(r, &r->stacks[i], k));
+	}
+	fputs("]],\n\"tree\":[", f);
+	for (size_t i = 0; i < pg->nodes.n; i++) {
+		size_t up = 0, fr = 0;
+
+		sscanf(pg->nodes.keys[i], "%zu,%zu", &up, &fr);
+		if (up == i)
+			fprintf(f, i ? ",%zu" : "%zu", fr);
+		else
+			fprintf(f, i ? ",-%zu,%zu" : "-%zu,%zu", i + 1 - up, fr);
 	}
 	fputs("]", f);
 	report_path_free(&p);
@@ -151,22 +183,32 @@ static char *summary_text(const struct report *r)
 	return buf;
 }
 
-static void metrics(const struct report *r, FILE *f)
+/* The metrics the switcher offers: those the dump holds (retained bytes only when
+ * chosen, as they cost a graph). */
+static bool shown(const struct report *r, int m)
 {
 	bool counters = r->have_counts && !r->regrouped;
+
+	if (m == FIG_FREES)
+		return counters;
+	return !(((m == METRIC_ALLOC_SPACE || m == METRIC_ALLOC_OBJECTS) && !counters) ||
+		 (m == METRIC_ALLOC_TIME && !(counters && r->have_time)) ||
+		 (m == METRIC_RETAINED_SPACE && r->metric != m));
+}
+
+static void metrics(const struct report *r, FILE *f)
+{
 	int n = 0, chosen = 0;
 
 	fputs(",\"metrics\":[", f);
 	for (int m = 0; m < METRIC_COUNT; m++) {
-		if (((m == METRIC_ALLOC_SPACE || m == METRIC_ALLOC_OBJECTS) && !counters) ||
-		    (m == METRIC_ALLOC_TIME && !(counters && r->have_time)) ||
-		    (m == METRIC_RETAINED_SPACE && r->metric != m))
+		if (!shown(r, m))
 			continue;
 		if (m == (int)r->metric)
 			chosen = n;
 		fprintf(f, n++ ? ",%d" : "%d", m);
 	}
-	fprintf(f, "],\"metric\":%d,\"frees\":%s", chosen, counters ? "true" : "false");
+	fprintf(f, "],\"metric\":%d,\"frees\":%s", chosen, shown(r, FIG_FREES) ? "true" : "false");
 }
 
 static void ages(const struct report *r, FILE *f)
@@ -180,6 +222,38 @@ static void ages(const struct report *r, FILE *f)
 		fprintf(f, ",%" PRIu64 ",%" PRIu64 "]", r->ages->bytes[k], r->ages->blocks[k]);
 	}
 	fputs("]", f);
+}
+
+/* A frame of a pinned stack, as the JSON report's but for the page's needs. */
+static void mem_frame(const struct report_frame *fr, FILE *f)
+{
+	fputs("{\"function\":", f);
+	str(fr->func ? fr->func : "??", f);
+	fputs(",\"file\":", f);
+	str(fr->file ? fr->file : "", f);
+	fprintf(f, ",\"line\":%d,\"module\":", fr->file ? fr->line : 0);
+	str(fr->module ? fr->module : "", f);
+	putc('}', f);
+}
+
+/* --memory: the JSON report's "memory" object, word for word but for '<', which only
+ * its strings hold and which must not end the script element. */
+static void memory(const struct report *r, FILE *f)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m;
+
+	if (!r->memory || !(m = open_memstream(&buf, &len)))
+		return;
+	memory_write_json(r->memory, m, mem_frame);
+	fclose(m);
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ','))
+		len--;
+	putc(',', f);
+	for (size_t i = 0; i < len; i++)
+		buf[i] == '<' ? fputs("\\u003c", f) : putc(buf[i], f);
+	free(buf);
 }
 
 static void data(const struct report *r, FILE *f)
@@ -209,6 +283,7 @@ static void data(const struct report *r, FILE *f)
 	fputs("\"frees\"]", f);
 	metrics(r, f);
 	ages(r, f);
+	memory(r, f);
 	stacks(&pg, r, f);
 	fputs(",\n\"names\":[", f);
 	for (size_t i = 0; i < pg.names.n; i++) {
@@ -221,6 +296,7 @@ static void data(const struct report *r, FILE *f)
 	fputs("]}", f);
 	intern_free(&pg.names);
 	intern_free(&pg.frames);
+	intern_free(&pg.nodes);
 }
 
 static int write_html(const struct report *r, FILE *f)

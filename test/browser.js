@@ -128,6 +128,10 @@ async function main() {
 	if (errors.length)
 		fail('errors in the page: ' + errors.join('\n'));
 	console.log('load_ms ' + loadMs);
+	/* when the page drew its first flame graph, from the start of navigation */
+	const drawn = await page.eval(`(performance.getEntriesByName('hp-drawn')[0] || {}).startTime`);
+	if (drawn !== undefined)
+		console.log('drawn_ms ' + Math.round(drawn));
 	finish(0);
 }
 main().catch((e) => fail(e.stack || String(e)));

@@ -60,8 +60,23 @@ def from_html(text, metric):
     m = re.search(r'<script id="hp-data" type="application/json">(.*?)</script>', text, re.S)
     d = json.loads(m.group(1).replace("<\\/", "</"))
     fig = d["figures"].index(metric) if metric else d["metrics"][d["metric"]]
-    for s in d["stacks"]:
-        yield [d["names"][d["frames"][f][0]] for f in s["f"]], s["v"][fig]
+    up, fi, t = [-1], [-1], d["tree"]	# node 0 the root; "-N," before a frame: its parent N back
+    i = 0
+    while i < len(t):
+        back = 1
+        if t[i] < 0:
+            back, i = -t[i], i + 1
+        up.append(len(up) - back)
+        fi.append(t[i])
+        i += 1
+    node = 0
+    for i, delta in enumerate(d["ends"]):
+        node += delta
+        path, n = [], node
+        while n:
+            path.append(d["names"][d["frames"][fi[n]][0]])
+            n = up[n]
+        yield path[::-1], d["v"][fig][i]
 
 
 fmt, path = sys.argv[1], sys.argv[2]

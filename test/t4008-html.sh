@@ -46,7 +46,7 @@ test_case 'the C core: frames drawn, click zooms, search share, tooltip, no erro
 		hover site_big "sites.c:" -- \
 		text "#summary" "$(heapprof-analyze $PROGS/sites sites.core | sed -n "s/^  live:       //p")" \
 		-- shot page.png >out &&
-	grep -q "^load_ms [0-9]" out &&
+	grep -q "^load_ms [0-9]" out && grep -q "^drawn_ms [0-9]" out &&
 	file page.png | grep -q "PNG image data, 1200 x 640" &&
 	if [ -n "${HP_SCREENSHOT:-}" ]; then cp page.png "$HP_SCREENSHOT"; fi
 '
@@ -100,12 +100,23 @@ test_case 'a sampled report says so, and draws its estimates' '
 	page sampled.html names s_big -- text "#warn" "Sampled" -- text "#ages" "bytes" >/dev/null
 '
 
+# the cells of a row run together in textContent: "405,504arena bytes"
+test_case '--memory: a section of its own, with the figures of the JSON report' '
+	heapprof-analyze -f html --memory -o memory.html $C counts.core &&
+	heapprof-analyze -f json --memory $C counts.core >memory.json &&
+	fig=$(python3 -c "import json, sys; m = json.load(sys.stdin)[\"memory\"]; a = m[\"allocator\"]; c = a[\"chunks\"][\"tagged\"]
+print(\"{:,}all {:,}arena bytes {:,}{:,}tagged chunks\".format(m[\"dumped_bytes\"], a[\"arena_bytes\"], c[\"bytes\"], c[\"count\"]))" <memory.json) &&
+	page memory.html text "#memory" "${fig%% *}" -- text "#memory" "$(echo "$fig" | cut -d" " -f2-3)" -- \
+		text "#memory" "$(echo "$fig" | cut -d" " -f4-5)" -- text "#memory-sec h2" "Memory" >/dev/null &&
+	! grep -q "\"memory\":" counts.html
+'
+
 test_case 'the biggest page: 131,072 stacks, its size and load time' '
 	run_preloaded $PROGS/manystacks 17 && take_core many.core &&
 	heapprof-analyze -f html -o many.html $PROGS/manystacks many.core &&
 	n=$(heapprof-analyze $PROGS/manystacks many.core | sed -n "s/.*, \([0-9]*\) distinct stacks.*/\1/p") &&
 	[ "$n" -ge 131072 ] &&
 	page many.html names branch -- text "#summary" "$n distinct stacks" >out &&
-	echo "# $n stacks: $(wc -c <many.html) bytes, loaded in $(sed -n "s/^load_ms //p" out) ms (load average $(cut -d" " -f1 /proc/loadavg))" >measured
+	echo "# $n stacks: $(wc -c <many.html) bytes, first flame graph drawn in $(sed -n "s/^drawn_ms //p" out) ms, loaded in $(sed -n "s/^load_ms //p" out) ms (load average $(cut -d" " -f1 /proc/loadavg))" >measured
 '
 if [ -f "$SCRATCH/measured" ]; then cat "$SCRATCH/measured"; fi
