@@ -11,6 +11,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "alloc.h"
 #include "core_notes.h"
@@ -203,6 +204,44 @@ static uint64_t extent_end(const struct graph *g, size_t i)
  */
 typedef bool (*visit_fn)(struct graph *g, size_t j, uint64_t addr, bool start);
 
+/*
+ * The bytes of [from, to) in segment s, or of its first part, which ends at *part_end
+ * (a word boundary): read with pread through a window, as the scan and the allocator's
+ * walk read, rather than through the core's mapping, whose page faults cost more than
+ * the copy and whose pages would all count in the analyzer's memory (a 1 GiB heap
+ * made --leaks 1.2 GB resident). A segment not in a file, or a read that fails, is
+ * read through the mapping.
+ */
+#define GRAPH_WIN ((size_t)256 << 10)
+
+static const unsigned char *span_bytes(struct graph *g, const struct seg *s, uint64_t from,
+				       uint64_t to, uint64_t *part_end)
+{
+	uint64_t ws = g->img->wsize, n;
+	ssize_t got;
+
+	if (g->wseg == s && from >= g->wstart && from + ws <= g->wend) {
+		*part_end = to < g->wend ? to : g->wend;
+		return g->wbuf + (from - g->wstart);
+	}
+	*part_end = to;
+	if (!s->in_file || s->fd < 0)
+		return s->data + (from - s->vaddr);
+	if (!g->wbuf)
+		g->wbuf = xmalloc(GRAPH_WIN);
+	n = s->vaddr + s->size - from < GRAPH_WIN ? s->vaddr + s->size - from : GRAPH_WIN;
+	got = pread(s->fd, g->wbuf, n, (off_t)(s->file_offset + (from - s->vaddr)));
+	if (got < (ssize_t)ws) {
+		g->wseg = NULL;
+		return s->data + (from - s->vaddr);
+	}
+	g->wseg = s;
+	g->wstart = from;
+	g->wend = from + ((uint64_t)got & ~(ws - 1));
+	*part_end = to < g->wend ? to : g->wend;
+	return g->wbuf;
+}
+
 static bool scan_span(struct graph *g, uint64_t a, uint64_t b, visit_fn visit)
 {
 	const struct image *img = g->img;
@@ -236,15 +275,20 @@ static bool scan_span(struct graph *g, uint64_t a, uint64_t b, visit_fn visit)
 		from = (from + mask) & ~mask;
 		if (to <= from)
 			continue;
-		p = s->data + (from - s->vaddr);
-		for (uint64_t x = from; x + ws <= to; x += ws, p += ws) {
-			uint64_t w = load_word(g, p);
-			size_t j;
+		while (from + ws <= to) {
+			uint64_t part;
 
-			if (w < g->lo || w >= g->hi || (j = lookup(g, w)) == SIZE_MAX)
-				continue;
-			if (!visit(g, j, x, w == g->b[j].user))
-				return false;
+			p = span_bytes(g, s, from, to, &part);
+			for (uint64_t x = from; x + ws <= part; x += ws, p += ws) {
+				uint64_t w = load_word(g, p);
+				size_t j;
+
+				if (w < g->lo || w >= g->hi || (j = lookup(g, w)) == SIZE_MAX)
+					continue;
+				if (!visit(g, j, x, w == g->b[j].user))
+					return false;
+			}
+			from = part;
 		}
 		a = to;
 	}
@@ -541,6 +585,7 @@ void graph_free(struct graph *g)
 	if (!g)
 		return;
 	free(g->end);
+	free(g->wbuf);
 	free(g->rkey);
 	free(g->cell);
 	core_threads_free(&g->th);
