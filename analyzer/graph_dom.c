@@ -264,6 +264,7 @@ struct memo {
 
 static uint32_t *memo_slot(struct memo *m, uint64_t key)
 {
+	uint64_t h;
 	size_t s;
 
 	if ((m->n + 1) * 2 > m->cap) {
@@ -279,7 +280,12 @@ static uint32_t *memo_slot(struct memo *m, uint64_t key)
 		free(old.key);
 		free(old.id);
 	}
-	for (s = (key * 0x9e3779b97f4a7c15ULL >> 20) & (m->cap - 1); m->key[s];
+	/* a site sits in the key's high half and the class flags in its low one: mix
+	 * both into the slot's bits (a product shifted by 20 kept only the flags') */
+	h = key ^ key >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	for (s = h & (m->cap - 1); m->key[s];
 	     s = (s + 1) & (m->cap - 1))
 		if (m->key[s] == key + 1)
 			return &m->id[s];
