@@ -675,75 +675,6 @@ static void find_mmapped(struct gl *g)
 
 /* ------------------------------------------------------------------------------ */
 
-static uint64_t first_word(const unsigned char *p)
-{
-	uint64_t k;
-
-	memcpy(&k, p, sizeof(k));
-	return k;
-}
-
-/*
- * Sort n elements of sz bytes by the uint64_t each starts with, stably, when they come
- * in at most MAX_RUNS ascending runs (the scan's threads each list blocks going up; a
- * heap's walk adds ranges going up): the runs merged pairwise, in linear time for a
- * few. false, untouched, when there are more runs.
- */
-#define MAX_RUNS 64
-
-/* one element: sz is a multiple of 8, so word copies the compiler inlines */
-static inline void copy_elem(unsigned char *d, const unsigned char *s, size_t sz)
-{
-	for (size_t w = 0; w < sz; w += 8)
-		memcpy(d + w, s + w, 8);
-}
-
-static bool merge_runs(void *base, size_t n, size_t sz)
-{
-	unsigned char *src = base, *dst, *tmp;
-	size_t b[MAX_RUNS + 1], nb = 0;
-
-	b[nb++] = 0;
-	for (size_t i = 1; i < n; i++)
-		if (first_word(src + i * sz) < first_word(src + (i - 1) * sz)) {
-			if (nb == MAX_RUNS)
-				return false;
-			b[nb++] = i;
-		}
-	if (nb == 1)
-		return true;
-	b[nb] = n;
-	dst = tmp = xmalloc(n * sz);
-	while (nb > 1) {
-		size_t m = 0;
-		unsigned char *x;
-
-		for (size_t r = 0; r < nb; r += 2) {
-			size_t i = b[r], mid = b[r + 1], end = b[r + 2 <= nb ? r + 2 : nb], j = mid;
-			size_t k = i;
-
-			while (i < mid && j < end) {
-				bool right = first_word(src + j * sz) < first_word(src + i * sz);
-
-				copy_elem(dst + k++ * sz, src + (right ? j++ : i++) * sz, sz);
-			}
-			memcpy(dst + k * sz, src + i * sz, (mid - i) * sz);
-			k += mid - i;
-			memcpy(dst + k * sz, src + j * sz, (end - j) * sz);
-			b[m++] = b[r];
-		}
-		b[m] = n;
-		nb = m;
-		x = src;
-		src = dst;
-		dst = x;
-	}
-	if (src != base)
-		memcpy(base, src, n * sz);
-	free(tmp);
-	return true;
-}
-
 /*
  * By chunk address, stable (the first of a list's duplicates stays first): a radix
  * sort a byte at a time, skipping the bytes every address shares, since a qsort of
@@ -937,7 +868,7 @@ static void merge_nonroot(struct alloc *a)
 {
 	size_t m = 0;
 
-	if (!merge_runs(a->nonroot, a->nnonroot, sizeof(*a->nonroot)))
+	if (!sort_runs(a->nonroot, a->nnonroot, sizeof(*a->nonroot)))
 		qsort(a->nonroot, a->nnonroot, sizeof(*a->nonroot), range_cmp);
 	for (size_t i = 0; i < a->nnonroot; i++) {
 		if (m && a->nonroot[i].start <= a->nonroot[m - 1].end) {
@@ -1006,7 +937,7 @@ bool alloc_glibc_open(struct alloc *a, const struct image *img, struct sym *sym,
 		g.narenas++;
 	}
 	find_mmapped(&g);
-	if (!merge_runs(a->chunks, a->nchunks, sizeof(*a->chunks)))
+	if (!sort_runs(a->chunks, a->nchunks, sizeof(*a->chunks)))
 		qsort(a->chunks, a->nchunks, sizeof(*a->chunks), chunk_cmp);
 	mark_cached(&g);
 	sum_up(&g);

@@ -9,6 +9,7 @@
  * The granule grows until the index fits in 32 bytes per block (or 4 MiB), so memory
  * stays linear in the number of blocks whatever the addresses.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -527,6 +528,9 @@ static void find_tls(struct graph *g)
 }
 
 /* Sort, keep one block per address, and clamp each pointer range below the next. */
+_Static_assert(offsetof(struct scan_block, user) == 0 && sizeof(struct scan_block) % 8 == 0,
+	       "sort_runs keys a block by its first word");
+
 static void sort_blocks(struct graph *g, struct scan_result *scan)
 {
 	size_t m = 0;
@@ -535,7 +539,8 @@ static void sort_blocks(struct graph *g, struct scan_result *scan)
 	g->n = scan->list.n;
 	if (g->n > GRAPH_MAX_BLOCKS)
 		die(EXIT_NO_REPORT, "too many blocks for the heap graph (%zu)", g->n);
-	qsort(g->b, g->n, sizeof(*g->b), block_cmp);
+	if (!sort_runs(g->b, g->n, sizeof(*g->b)))	/* one run per scan thread */
+		qsort(g->b, g->n, sizeof(*g->b), block_cmp);
 	for (size_t i = 0; i < g->n; i++) {
 		if (m && g->b[m - 1].user == g->b[i].user)
 			continue;

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -139,4 +140,68 @@ bool parse_u64(const char *s, unsigned long long *out)
 	errno = 0;
 	*out = strtoull(s, &end, 0);
 	return !errno && !*end;
+}
+
+/* sort_runs (util.h): the runs merged pairwise, in linear time for a few */
+static uint64_t first_word(const unsigned char *p)
+{
+	uint64_t k;
+
+	memcpy(&k, p, sizeof(k));
+	return k;
+}
+
+#define MAX_RUNS 64
+
+/* one element: sz is a multiple of 8, so word copies the compiler inlines */
+static inline void copy_elem(unsigned char *d, const unsigned char *s, size_t sz)
+{
+	for (size_t w = 0; w < sz; w += 8)
+		memcpy(d + w, s + w, 8);
+}
+
+bool sort_runs(void *base, size_t n, size_t sz)
+{
+	unsigned char *src = base, *dst, *tmp;
+	size_t b[MAX_RUNS + 1], nb = 0;
+
+	b[nb++] = 0;
+	for (size_t i = 1; i < n; i++)
+		if (first_word(src + i * sz) < first_word(src + (i - 1) * sz)) {
+			if (nb == MAX_RUNS)
+				return false;
+			b[nb++] = i;
+		}
+	if (nb == 1)
+		return true;
+	b[nb] = n;
+	dst = tmp = xmalloc(n * sz);
+	while (nb > 1) {
+		size_t m = 0;
+		unsigned char *x;
+
+		for (size_t r = 0; r < nb; r += 2) {
+			size_t i = b[r], mid = b[r + 1], end = b[r + 2 <= nb ? r + 2 : nb], j = mid;
+			size_t k = i;
+
+			while (i < mid && j < end) {
+				bool right = first_word(src + j * sz) < first_word(src + i * sz);
+
+				copy_elem(dst + k++ * sz, src + (right ? j++ : i++) * sz, sz);
+			}
+			memcpy(dst + k * sz, src + i * sz, (mid - i) * sz);
+			k += mid - i;
+			memcpy(dst + k * sz, src + j * sz, (end - j) * sz);
+			b[m++] = b[r];
+		}
+		b[m] = n;
+		nb = m;
+		x = src;
+		src = dst;
+		dst = x;
+	}
+	if (src != base)
+		memcpy(base, src, n * sz);
+	free(tmp);
+	return true;
 }

@@ -32,6 +32,14 @@ char *xstrdup(const char *s);
 /* write(2) until done; -1 with errno on failure. */
 int write_all(int fd, const void *buf, size_t n);
 
+/*
+ * Sort n elements of sz bytes (a multiple of 8) by the uint64_t each starts with,
+ * stably, when they come in at most 64 ascending runs (the scan's threads each list
+ * blocks going up; a heap's walk adds ranges going up). false, untouched, when there
+ * are more runs: sort them another way.
+ */
+bool sort_runs(void *base, size_t n, size_t sz);
+
 /* Parse a number in decimal, or hex with 0x; false on junk or overflow. */
 bool parse_u64(const char *s, unsigned long long *out);
 
