@@ -159,7 +159,8 @@ static size_t merge(struct item *v, size_t n)
 {
 	size_t m = 0;
 
-	qsort(v, n, sizeof(*v), item_cmp);
+	if (n > 1)	/* v is NULL when there is nothing pinned */
+		qsort(v, n, sizeof(*v), item_cmp);
 	for (size_t i = 0; i < n; i++) {
 		if (m && !key_cmp(&v[m - 1], &v[i])) {
 			v[m - 1].bytes += v[i].bytes;
@@ -185,7 +186,8 @@ void pinned_apply(struct pinned *p, const struct alloc *al, const struct image *
 		return;
 	v = find_runs(p, al, img, scan, &n);
 	n = merge(v, n);
-	qsort(v, n, sizeof(*v), bytes_cmp);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), bytes_cmp);
 	p->all = n;
 	p->n = top && top < n ? top : n;
 	p->v = xcalloc(p->n ? p->n : 1, sizeof(*p->v));
