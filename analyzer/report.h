@@ -95,6 +95,14 @@ struct report_reject {
 	uint64_t n;
 };
 
+/* One sample of the process's timeline (issue 21), oldest first; the last one is the
+ * state at the snapshot. */
+struct report_sample {
+	double time_s;			/* since the process start */
+	uint64_t live_bytes, live_blocks;
+	uint64_t alloc_calls, alloc_bytes; /* so far */
+};
+
 /* A thread the dump names (its thread records), by tid. */
 struct report_thread {
 	uint32_t tid;
@@ -157,6 +165,10 @@ struct report {
 	const char *base_source;	/* --base: OLD as named */
 	uint64_t base_live_bytes, base_live_blocks, base_total;
 	size_t base_stacks;
+	/* issue 21: the timeline the dump holds (ntimeline 0: none), and its peak */
+	const struct report_sample *timeline;
+	size_t ntimeline;
+	size_t timeline_peak;		/* index of the sample with the most live bytes */
 };
 
 struct report_opts {
