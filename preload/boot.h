@@ -9,12 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HP_HIDDEN __attribute__((visibility("hidden")))
-/* the libc and C++ names heapprof.so stands in for, and heapprof_api_v1: nothing else */
-#define HP_EXPORT __attribute__((visibility("default")))
-#define HP_TLS __thread __attribute__((tls_model("initial-exec")))
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
+#include "compiler.h"
 
 /* The allocator we pass blocks to: the next one in the chain, or HEAPPROF_ALLOCATOR. */
 struct hp_real {

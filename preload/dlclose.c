@@ -5,8 +5,9 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stddef.h>
 
-#include "boot.h"
+#include "compiler.h"
 #include "unwinder.h"
 
 /* Module records (modules.c); weak, so that the unwinders also link alone (tests). */

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "boot.h"
+#include "compiler.h"
 #include "options.h"
 
 /* Record one call; block, if not NULL, is a block whose header names the site. */

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "boot.h"
+#include "compiler.h"
 
 struct hp_options {
 	const char *unwind;	/* HEAPPROF_UNWIND: NULL = the default unwinder */

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-#include "boot.h"
+#include "compiler.h"
 
 /* Who asks for a snapshot: it decides what happens while another is being written. */
 enum snap_why {

@@ -12,7 +12,7 @@
 #include <sys/types.h>
 #include <ucontext.h>
 
-#include "boot.h"
+#include "compiler.h"
 
 struct snap_job {
 	char final[PATH_MAX], tmp[PATH_MAX + 8];	/* tmp = final ".part" */

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 
-#include "boot.h"
+#include "compiler.h"
 #include "table.h"
 
 HP_EXPORT int pthread_setname_np(pthread_t t, const char *name)

@@ -8,7 +8,7 @@
 
 #include <stdint.h>
 
-#include "boot.h"
+#include "compiler.h"
 
 /* Read the options above and install handlers; warns once per bad value. */
 HP_HIDDEN void triggers_init(void);
