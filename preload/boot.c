@@ -1,7 +1,6 @@
 /*
- * heapprof start-up: read the HEAPPROF_* options, find the real allocator (real.h),
- * serve the allocations made meanwhile (dlsym and dlopen allocate) from a static arena,
- * and warm the unwinder up.
+ * heapprof start-up: read the HEAPPROF_* options, find the real allocator (real.h;
+ * the allocations made meanwhile go to arena.c), and warm the unwinder up.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -27,39 +26,6 @@
 struct hp_real hp_real;
 unsigned hp_frames;
 bool hp_stacks;
-
-
-_Alignas(64) unsigned char hp_arena[HP_ARENA_SIZE];
-#define arena hp_arena
-#define ARENA_SIZE HP_ARENA_SIZE
-static size_t arena_used;
-
-/* Each arena block is preceded by its size, so realloc and malloc_usable_size work. */
-void *arena_alloc(size_t size, size_t align)
-{
-	size_t old, start, end;
-
-	if (align < 16)
-		align = 16;
-	old = __atomic_load_n(&arena_used, __ATOMIC_RELAXED);
-	do {
-		start = (old + sizeof(size_t) + align - 1) & ~(align - 1);
-		if (size > ARENA_SIZE || start > ARENA_SIZE - size)
-			return NULL;
-		end = start + size;
-	} while (!__atomic_compare_exchange_n(&arena_used, &old, end, true, __ATOMIC_RELAXED,
-					      __ATOMIC_RELAXED));
-	memcpy(arena + start - sizeof(size_t), &size, sizeof(size));
-	return arena + start;
-}
-
-size_t arena_size(const void *p)
-{
-	size_t size;
-
-	memcpy(&size, (const unsigned char *)p - sizeof(size_t), sizeof(size));
-	return size;
-}
 
 HP_TLS uint32_t boot_tid_cache;
 

@@ -43,19 +43,6 @@ static inline bool boot_ensure(void)
 	return boot_ensure_slow();
 }
 
-/* Bootstrap arena: bump allocation from static memory, never reused. */
-HP_HIDDEN void *arena_alloc(size_t size, size_t align);
-#define HP_ARENA_SIZE (1u << 20)	/* dlopen of a backing allocator takes tens of KiB */
-extern unsigned char hp_arena[HP_ARENA_SIZE] HP_HIDDEN;
-
-/* Inline: free() asks it of every block. */
-static inline bool arena_owns(const void *p)
-{
-	return (const unsigned char *)p >= hp_arena &&
-	       (const unsigned char *)p < hp_arena + HP_ARENA_SIZE;
-}
-HP_HIDDEN size_t arena_size(const void *p);
-
 /* heapprof_enable() and heapprof_thread_enable() (hooks.c). */
 HP_HIDDEN void hooks_enable(bool on);
 HP_HIDDEN void hooks_thread_enable(bool on);

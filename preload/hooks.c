@@ -14,6 +14,7 @@
 #include <math.h>
 #include <time.h>
 
+#include "arena.h"
 #include "block.h"
 #include "boot.h"
 #include "events.h"
