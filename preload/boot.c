@@ -8,8 +8,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "boot.h"
@@ -27,30 +25,13 @@ struct hp_real hp_real;
 unsigned hp_frames;
 bool hp_stacks;
 
-HP_TLS uint32_t boot_tid_cache;
-
-uint32_t boot_tid_slow(void)
-{
-	boot_tid_cache = (uint32_t)syscall(SYS_gettid);
-	return boot_tid_cache;
-}
-
 static void forget_tid(void)
 {
-	boot_tid_cache = 0;	/* the child of fork() is another thread */
+	hp_tid_cache = 0;	/* the child of fork() is another thread */
 	table_after_fork();
 	hooks_after_fork();
 	events_after_fork();
 	snapshot_after_fork();
-}
-
-uint64_t boot_now_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /*

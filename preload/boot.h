@@ -50,19 +50,4 @@ HP_HIDDEN void hooks_thread_enable(bool on);
 /* In a forked child (hooks.c): sampling draws its own points. */
 HP_HIDDEN void hooks_after_fork(void);
 
-/* Kernel thread id of the caller, cached per thread (reset in a forked child). Inline:
- * every tagged block asks for it. */
-extern HP_TLS uint32_t boot_tid_cache HP_HIDDEN;
-HP_HIDDEN uint32_t boot_tid_slow(void);
-
-static inline uint32_t boot_tid(void)
-{
-	uint32_t t = boot_tid_cache;
-
-	return likely(t) ? t : boot_tid_slow();
-}
-
-/* Allocation time for the header: ns of CLOCK_MONOTONIC_COARSE (cheap, vDSO). */
-HP_HIDDEN uint64_t boot_now_ns(void);
-
 #endif

@@ -8,6 +8,7 @@
 #include "events.h"
 #include "heapprof_format.h"
 #include "table.h"
+#include "util.h"
 
 struct ring {
 	uint64_t magic, check, w2, written;
@@ -31,7 +32,7 @@ static struct ring *ring_get(void)
 		ring_failed = 1;
 		return NULL;
 	}
-	r->w2 = boot_tid() | (uint64_t)n << 32;
+	r->w2 = hp_tid() | (uint64_t)n << 32;
 	r->check = table_record_check(r, &r->w2, 1);
 	r->magic = HP2_RING_MAGIC;
 	return ring = r;

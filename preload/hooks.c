@@ -129,7 +129,7 @@ static __attribute__((noinline)) bool sample_point(uint64_t size, unsigned *flag
 		 * HEAPPROF_SEED, the same program makes the same draws */
 		uint64_t n = __atomic_add_fetch(&sample_threads, 1, __ATOMIC_RELAXED);
 
-		sample_rng = (hp_opt.seed ? hp_opt.seed : boot_now_ns()) ^ n * 0x9E3779B97F4A7C15ULL;
+		sample_rng = (hp_opt.seed ? hp_opt.seed : hp_now_ns()) ^ n * 0x9E3779B97F4A7C15ULL;
 		sample_rng |= 1;
 		sample_left = sample_interval();
 	}
@@ -255,7 +255,7 @@ static inline __attribute__((always_inline)) void *tag(void *real, unsigned shif
 
 		in_hook = true;
 		n = unwind_capture_hinted(pcs, hp_frames + 1, st, &hint);
-		s = table_site(pcs, n > hp_frames ? hp_frames : n, n > hp_frames, boot_tid(), entry,
+		s = table_site(pcs, n > hp_frames ? hp_frames : n, n > hp_frames, hp_tid(), entry,
 			       hint);
 		if (s) {
 			site = table_site_id(s);

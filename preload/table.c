@@ -15,6 +15,7 @@
 
 #include "heapprof_format.h"
 #include "table.h"
+#include "util.h"
 
 #define CHUNK_SIZE ((size_t)1 << 20)
 #define HEAD_BITS 16
@@ -469,7 +470,7 @@ uint32_t table_stack_id(const uintptr_t *pcs, unsigned n, bool truncated)
 struct hp_site_rec *table_free_site_slow(uint32_t id)
 {
 	struct table_free_slot *f = table_free_slot_of(id);
-	uint32_t tid = boot_tid();
+	uint32_t tid = hp_tid();
 	const struct hp_site_rec *from;
 	struct hp_site_rec *mine;
 
@@ -509,7 +510,7 @@ static void proc_seal(void)
 
 void table_init(uint64_t sample_period, unsigned max_frames, unsigned flags)
 {
-	start_ns = boot_now_ns();
+	start_ns = hp_now_ns();
 	table_start_ms = start_ns / 1000000u;
 	proc = region_alloc(&site_region, sizeof(*proc));
 	if (!proc)

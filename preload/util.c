@@ -1,9 +1,12 @@
 /*
- * Diagnostics and environment parsing for heapprof.so. write(2) and getenv only:
- * these run inside malloc and before the real allocator is known.
+ * Diagnostics, environment parsing, thread ids and clocks for heapprof.so. Syscalls
+ * and getenv only: these run inside malloc and before the real allocator is known.
  */
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -92,4 +95,21 @@ bool hp_env_u64(const char *name, uint64_t lo, uint64_t hi, uint64_t def, uint64
 	}
 	*out = v;
 	return true;
+}
+
+HP_TLS uint32_t hp_tid_cache;
+
+uint32_t hp_tid_slow(void)
+{
+	hp_tid_cache = (uint32_t)syscall(SYS_gettid);
+	return hp_tid_cache;
+}
+
+uint64_t hp_now_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

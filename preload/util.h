@@ -1,12 +1,14 @@
 /*
- * Diagnostics and environment parsing for heapprof.so: no stdio, no malloc, so they
- * are safe inside the hooks and before the real allocator is known.
+ * Diagnostics, environment parsing, thread ids and clocks for heapprof.so: no stdio,
+ * no malloc, so they are safe inside the hooks and before the real allocator is known.
  */
 #ifndef HP_UTIL_H
 #define HP_UTIL_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "compiler.h"
 
 /* Write "heapprof: " a b c "\n" to stderr with write(2); NULL parts are left out. */
 void hp_warn(const char *a, const char *b, const char *c);
@@ -16,5 +18,20 @@ void hp_warn(const char *a, const char *b, const char *c);
  * empty: *out = def, true. Malformed or out of range: one warning, *out = def, false.
  */
 bool hp_env_u64(const char *name, uint64_t lo, uint64_t hi, uint64_t def, uint64_t *out);
+
+/* Kernel thread id of the caller, cached per thread (the fork handler zeroes the
+ * cache in the child). Inline: every tagged block asks for it. */
+extern HP_TLS uint32_t hp_tid_cache HP_HIDDEN;
+HP_HIDDEN uint32_t hp_tid_slow(void);
+
+static inline uint32_t hp_tid(void)
+{
+	uint32_t t = hp_tid_cache;
+
+	return likely(t) ? t : hp_tid_slow();
+}
+
+/* ns of CLOCK_MONOTONIC_COARSE (cheap, vDSO): allocation times, seeds; 0 on failure. */
+HP_HIDDEN uint64_t hp_now_ns(void);
 
 #endif
