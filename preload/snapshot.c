@@ -54,93 +54,16 @@ static int writer_fd = -1;		/* its pidfd (mid_main shares our files), or -1 */
 static dev_t writer_fd_dev;		/* what writer_fd was, lest the program closed */
 static ino_t writer_fd_ino;		/* it and the number now names a file of its */
 
-/* ---- small async-signal-safe text ----------------------------------------------- */
-
-void snap_line_add(struct snap_line *l, const char *s)
-{
-	while (s && *s && l->n < sizeof(l->buf) - 2)
-		l->buf[l->n++] = *s++;
-	l->buf[l->n] = 0;
-}
-
-void snap_line_num(struct snap_line *l, uint64_t v)
-{
-	char tmp[24];
-	int n = 0;
-
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	while (n && l->n < sizeof(l->buf) - 2)
-		l->buf[l->n++] = tmp[--n];
-	l->buf[l->n] = 0;
-}
-
-/* "2.53 s", "41 ms" or "370 us": durations in the unit that reads best. */
-void snap_line_ns(struct snap_line *l, uint64_t ns)
-{
-	if (ns >= 10000000000ull) {
-		snap_line_num(l, ns / 1000000000u);
-		snap_line_add(l, " s");
-	} else if (ns >= 10000000u) {
-		snap_line_num(l, ns / 1000000u);
-		snap_line_add(l, " ms");
-	} else {
-		snap_line_num(l, ns / 1000u);
-		snap_line_add(l, " us");
-	}
-}
-
-void snap_line_say(struct snap_line *l)
-{
-	hp_warn(l->buf, NULL, NULL);
-}
-
-const char *snap_strerror(int err)
-{
-	switch (err) {
-	case ENOSPC: return "no space left on device";
-	case EDQUOT: return "disk quota exceeded";
-	case EEXIST: return "the file exists (snapshots never overwrite one)";
-	case ENOENT: return "no such directory";
-	case EACCES: return "permission denied";
-	case EROFS: return "read-only file system";
-	case EAGAIN: return "cannot fork (EAGAIN)";
-	case ENOMEM: return "out of memory (ENOMEM)";
-	case EBUSY: return "this thread is already taking one";
-	case ENAMETOOLONG: return "name too long";
-	case EFBIG: return "file too large (ulimit -f?)";
-	case EIO: return "input/output error";
-	}
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 32)
-	{
-		const char *s = strerrorname_np(err);
-
-		if (s)
-			return s;
-	}
-#endif
-	return "an unknown error";
-}
-
-uint64_t snap_clock_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static void say_failed(const char *path, const char *what, int err)
 {
-	struct snap_line l = { .n = 0 };
+	struct hp_line l = { .n = 0 };
 
-	snap_line_add(&l, "snapshot '");
-	snap_line_add(&l, path);
-	snap_line_add(&l, "' failed: ");
-	snap_line_add(&l, what);
-	snap_line_add(&l, snap_strerror(err));
-	snap_line_say(&l);
+	hp_line_add(&l, "snapshot '");
+	hp_line_add(&l, path);
+	hp_line_add(&l, "' failed: ");
+	hp_line_add(&l, what);
+	hp_line_add(&l, hp_strerror(err));
+	hp_line_say(&l);
 }
 
 /* ---- the name ------------------------------------------------------------------- */
@@ -148,25 +71,25 @@ static void say_failed(const char *path, const char *what, int err)
 /* pattern with %p (pid), %n (sequence number), %t (seconds since 1970), %% expanded. */
 static int expand(char *out, size_t size, const char *pattern, uint64_t n)
 {
-	struct snap_line l = { .n = 0 };
+	struct hp_line l = { .n = 0 };
 	struct timespec ts;
 
 	for (const char *p = pattern; *p; p++) {
 		char one[2] = { *p, 0 };
 
 		if (*p != '%' || !p[1]) {
-			snap_line_add(&l, one);
+			hp_line_add(&l, one);
 			continue;
 		}
 		switch (*++p) {
-		case 'p': snap_line_num(&l, (uint64_t)getpid()); break;
-		case 'n': snap_line_num(&l, n); break;
+		case 'p': hp_line_num(&l, (uint64_t)getpid()); break;
+		case 'n': hp_line_num(&l, n); break;
 		case 't':
 			clock_gettime(CLOCK_REALTIME, &ts);
-			snap_line_num(&l, (uint64_t)ts.tv_sec);
+			hp_line_num(&l, (uint64_t)ts.tv_sec);
 			break;
-		case '%': snap_line_add(&l, "%"); break;
-		default: snap_line_add(&l, "%"); one[0] = *p; snap_line_add(&l, one); break;
+		case '%': hp_line_add(&l, "%"); break;
+		default: hp_line_add(&l, "%"); one[0] = *p; hp_line_add(&l, one); break;
 		}
 	}
 	if (l.n + 1 >= size || l.n >= sizeof(l.buf) - 2)
@@ -382,7 +305,7 @@ static int wait_until(uint64_t until_ns)
 	struct timespec nap = { 0, 1000000 };
 
 	while (writer_running_now()) {
-		if (until_ns && snap_clock_ns() >= until_ns)
+		if (until_ns && hp_clock_ns() >= until_ns)
 			return ETIMEDOUT;
 		nanosleep(&nap, NULL);
 		if (nap.tv_nsec < 32000000)
@@ -393,7 +316,7 @@ static int wait_until(uint64_t until_ns)
 
 static uint64_t deadline(long timeout_ms)
 {
-	return timeout_ms < 0 ? 0 : snap_clock_ns() + (uint64_t)timeout_ms * 1000000u + 1;
+	return timeout_ms < 0 ? 0 : hp_clock_ns() + (uint64_t)timeout_ms * 1000000u + 1;
 }
 
 int snapshot_wait(long timeout_ms)
@@ -439,12 +362,12 @@ void snapshot_after_fork(void)
 
 static void say_refused(void)
 {
-	struct snap_line l = { .n = 0 };
+	struct hp_line l = { .n = 0 };
 
-	snap_line_add(&l, "snapshot refused: '");
-	snap_line_add(&l, job.final);
-	snap_line_add(&l, "' is still being written (one writer at a time)");
-	snap_line_say(&l);
+	hp_line_add(&l, "snapshot refused: '");
+	hp_line_add(&l, job.final);
+	hp_line_add(&l, "' is still being written (one writer at a time)");
+	hp_line_say(&l);
 }
 
 /*
@@ -563,7 +486,7 @@ int snapshot_take(const char *path, const ucontext_t *uc, int sig, enum snap_why
 	if (!uc)
 		uc = here(&mine);
 	job.full = hp_opt.snapshot && !strcmp(hp_opt.snapshot, "full");
-	job.t0_ns = snap_clock_ns();
+	job.t0_ns = hp_clock_ns();
 	job.cursig = sig;
 	job.fd = -1;
 	job.final[0] = 0;

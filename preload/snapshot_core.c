@@ -491,23 +491,23 @@ static int publish(const struct snap_job *j)
 static void say(const struct snap_job *j, int err, const char *what, uint64_t size,
 		uint64_t data)
 {
-	struct snap_line l = { .n = 0 };
+	struct hp_line l = { .n = 0 };
 
-	snap_line_add(&l, "snapshot '");
-	snap_line_add(&l, j->final);
+	hp_line_add(&l, "snapshot '");
+	hp_line_add(&l, j->final);
 	if (err) {
-		snap_line_add(&l, "' failed: ");
-		snap_line_add(&l, what);
-		snap_line_add(&l, snap_strerror(err));
+		hp_line_add(&l, "' failed: ");
+		hp_line_add(&l, what);
+		hp_line_add(&l, hp_strerror(err));
 	} else {
-		snap_line_add(&l, "' written: ");
-		snap_line_num(&l, size);
-		snap_line_add(&l, " bytes, ");
-		snap_line_num(&l, data);
-		snap_line_add(&l, " of them data, in ");
-		snap_line_ns(&l, snap_clock_ns() - j->t0_ns);
+		hp_line_add(&l, "' written: ");
+		hp_line_num(&l, size);
+		hp_line_add(&l, " bytes, ");
+		hp_line_num(&l, data);
+		hp_line_add(&l, " of them data, in ");
+		hp_line_ns(&l, hp_clock_ns() - j->t0_ns);
 	}
-	snap_line_say(&l);
+	hp_line_say(&l);
 }
 
 /* Offsets: ELF header, program headers, (section 0 past 65535 segments), notes, data. */

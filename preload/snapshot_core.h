@@ -33,16 +33,4 @@ HP_HIDDEN void snap_core_prepare(struct snap_job *j, const ucontext_t *uc);
  * says one line on stderr either way. */
 HP_HIDDEN int snap_core_write(struct snap_job *j);
 
-/* One line of text built without stdio, said through hp_warn. */
-struct snap_line {
-	char buf[512];
-	size_t n;
-};
-HP_HIDDEN void snap_line_add(struct snap_line *l, const char *s);
-HP_HIDDEN void snap_line_num(struct snap_line *l, uint64_t v);
-HP_HIDDEN void snap_line_ns(struct snap_line *l, uint64_t ns);
-HP_HIDDEN void snap_line_say(struct snap_line *l);
-HP_HIDDEN const char *snap_strerror(int err);
-HP_HIDDEN uint64_t snap_clock_ns(void);
-
 #endif

@@ -14,7 +14,6 @@
 
 #include "options.h"
 #include "snapshot.h"
-#include "snapshot_core.h"
 #include "table.h"
 #include "triggers.h"
 #include "util.h"
@@ -50,14 +49,14 @@ static int parse_signal(const char *var, const char *s)
 			return (int)n;
 	}
 	{
-		struct snap_line l = { .n = 0 };
+		struct hp_line l = { .n = 0 };
 
-		snap_line_add(&l, var);
-		snap_line_add(&l, "=");
-		snap_line_add(&l, s);
-		snap_line_add(&l, " is not a signal heapprof can take (a name such as USR2, or "
+		hp_line_add(&l, var);
+		hp_line_add(&l, "=");
+		hp_line_add(&l, s);
+		hp_line_add(&l, " is not a signal heapprof can take (a name such as USR2, or "
 			      "a number); ignored");
-		snap_line_say(&l);
+		hp_line_say(&l);
 	}
 	return 0;
 }

@@ -3,6 +3,7 @@
  * and getenv only: these run inside malloc and before the real allocator is known.
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -111,5 +112,82 @@ uint64_t hp_now_ns(void)
 
 	if (clock_gettime(CLOCK_MONOTONIC_COARSE, &ts) != 0)
 		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- lines of text built without stdio ---------------------------------------- */
+
+void hp_line_add(struct hp_line *l, const char *s)
+{
+	while (s && *s && l->n < sizeof(l->buf) - 2)
+		l->buf[l->n++] = *s++;
+	l->buf[l->n] = 0;
+}
+
+void hp_line_num(struct hp_line *l, uint64_t v)
+{
+	char tmp[24];
+	int n = 0;
+
+	do
+		tmp[n++] = (char)('0' + v % 10);
+	while ((v /= 10) != 0);
+	while (n && l->n < sizeof(l->buf) - 2)
+		l->buf[l->n++] = tmp[--n];
+	l->buf[l->n] = 0;
+}
+
+/* "2.53 s", "41 ms" or "370 us": durations in the unit that reads best. */
+void hp_line_ns(struct hp_line *l, uint64_t ns)
+{
+	if (ns >= 10000000000ull) {
+		hp_line_num(l, ns / 1000000000u);
+		hp_line_add(l, " s");
+	} else if (ns >= 10000000u) {
+		hp_line_num(l, ns / 1000000u);
+		hp_line_add(l, " ms");
+	} else {
+		hp_line_num(l, ns / 1000u);
+		hp_line_add(l, " us");
+	}
+}
+
+void hp_line_say(struct hp_line *l)
+{
+	hp_warn(l->buf, NULL, NULL);
+}
+
+const char *hp_strerror(int err)
+{
+	switch (err) {
+	case ENOSPC: return "no space left on device";
+	case EDQUOT: return "disk quota exceeded";
+	case EEXIST: return "the file exists (snapshots never overwrite one)";
+	case ENOENT: return "no such directory";
+	case EACCES: return "permission denied";
+	case EROFS: return "read-only file system";
+	case EAGAIN: return "cannot fork (EAGAIN)";
+	case ENOMEM: return "out of memory (ENOMEM)";
+	case EBUSY: return "this thread is already taking one";
+	case ENAMETOOLONG: return "name too long";
+	case EFBIG: return "file too large (ulimit -f?)";
+	case EIO: return "input/output error";
+	}
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 32)
+	{
+		const char *s = strerrorname_np(err);
+
+		if (s)
+			return s;
+	}
+#endif
+	return "an unknown error";
+}
+
+uint64_t hp_clock_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }

@@ -6,6 +6,7 @@
 #define HP_UTIL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "compiler.h"
@@ -33,5 +34,23 @@ static inline uint32_t hp_tid(void)
 
 /* ns of CLOCK_MONOTONIC_COARSE (cheap, vDSO): allocation times, seeds; 0 on failure. */
 HP_HIDDEN uint64_t hp_now_ns(void);
+
+/* One line of text built without stdio (snapshots, signal names), said through
+ * hp_warn: what does not fit is cut. Async-signal-safe. */
+struct hp_line {
+	char buf[512];
+	size_t n;
+};
+HP_HIDDEN void hp_line_add(struct hp_line *l, const char *s);
+HP_HIDDEN void hp_line_num(struct hp_line *l, uint64_t v);
+/* "2.53 s", "41 ms" or "370 us": a duration in the unit that reads best */
+HP_HIDDEN void hp_line_ns(struct hp_line *l, uint64_t ns);
+HP_HIDDEN void hp_line_say(struct hp_line *l);
+
+/* A short text for errno value err, for lines on stderr: no locale, no allocation. */
+HP_HIDDEN const char *hp_strerror(int err);
+
+/* ns of CLOCK_MONOTONIC (exact, for durations a user reads). */
+HP_HIDDEN uint64_t hp_clock_ns(void);
 
 #endif
