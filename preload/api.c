@@ -6,7 +6,7 @@
 #include <stddef.h>
 
 #include "heapprof.h"
-#include "boot.h"
+#include "hooks.h"
 #include "snapshot.h"
 #include "table.h"
 #include "triggers.h"

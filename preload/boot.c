@@ -13,6 +13,7 @@
 #include "boot.h"
 #include "heapprof_format.h"
 #include "events.h"
+#include "hooks.h"
 #include "options.h"
 #include "real.h"
 #include "snapshot.h"

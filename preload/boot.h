@@ -1,32 +1,16 @@
 /*
- * heapprof.so's process-wide state: the real allocator behind it, the options, and
- * the bootstrap arena that serves allocations made while that allocator is looked up.
+ * heapprof.so's start-up (boot.c): whether the real allocator is known yet, and what
+ * start-up decided for the hooks (the stack depth, whether stacks can be taken).
  */
 #ifndef HP_BOOT_H
 #define HP_BOOT_H
 
 #include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
 
 #include "compiler.h"
 
-/* The allocator we pass blocks to: the next one in the chain, or HEAPPROF_ALLOCATOR. */
-struct hp_real {
-	void *(*malloc)(size_t);
-	void (*free)(void *);
-	void *(*calloc)(size_t, size_t);
-	void *(*realloc)(void *, size_t);
-	void *(*memalign)(size_t, size_t);
-	size_t (*usable_size)(void *);	/* NULL if the allocator has none */
-};
-
-extern struct hp_real hp_real HP_HIDDEN;
 extern unsigned hp_frames HP_HIDDEN;	/* HEAPPROF_FRAMES */
 extern bool hp_stacks HP_HIDDEN;	/* the unwinder is ready: take stacks */
-
-/* Alignment malloc promises on this target: the header room keeps it. */
-#define HP_ALIGN (__alignof__(max_align_t) < 16 ? 16 : __alignof__(max_align_t))
 
 /*
  * Make hp_real usable. Returns false while this thread is itself looking the
@@ -42,12 +26,5 @@ static inline bool boot_ensure(void)
 		return true;
 	return boot_ensure_slow();
 }
-
-/* heapprof_enable() and heapprof_thread_enable() (hooks.c). */
-HP_HIDDEN void hooks_enable(bool on);
-HP_HIDDEN void hooks_thread_enable(bool on);
-
-/* In a forked child (hooks.c): sampling draws its own points. */
-HP_HIDDEN void hooks_after_fork(void);
 
 #endif

@@ -39,6 +39,9 @@ static HP_TLS bool in_hook;
 				   block);                                                 \
 	} while (0)
 
+/* Alignment malloc promises on this target: the header room keeps it. */
+#define HP_ALIGN (__alignof__(max_align_t) < 16 ? 16 : __alignof__(max_align_t))
+
 /* Largest alignment whose offset the header can record (16 << HP2_MAX_SHIFT). */
 #define HP_MAX_TAGGED_ALIGN ((size_t)16 << HP2_MAX_SHIFT)
 

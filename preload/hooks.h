@@ -1,17 +1,27 @@
 /*
- * malloc, aligned_alloc and free of heapprof.so under hidden names (hooks.c), for
- * the C++ operators (new_delete.c): called directly, they are ours even when another
- * library's malloc comes first in the lookup order.
+ * What the malloc family of heapprof.so (hooks.c) offers the rest of it: its entry
+ * points under hidden names, and the switches of tagging.
  */
 #ifndef HP_HOOKS_H
 #define HP_HOOKS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
-#include "boot.h"
+#include "compiler.h"
 
+/* malloc, aligned_alloc and free under hidden names, for the C++ operators
+ * (new_delete.c): called directly, they are ours even when another library's malloc
+ * comes first in the lookup order. */
 HP_HIDDEN void *hooks_malloc(size_t size);
 HP_HIDDEN void *hooks_aligned_alloc(size_t align, size_t size);
 HP_HIDDEN void hooks_free(void *p);
+
+/* heapprof_enable() and heapprof_thread_enable() (hooks.c). */
+HP_HIDDEN void hooks_enable(bool on);
+HP_HIDDEN void hooks_thread_enable(bool on);
+
+/* In a forked child (hooks.c): sampling draws its own points. */
+HP_HIDDEN void hooks_after_fork(void);
 
 #endif

@@ -12,7 +12,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "boot.h"
+#include "compiler.h"
+
+/* The allocator we pass blocks to: the next one in the chain, or HEAPPROF_ALLOCATOR. */
+struct hp_real {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*memalign)(size_t, size_t);
+	size_t (*usable_size)(void *);	/* NULL if the allocator has none */
+};
+
+extern struct hp_real hp_real HP_HIDDEN;
 
 /* The names hooks.c gives its entry points in this build: the libc's, or --wrap's. */
 #if defined(HP_ENTRIES_WRAP)

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "hooks.h"
 #include "options.h"
 #include "snapshot.h"
 #include "table.h"
