@@ -12,11 +12,11 @@
 #include <unistd.h>
 
 #include <math.h>
-#include <time.h>
 
 #include "arena.h"
 #include "block.h"
 #include "boot.h"
+#include "counters.h"
 #include "events.h"
 #include "hooks.h"
 #include "options.h"
@@ -173,69 +173,17 @@ void hooks_after_fork(void)
 	sample_left_kept = 0;
 }
 
-/* ---- counting ---------------------------------------------------------------------- */
+/* ---- counting (counters.h) ------------------------------------------------------- */
 
-/* A sampled block stands for 1/p blocks: p = 1 - exp(-size / period). */
-static double sample_p(uint64_t size)
-{
-	return -expm1(-(double)size / (double)hp_opt.sample);
-}
-
-/* The bytes a block stands for: its size, or its estimate when sampled. */
-static inline int64_t live_weight(uint64_t size, unsigned flags)
-{
-	if (likely(!(flags & HP2_F_SAMPLED)))
-		return (int64_t)size;
-	return (int64_t)((double)size / sample_p(size) + 0.5);
-}
-
-/* Add a block of size bytes to a pair of counters (calls and bytes, or frees and
- * bytes freed): 1 and size exactly, or weighted estimates when it was sampled. */
-static inline __attribute__((always_inline)) void count(uint64_t *n, uint64_t *bytes,
-							uint64_t size, unsigned flags)
-{
-	if (likely(!(flags & HP2_F_SAMPLED))) {
-		*n += 1;
-		*bytes += size;
-	} else {
-		double p = sample_p(size);
-
-		*n += (uint64_t)(HP2_COUNT_ONE / p + 0.5);
-		*bytes += (uint64_t)((double)size / p + 0.5);
-	}
-}
-
-static HP_TLS uint64_t last_call_ns;
-
-/* HEAPPROF_TIME: the time since this thread's previous allocation call lands here. The
- * thread's first call adds none: when the thread started is not known here (the
- * README says so). */
-static void count_time(struct hp_site_rec *s)
-{
-	struct timespec ts;
-	uint64_t now;
-
-	if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
-		return;
-	now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-	if (last_call_ns && now > last_call_ns)
-		s->time_ns += now - last_call_ns;
-	last_call_ns = now;
-}
-
-/* The block at user (tag t) goes back: count it for the site that made it. Inline in
- * free: one cache look-up and three adds when the site is known. */
+/* The block at user (tag t) goes back: count it for the site that made it, unless
+ * it has none or heapprof itself frees it. */
 static inline __attribute__((always_inline)) void count_free(void *user, uint64_t t)
 {
 	uint32_t id = (uint32_t)(((uint64_t *)user)[-2] >> 32);
-	struct hp_site_rec *s;
 
 	if (!id || in_hook || !hp_stacks)
 		return;
-	s = table_free_site(id);
-	if (s)
-		count(&s->frees, &s->freed, block_size(user, t), block_flags(t));
-	table_live_add(-live_weight(block_size(user, t), block_flags(t)));
+	counters_free(id, block_size(user, t), block_flags(t));
 }
 
 /* ---- tagging ---------------------------------------------------------------------- */
@@ -260,13 +208,9 @@ static inline __attribute__((always_inline)) void *tag(void *real, unsigned shif
 		n = unwind_capture_hinted(pcs, hp_frames + 1, st, &hint);
 		s = table_site(pcs, n > hp_frames ? hp_frames : n, n > hp_frames, hp_tid(), entry,
 			       hint);
-		if (s) {
+		if (s)
 			site = table_site_id(s);
-			count(&s->calls, &s->bytes, size, flags);
-			if (unlikely(hp_opt.time))
-				count_time(s);
-		}
-		table_live_add(live_weight(size, flags));
+		counters_alloc(s, size, flags);
 		in_hook = false;
 	}
 	time = hp2_time_encode(table_ms());
