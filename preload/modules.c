@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "heapprof_format.h"
+#include "modules.h"
 #include "table.h"
 
 struct module_rec {

@@ -128,10 +128,6 @@ HP_HIDDEN void table_region_end(void);
 HP_HIDDEN void *table_alloc_record(size_t size);
 HP_HIDDEN uint64_t table_record_check(const void *rec, const uint64_t *w, unsigned nw);
 
-/* dlclose (unwind.c): a module record for handle, finished if it was unloaded. */
-HP_HIDDEN void *modules_before_close(void *handle);
-HP_HIDDEN void modules_after_close(void *rec, int (*real_dlclose)(void *));
-
 /* The calling thread's name changed (or may have): refresh its thread record. */
 HP_HIDDEN void table_thread_named(void);
 

@@ -1,7 +1,8 @@
 /*
  * Stack capture for heapprof.so: picks one unwinder (struct unwinder, unwinder.h) once
- * by HEAPPROF_UNWIND, and keeps unwind_gen, moved by every dlclose() (dlclose.c), so
- * that unwinders which cache what they read from a library can tell it may be gone.
+ * by HEAPPROF_UNWIND, and keeps unwind_gen, moved by every dlclose() (exports.c calls
+ * unwind_unloaded), so that unwinders which cache what they read from a library can
+ * tell it may be gone.
  */
 #define _GNU_SOURCE
 #include "boot.h"
@@ -355,6 +356,11 @@ void unwind_init(const char *name, bool replay)
 	}
 	/* the default: cfi where it works (x86_64, glibc >= 2.35), else libgcc */
 	chosen = unwinder_cfi.init() ? &unwinder_cfi : &unwinder_libgcc;
+}
+
+void unwind_unloaded(void)
+{
+	__atomic_add_fetch(&unwind_gen, 1, __ATOMIC_RELEASE);
 }
 
 const char *unwind_name(void)

@@ -1,7 +1,7 @@
 /*
  * Stack capture for heapprof.so: three unwinders (cfi, fp, libgcc) behind one call,
  * chosen once by HEAPPROF_UNWIND. The hooks capture where their caller stands; the
- * unwinder walks on. heapprof.so also exports dlclose() for them (unwind.c).
+ * unwinder walks on. heapprof.so's dlclose() (exports.c) tells them of unloads.
  */
 #ifndef HP_UNWIND_H
 #define HP_UNWIND_H
@@ -63,6 +63,10 @@ const char *unwind_name(void);
  * time a thread calls it (its stack bounds), does no I/O.
  */
 unsigned unwind_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st);
+
+/* A library was unloaded (after the real dlclose): what the unwinders cached from the
+ * objects they read may be gone, and no replayed walk from before is taken. */
+void unwind_unloaded(void);
 
 /*
  * What the caller learnt about a stack (table.c: its record and hash, and the last

@@ -93,7 +93,7 @@ $(P)/cxx: test/progs/cxx.cc
 	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -fno-ipa-icf -std=c++17 -Wall -Wextra -o $@ $<
 
 # The unwinders on their own, in a program built without and with frame pointers.
-UNWIND_SRCS := $(wildcard preload/unwind*.c preload/cfi_*.c) preload/dlclose.c
+UNWIND_SRCS := $(wildcard preload/unwind*.c preload/cfi_*.c) preload/exports.c
 $(P)/unwind_check-nofp: FP_FLAG := -fomit-frame-pointer
 $(P)/unwind_check-fp: FP_FLAG := -fno-omit-frame-pointer
 $(P)/unwind_check-nofp $(P)/unwind_check-fp: test/progs/unwind_check.c $(UNWIND_SRCS)
