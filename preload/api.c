@@ -9,7 +9,6 @@
 #include "hooks.h"
 #include "snapshot.h"
 #include "table.h"
-#include "triggers.h"
 
 static int api_snapshot(const char *path)
 {
@@ -23,7 +22,7 @@ static int api_snapshot_wait(int timeout_ms)
 
 static void api_enable(int on)
 {
-	triggers_enable(on);
+	hooks_enable(on != 0);
 }
 
 static void api_thread_enable(int on)

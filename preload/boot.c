@@ -3,37 +3,20 @@
  * the allocations made meanwhile go to arena.c), and warm the unwinder up.
  */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <sched.h>
 #include <stddef.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
 #include "boot.h"
 #include "heapprof_format.h"
-#include "events.h"
-#include "hooks.h"
 #include "options.h"
 #include "real.h"
-#include "snapshot.h"
 #include "table.h"
-#include "triggers.h"
 #include "unwind.h"
 #include "util.h"
 
 struct hp_real hp_real;
 unsigned hp_frames;
 bool hp_stacks;
-
-static void forget_tid(void)
-{
-	hp_tid_cache = 0;	/* the child of fork() is another thread */
-	table_after_fork();
-	hooks_after_fork();
-	events_after_fork();
-	snapshot_after_fork();
-}
 
 /*
  * Stacks from the first allocation on, even those made by other libraries'
@@ -80,16 +63,4 @@ bool boot_ensure_slow(void)
 	while (__atomic_load_n(&hp_boot_state, __ATOMIC_ACQUIRE) != 2)
 		sched_yield();
 	return true;
-}
-
-/*
- * Runs before the program's constructors (after those of the libraries it uses):
- * makes sure the allocator is known even in a program that never allocates, and
- * that a forked child knows it is another process.
- */
-__attribute__((constructor)) static void boot_ctor(void)
-{
-	boot_ensure();
-	pthread_atfork(NULL, NULL, forget_tid);
-	triggers_init();
 }

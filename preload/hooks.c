@@ -3,10 +3,12 @@
  * plus room for a header, and tags it (block.h) with the caller's stack. No
  * lock, no stdio, no I/O: the heap itself is the profile. The entry points carry the
  * names real.h gives them in this build (malloc, __wrap_malloc, heapprof_rust_malloc).
+ * Also the process's on/off switch and what works it, and the constructor.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,6 +23,7 @@
 #include "hooks.h"
 #include "options.h"
 #include "real.h"
+#include "snapshot.h"
 #include "table.h"
 #include "triggers.h"
 #include "unwind.h"
@@ -47,8 +50,9 @@ static HP_TLS bool in_hook;
 
 /* ---- sampling (HEAPPROF_SAMPLE) --------------------------------------------------- */
 
-/* Off for the process (heapprof_enable, HEAPPROF_START=off) or this thread
- * (heapprof_thread_enable): blocks then pass through untagged and uncounted. */
+/* Off for the process (heapprof_enable, HEAPPROF_START=off, HEAPPROF_TOGGLE_SIGNAL:
+ * api.c) or this thread (heapprof_thread_enable): blocks then pass through untagged
+ * and uncounted. process_on is the one copy of the process's switch. */
 static bool process_on = true;
 static HP_TLS bool thread_off;
 #define tagging_on (__atomic_load_n(&process_on, __ATOMIC_RELAXED) && !thread_off)
@@ -76,6 +80,11 @@ void hooks_enable(bool on)
 {
 	__atomic_store_n(&process_on, on, __ATOMIC_RELAXED);
 	sample_fast_update();
+}
+
+bool hooks_enabled(void)
+{
+	return __atomic_load_n(&process_on, __ATOMIC_RELAXED);
 }
 
 void hooks_thread_enable(bool on)
@@ -166,7 +175,7 @@ static inline __attribute__((always_inline)) bool sample_take(uint64_t size, uns
 	return sample_point(size, flags);
 }
 
-void hooks_after_fork(void)
+static void hooks_after_fork(void)
 {
 	sample_rng = 0;	/* the child draws its own points */
 	sample_left = 0;	/* ... from its first call on (sample_point) */
@@ -665,3 +674,62 @@ extern __typeof(malloc) hooks_malloc __attribute__((alias(HP_ENTRY_STR(malloc)),
 extern __typeof(aligned_alloc) hooks_aligned_alloc
 	__attribute__((alias(HP_ENTRY_STR(aligned_alloc)), copy(HP_ENTRY(aligned_alloc))));
 extern __typeof(free) hooks_free __attribute__((alias(HP_ENTRY_STR(free)), copy(HP_ENTRY(free))));
+
+/* ---- HEAPPROF_START and HEAPPROF_TOGGLE_SIGNAL ------------------------------------ */
+
+static void on_toggle_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)si, (void)uc;
+	hooks_enable(!hooks_enabled());
+}
+
+static void start_switch(void)
+{
+	if (!hp_opt.start || !strcmp(hp_opt.start, "on"))
+		return;
+	if (!strcmp(hp_opt.start, "off"))
+		hooks_enable(false);
+	else
+		hp_warn("HEAPPROF_START=", hp_opt.start, " is neither on nor off; using on");
+}
+
+/* snap_sig: HEAPPROF_SIGNAL's signal (0 if none), which takes snapshots, not turns. */
+static void toggle_signal(int snap_sig)
+{
+	int sig;
+
+	if (!hp_opt.toggle_signal ||
+	    !(sig = hp_signal_parse("HEAPPROF_TOGGLE_SIGNAL", hp_opt.toggle_signal)))
+		return;
+	if (sig == snap_sig)
+		hp_warn("HEAPPROF_TOGGLE_SIGNAL=", hp_opt.toggle_signal,
+			" is HEAPPROF_SIGNAL's signal too; it takes snapshots and does not toggle");
+	else
+		triggers_handle(sig, on_toggle_signal, NULL);
+}
+
+/* ---- start-up and fork ------------------------------------------------------------- */
+
+static void hooks_fork_child(void)
+{
+	hp_tid_cache = 0;	/* the child of fork() is another thread */
+	table_after_fork();
+	hooks_after_fork();
+	events_after_fork();
+	snapshot_after_fork();
+}
+
+/*
+ * heapprof's constructor, here because this file is linked into every build (an
+ * archive member nothing calls would be left out). Runs before the program's
+ * constructors (after those of the libraries it uses):
+ * makes sure the allocator is known even in a program that never allocates, and
+ * that a forked child knows it is another process.
+ */
+__attribute__((constructor)) static void hooks_start(void)
+{
+	boot_ensure();
+	pthread_atfork(NULL, NULL, hooks_fork_child);
+	start_switch();
+	toggle_signal(triggers_init());
+}

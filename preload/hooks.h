@@ -17,11 +17,12 @@ HP_HIDDEN void *hooks_malloc(size_t size);
 HP_HIDDEN void *hooks_aligned_alloc(size_t align, size_t size);
 HP_HIDDEN void hooks_free(void *p);
 
-/* heapprof_enable() and heapprof_thread_enable() (hooks.c). */
+/* Tagging on or off for the whole process (heapprof_enable(), HEAPPROF_START,
+ * HEAPPROF_TOGGLE_SIGNAL; async-signal-safe), and where it stands; on at start. */
 HP_HIDDEN void hooks_enable(bool on);
-HP_HIDDEN void hooks_thread_enable(bool on);
+HP_HIDDEN bool hooks_enabled(void);
 
-/* In a forked child (hooks.c): sampling draws its own points. */
-HP_HIDDEN void hooks_after_fork(void);
+/* heapprof_thread_enable(): the same for the calling thread alone. */
+HP_HIDDEN void hooks_thread_enable(bool on);
 
 #endif

@@ -12,57 +12,13 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "hooks.h"
 #include "options.h"
 #include "snapshot.h"
 #include "table.h"
 #include "triggers.h"
 #include "util.h"
 
-static const struct { const char *name; int sig; } sig_names[] = {
-	{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "USR1", SIGUSR1 },
-	{ "USR2", SIGUSR2 }, { "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
-	{ "CONT", SIGCONT }, { "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
-	{ "URG", SIGURG }, { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ }, { "VTALRM", SIGVTALRM },
-	{ "PROF", SIGPROF }, { "WINCH", SIGWINCH }, { "IO", SIGIO }, { "PWR", SIGPWR },
-	{ "SYS", SIGSYS },
-};
-
-/* "USR2", "SIGUSR2", "12" or "RTMIN+3"; 0 (after one warning) if none of those. */
-static int parse_signal(const char *var, const char *s)
-{
-	const char *name = strncmp(s, "SIG", 3) ? s : s + 3;
-	char *end;
-	long n;
-
-	for (size_t i = 0; i < sizeof(sig_names) / sizeof(sig_names[0]); i++)
-		if (!strcmp(name, sig_names[i].name))
-			return sig_names[i].sig;
-	if (!strncmp(name, "RTMIN+", 6)) {
-		n = strtol(name + 6, &end, 10);
-		if (!*end && end != name + 6 && n >= 0 && SIGRTMIN + n <= SIGRTMAX)
-			return SIGRTMIN + (int)n;
-	} else {
-		n = strtol(name, &end, 10);
-		if (!*end && end != name && n > 0 && n <= SIGRTMAX && n != SIGKILL &&
-		    n != SIGSTOP && n != SIGCHLD && n != SIGSEGV && n != SIGBUS && n != SIGILL &&
-		    n != SIGFPE && n != SIGABRT)
-			return (int)n;
-	}
-	{
-		struct hp_line l = { .n = 0 };
-
-		hp_line_add(&l, var);
-		hp_line_add(&l, "=");
-		hp_line_add(&l, s);
-		hp_line_add(&l, " is not a signal heapprof can take (a name such as USR2, or "
-			      "a number); ignored");
-		hp_line_say(&l);
-	}
-	return 0;
-}
-
-static void handle(int sig, void (*fn)(int, siginfo_t *, void *), struct sigaction *old)
+void triggers_handle(int sig, void (*fn)(int, siginfo_t *, void *), struct sigaction *old)
 {
 	struct sigaction sa;
 
@@ -73,26 +29,12 @@ static void handle(int sig, void (*fn)(int, siginfo_t *, void *), struct sigacti
 	sigaction(sig, &sa, old);
 }
 
-/* ---- HEAPPROF_SIGNAL, HEAPPROF_TOGGLE_SIGNAL, HEAPPROF_START ---------------------- */
+/* ---- HEAPPROF_SIGNAL ------------------------------------------------------------- */
 
 static void on_snapshot_signal(int sig, siginfo_t *si, void *uc)
 {
 	(void)si;
 	snapshot_take(NULL, uc, sig, SNAP_SIGNAL);
-}
-
-static int tagging = 1;
-
-void triggers_enable(int on)
-{
-	__atomic_store_n(&tagging, !!on, __ATOMIC_RELAXED);
-	hooks_enable(on);
-}
-
-static void on_toggle_signal(int sig, siginfo_t *si, void *uc)
-{
-	(void)sig, (void)si, (void)uc;
-	triggers_enable(!__atomic_load_n(&tagging, __ATOMIC_RELAXED));
 }
 
 /* ---- exit and HEAPPROF_AT_EXIT ---------------------------------------------------- */
@@ -209,35 +151,22 @@ static void check_output(const char *pattern)
 	}
 }
 
-void triggers_init(void)
+int triggers_init(void)
 {
-	int sig = 0, tsig;
+	int sig = 0;
 
-	if (hp_opt.start && strcmp(hp_opt.start, "on")) {
-		if (!strcmp(hp_opt.start, "off"))
-			triggers_enable(0);
-		else
-			hp_warn("HEAPPROF_START=", hp_opt.start, " is neither on nor off; using on");
-	}
 	if (hp_opt.snapshot && strcmp(hp_opt.snapshot, "compact") && strcmp(hp_opt.snapshot, "full"))
 		hp_warn("HEAPPROF_SNAPSHOT=", hp_opt.snapshot,
 			" is neither compact nor full; using compact");
 	check_output(hp_opt.output);
-	if (hp_opt.signal && (sig = parse_signal("HEAPPROF_SIGNAL", hp_opt.signal)))
-		handle(sig, on_snapshot_signal, NULL);
-	if (hp_opt.toggle_signal && (tsig = parse_signal("HEAPPROF_TOGGLE_SIGNAL", hp_opt.toggle_signal))) {
-		if (tsig == sig)
-			hp_warn("HEAPPROF_TOGGLE_SIGNAL=", hp_opt.toggle_signal,
-				" is HEAPPROF_SIGNAL's signal too; it takes snapshots and does "
-				"not toggle");
-		else
-			handle(tsig, on_toggle_signal, NULL);
-	}
+	if (hp_opt.signal && (sig = hp_signal_parse("HEAPPROF_SIGNAL", hp_opt.signal)))
+		triggers_handle(sig, on_snapshot_signal, NULL);
 	peak_next = hp_opt.peak;
 	atexit(at_exit);	/* before the program's: runs after all of theirs */
 	if (hp_opt.at_crash) {
 		crash_stack();
 		for (size_t i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)
-			handle(crash_sigs[i], on_crash, &crash_old[i]);
+			triggers_handle(crash_sigs[i], on_crash, &crash_old[i]);
 	}
+	return sig;
 }

@@ -4,6 +4,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -190,4 +191,48 @@ uint64_t hp_clock_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- signal names ------------------------------------------------------------ */
+
+static const struct { const char *name; int sig; } sig_names[] = {
+	{ "HUP", SIGHUP }, { "INT", SIGINT }, { "QUIT", SIGQUIT }, { "USR1", SIGUSR1 },
+	{ "USR2", SIGUSR2 }, { "PIPE", SIGPIPE }, { "ALRM", SIGALRM }, { "TERM", SIGTERM },
+	{ "CONT", SIGCONT }, { "TSTP", SIGTSTP }, { "TTIN", SIGTTIN }, { "TTOU", SIGTTOU },
+	{ "URG", SIGURG }, { "XCPU", SIGXCPU }, { "XFSZ", SIGXFSZ }, { "VTALRM", SIGVTALRM },
+	{ "PROF", SIGPROF }, { "WINCH", SIGWINCH }, { "IO", SIGIO }, { "PWR", SIGPWR },
+	{ "SYS", SIGSYS },
+};
+
+int hp_signal_parse(const char *var, const char *s)
+{
+	const char *name = strncmp(s, "SIG", 3) ? s : s + 3;
+	char *end;
+	long n;
+
+	for (size_t i = 0; i < sizeof(sig_names) / sizeof(sig_names[0]); i++)
+		if (!strcmp(name, sig_names[i].name))
+			return sig_names[i].sig;
+	if (!strncmp(name, "RTMIN+", 6)) {
+		n = strtol(name + 6, &end, 10);
+		if (!*end && end != name + 6 && n >= 0 && SIGRTMIN + n <= SIGRTMAX)
+			return SIGRTMIN + (int)n;
+	} else {
+		n = strtol(name, &end, 10);
+		if (!*end && end != name && n > 0 && n <= SIGRTMAX && n != SIGKILL &&
+		    n != SIGSTOP && n != SIGCHLD && n != SIGSEGV && n != SIGBUS && n != SIGILL &&
+		    n != SIGFPE && n != SIGABRT)
+			return (int)n;
+	}
+	{
+		struct hp_line l = { .n = 0 };
+
+		hp_line_add(&l, var);
+		hp_line_add(&l, "=");
+		hp_line_add(&l, s);
+		hp_line_add(&l, " is not a signal heapprof can take (a name such as USR2, or "
+			      "a number); ignored");
+		hp_line_say(&l);
+	}
+	return 0;
 }

@@ -50,6 +50,10 @@ HP_HIDDEN void hp_line_say(struct hp_line *l);
 /* A short text for errno value err, for lines on stderr: no locale, no allocation. */
 HP_HIDDEN const char *hp_strerror(int err);
 
+/* The signal s names for variable var: "USR2", "SIGUSR2", "12" or "RTMIN+3"; 0 after
+ * one warning if none of those, or one heapprof cannot take (SIGKILL, SIGSEGV, ...). */
+HP_HIDDEN int hp_signal_parse(const char *var, const char *s);
+
 /* ns of CLOCK_MONOTONIC (exact, for durations a user reads). */
 HP_HIDDEN uint64_t hp_clock_ns(void);
 
