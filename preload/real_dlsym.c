@@ -76,16 +76,12 @@ void real_resolve(void)
 	}
 }
 
-/*
- * Ask the next aligned_alloc in the chain, with a 1-byte block freed at once: NULL
- * means refused. Only odd alignments pay for this.
- */
-bool real_takes_align(size_t align)
+/* The next aligned_alloc and free in the chain, looked up once. */
+bool real_aligned_pair(void *(**aa_out)(size_t, size_t), void (**fr_out)(void *))
 {
 	static void *(*next_aligned_alloc)(size_t, size_t);
 	static void (*next_free)(void *);
 	static int looked_up;	/* 0 not yet, 1 found, -1 none: memalign's rules */
-	void *p;
 
 	if (!__atomic_load_n(&looked_up, __ATOMIC_ACQUIRE)) {
 		/* both from the same object: the block goes back where it came from */
@@ -104,11 +100,9 @@ bool real_takes_align(size_t align)
 		__atomic_store_n(&looked_up, same ? 1 : -1, __ATOMIC_RELEASE);
 	}
 	if (__atomic_load_n(&looked_up, __ATOMIC_ACQUIRE) < 0)
-		return true;
-	p = __atomic_load_n(&next_aligned_alloc, __ATOMIC_RELAXED)(align, 1);
-	if (!p)
 		return false;
-	__atomic_load_n(&next_free, __ATOMIC_RELAXED)(p);
+	*aa_out = __atomic_load_n(&next_aligned_alloc, __ATOMIC_RELAXED);
+	*fr_out = __atomic_load_n(&next_free, __ATOMIC_RELAXED);
 	return true;
 }
 

@@ -19,12 +19,9 @@ void real_resolve(void)
 			"' under the Rust allocator; using the libc's malloc");
 }
 
-bool real_takes_align(size_t align)
+bool real_aligned_pair(void *(**aa)(size_t, size_t), void (**fr)(void *))
 {
-	void *p = aligned_alloc(align, 1);
-
-	if (!p)
-		return false;
-	free(p);
+	*aa = aligned_alloc;
+	*fr = free;
 	return true;
 }

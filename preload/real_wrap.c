@@ -76,13 +76,10 @@ void real_resolve(void)
 			"' in a program linked with libheapprof.a; using the libc's malloc");
 }
 
-bool real_takes_align(size_t align)
+bool real_aligned_pair(void *(**aa)(size_t, size_t), void (**fr)(void *))
 {
-	void *p = __real_aligned_alloc(align, 1);
-
-	if (!p)
-		return false;
-	__real_free(p);
+	*aa = __real_aligned_alloc;
+	*fr = __real_free;
 	return true;
 }
 
