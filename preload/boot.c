@@ -14,7 +14,6 @@
 #include "unwind.h"
 #include "util.h"
 
-struct hp_real hp_real;
 unsigned hp_frames;
 bool hp_stacks;
 

@@ -1,8 +1,11 @@
 /*
- * What the three ways to the real allocator (real.h) share: the question whether the
- * aligned_alloc below us takes an alignment, asked of whichever pair each gives.
+ * What the three ways to the real allocator (real.h) share: hp_real, which each fills,
+ * and the question whether the aligned_alloc below us takes an alignment, asked of
+ * whichever pair each gives.
  */
 #include "real.h"
+
+struct hp_real hp_real;
 
 /* A 1-byte block freed at once: NULL means refused. Only odd alignments pay for this. */
 bool real_takes_align(size_t align)
