@@ -6,7 +6,10 @@
  * Also the process's on/off switch and what works it, and the constructor.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
+#include <link.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -719,6 +722,37 @@ static void hooks_fork_child(void)
 	snapshot_after_fork();
 }
 
+#if !defined(HP_ENTRIES_WRAP) && !defined(HP_ENTRIES_RUST)
+/*
+ * heapprof.so: a malloc before ours in the lookup order (LD_PRELOAD="libjemalloc.so.2
+ * heapprof.so", or a program that defines its own) gets every call: heapprof then
+ * records nothing, so say so once, at start-up. A non-PIE program that takes malloc's
+ * address (python3's allocator table) has a canonical PLT entry: dlsym finds that stub,
+ * which only jumps to ours; its malloc symbol is undefined there.
+ */
+static void check_first(void)
+{
+	void *first = dlsym(RTLD_DEFAULT, "malloc");
+	const ElfW(Sym) *sym = NULL;
+	Dl_info info;
+
+	if (!first || first == (void *)hooks_malloc)
+		return;
+	if (dladdr1(first, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_shndx == SHN_UNDEF)
+		return;
+	hp_warn("malloc is not heapprof's but ",
+		dladdr(first, &info) && info.dli_fname && *info.dli_fname ? info.dli_fname :
+									   "the program's",
+		"'s, which comes first: nothing will be recorded (put heapprof.so first in "
+		"LD_PRELOAD, or name the allocator in HEAPPROF_ALLOCATOR)");
+}
+#else
+/* libheapprof.a and the Rust crate call us by names of their own: nothing comes first */
+static void check_first(void)
+{
+}
+#endif
+
 /*
  * heapprof's constructor, here because this file is linked into every build (an
  * archive member nothing calls would be left out). Runs before the program's
@@ -732,4 +766,5 @@ __attribute__((constructor)) static void hooks_start(void)
 	pthread_atfork(NULL, NULL, hooks_fork_child);
 	start_switch();
 	toggle_signal(triggers_init());
+	check_first();
 }

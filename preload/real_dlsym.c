@@ -1,7 +1,7 @@
 /*
  * heapprof.so's way to the real allocator: our malloc family interposes by name, and
  * the real one is the next in the lookup order (dlsym RTLD_NEXT) or the library named
- * by HEAPPROF_ALLOCATOR. Also warns when another malloc comes before ours.
+ * by HEAPPROF_ALLOCATOR.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hooks.h"
 #include "options.h"
 #include "real.h"
 #include "util.h"
@@ -104,28 +103,4 @@ bool real_aligned_pair(void *(**aa_out)(size_t, size_t), void (**fr_out)(void *)
 	*aa_out = __atomic_load_n(&next_aligned_alloc, __ATOMIC_RELAXED);
 	*fr_out = __atomic_load_n(&next_free, __ATOMIC_RELAXED);
 	return true;
-}
-
-/*
- * A malloc before ours in the lookup order (LD_PRELOAD="libjemalloc.so.2 heapprof.so",
- * or a program that defines its own) gets every call: heapprof then records nothing,
- * so say so once, at start-up. A non-PIE program that takes malloc's address (python3's
- * allocator table) has a canonical PLT entry: dlsym finds that stub, which only jumps
- * to ours; its malloc symbol is undefined there.
- */
-__attribute__((constructor)) static void real_check_first(void)
-{
-	void *first = dlsym(RTLD_DEFAULT, "malloc");
-	const ElfW(Sym) *sym = NULL;
-	Dl_info info;
-
-	if (!first || first == (void *)hooks_malloc)
-		return;
-	if (dladdr1(first, &info, (void **)&sym, RTLD_DL_SYMENT) && sym && sym->st_shndx == SHN_UNDEF)
-		return;
-	hp_warn("malloc is not heapprof's but ",
-		dladdr(first, &info) && info.dli_fname && *info.dli_fname ? info.dli_fname :
-									   "the program's",
-		"'s, which comes first: nothing will be recorded (put heapprof.so first in "
-		"LD_PRELOAD, or name the allocator in HEAPPROF_ALLOCATOR)");
 }
