@@ -9,7 +9,7 @@
 #include <dlfcn.h>
 #include <stdlib.h>
 
-#include "boot.h"
+#include "compiler.h"
 #include "hooks.h"
 #include "util.h"
 

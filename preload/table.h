@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "boot.h"
+#include "compiler.h"
 #include "unwind.h"
 
 /* The v2 stack record as this process stores it (target = host). */

@@ -5,7 +5,6 @@
  * tell it may be gone.
  */
 #define _GNU_SOURCE
-#include "boot.h"
 #include "unwinder.h"
 
 #include <pthread.h>
