@@ -212,14 +212,18 @@ static inline __attribute__((always_inline)) void *tag(void *real, unsigned shif
 	if (likely(hp_stacks && !in_hook)) {
 		/* one frame more than kept: a walk that fills it was cut */
 		uintptr_t pcs[hp_frames + 1];
-		struct unwind_hint *hint;
+		struct table_memo *memo;
+		uint64_t walk;
 		struct hp_site_rec *s;
 		unsigned n;
 
 		in_hook = true;
-		n = unwind_capture_hinted(pcs, hp_frames + 1, st, &hint);
+		n = unwind_capture_walk(pcs, hp_frames + 1, st, &walk);
+		memo = table_memo_find(walk);
+		if (walk && !memo)
+			unwind_walk_frames(walk, pcs);	/* the table needs them this once */
 		s = table_site(pcs, n > hp_frames ? hp_frames : n, n > hp_frames, hp_tid(), entry,
-			       hint);
+			       walk, memo);
 		if (s)
 			site = table_site_id(s);
 		counters_alloc(s, size, flags);

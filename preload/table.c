@@ -425,22 +425,24 @@ struct cache_slot {
 static HP_TLS struct cache_slot cache[CACHE_SIZE];
 HP_TLS struct table_free_slot hp_free_cache[TABLE_FREE_CACHE];
 
+HP_TLS struct table_memo hp_table_memo[TABLE_MEMO];
+
 /*
- * The site of (pcs, this thread, entry, region). A hint from a replayed walk (unwind.c)
- * names the stack record of exactly these pcs, so no hash and no comparison, and the
- * site it found last.
+ * The site of (pcs, this thread, entry, region). The memo of a walk seen before names
+ * the stack record of exactly these pcs, so no hash and no comparison.
  */
 struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n, bool truncated,
-				    uint32_t tid, unsigned entry, struct unwind_hint *hint)
+				    uint32_t tid, unsigned entry, uint64_t walk,
+				    const struct table_memo *m)
 {
-	const struct hp_stack_rec *known = hint ? hint->stack : NULL;
+	const struct hp_stack_rec *known = m ? m->stack : NULL;
 	uint64_t h;
 	struct cache_slot *c;
 	const struct hp_stack_rec *r;
 	struct hp_site_rec *site;
 
-	/* entry holds the region (table_site); a hint that held the site was taken there */
-	h = known ? hint->hash : stack_hash(pcs, n, truncated);
+	/* entry holds the region (table_site); a memo that held the site was taken there */
+	h = known ? m->hash : stack_hash(pcs, n, truncated);
 	c = &cache[(h ^ entry * 0x9E3779B9u) % CACHE_SIZE];
 	if (c->hash == h && c->entry == entry && c->stack &&
 	    (known ? c->stack == known : stack_equal(c->stack, pcs, n, truncated))) {
@@ -454,8 +456,8 @@ struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n, bool trunc
 			return NULL;
 		*c = (struct cache_slot){ h, r, site, entry };
 	}
-	if (hint)
-		*hint = (struct unwind_hint){ c->stack, site, h, tid, entry };
+	if (walk)
+		*table_memo_of(walk) = (struct table_memo){ walk, c->stack, site, h, tid, entry };
 	return site;
 }
 

@@ -15,7 +15,6 @@
 #include <time.h>
 
 #include "compiler.h"
-#include "unwind.h"
 
 /* The v2 stack record as this process stores it (target = host). */
 struct hp_stack_rec {
@@ -50,10 +49,13 @@ HP_HIDDEN void table_after_fork(void);
  * went on past n), the calling thread tid and entry (HP2_ENTRY_*): found in the
  * thread's cache or the table, inserted if new. 0 (no stack) if memory for a new
  * record cannot be had: the block is then still tagged, only without its stack.
+ * walk: the capture's walk id (unwind.h), 0 if none; m: its memo if the table
+ * knows it (table_memo_find), and then pcs[1..] are not read.
  */
+struct table_memo;
 HP_HIDDEN struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n,
 					      bool truncated, uint32_t tid, unsigned entry,
-					      struct unwind_hint *hint);
+					      uint64_t walk, const struct table_memo *m);
 
 /* The id of the stack record for pcs[0..n-1] (stored if new), without a site: the
  * event ring's free names its own stack so. 0 if memory for it cannot be had. */
@@ -62,15 +64,45 @@ HP_HIDDEN uint32_t table_stack_id(const uintptr_t *pcs, unsigned n, bool truncat
 /* This thread's innermost region as it goes into a site's entry (id << 16; 0: none). */
 extern HP_TLS unsigned table_region_entry HP_HIDDEN;
 
-/* Inline: a replayed stack whose hint holds this thread's site is answered here. */
+/*
+ * The thread's memo of walks: what the table found for a walk id (unwind_capture_walk),
+ * its stack record and hash, and the last site it gave (for tid and entry). A walk
+ * id's low 8 bits tell apart the walks the unwinder keeps at once.
+ */
+struct table_memo {
+	uint64_t walk;
+	const struct hp_stack_rec *stack;
+	struct hp_site_rec *site;
+	uint64_t hash;
+	uint32_t tid, entry;
+};
+#define TABLE_MEMO 256
+extern HP_TLS struct table_memo hp_table_memo[TABLE_MEMO] HP_HIDDEN;
+
+static inline struct table_memo *table_memo_of(uint64_t walk)
+{
+	return &hp_table_memo[walk % TABLE_MEMO];
+}
+
+/* The memo of walk, when the table knows its stack (its frames are then not needed);
+ * NULL for walk 0 or one not seen. */
+static inline struct table_memo *table_memo_find(uint64_t walk)
+{
+	struct table_memo *m = table_memo_of(walk);
+
+	return walk && m->walk == walk ? m : NULL;
+}
+
+/* Inline: a walk whose memo m (table_memo_find) holds this thread's site is answered
+ * here. */
 static inline struct hp_site_rec *table_site(const uintptr_t *pcs, unsigned n, bool truncated,
-					     uint32_t tid, unsigned entry,
-					     struct unwind_hint *hint)
+					     uint32_t tid, unsigned entry, uint64_t walk,
+					     const struct table_memo *m)
 {
 	entry |= table_region_entry;	/* a site is also per region */
-	if (hint && hint->stack && hint->site && hint->tid == tid && hint->entry == entry)
-		return (struct hp_site_rec *)hint->site;
-	return table_site_slow(pcs, n, truncated, tid, entry, hint);
+	if (m && m->tid == tid && m->entry == entry)
+		return m->site;
+	return table_site_slow(pcs, n, truncated, tid, entry, walk, m);
 }
 
 /*

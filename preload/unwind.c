@@ -37,9 +37,10 @@ unsigned unwind_gen;
  * dependent look-ups per frame. A word that changed sends the capture to the walker.
  * Exact, not a guess: nothing is taken that the walk would not find.
  */
-#define REPLAY_SET_BITS 6	/* 64 sets of four slots: 284 KiB per thread, touched as used */
+#define REPLAY_SET_BITS 6	/* 64 sets of four slots: 280 KiB per thread, touched as used */
 #define REPLAY_SETS (1u << REPLAY_SET_BITS)
 #define REPLAY_WAYS 4
+_Static_assert(REPLAY_SETS * REPLAY_WAYS <= 256, "a walk id names its slot in 8 bits");
 
 struct replay {
 	uintptr_t fp, hi;	/* the start's fp (hidden: walk_log_hide), the window's top (its
@@ -48,7 +49,7 @@ struct replay {
 	unsigned nread, n;
 	bool fp_used;
 	bool paired;	/* the reads come in pairs of adjacent words (fp: saved fp, pc) */
-	struct unwind_hint hint;
+	uint64_t id;	/* the walk's id (unwind_capture_walk): a new one per log */
 	uint64_t pcs;	/* the walk's log: which reads became pcs, */
 	/* where, and what (hidden); 16-aligned, for replay_holds_paired */
 	uintptr_t addr[WALK_LOG_MAX] __attribute__((aligned(16)));
@@ -64,6 +65,8 @@ struct replay_set {
 
 static bool replay_on;
 static pthread_key_t replay_key;
+/* logs made by this thread so far: walk ids are (count << 8 | slot), never reused */
+static __thread uint64_t walk_seq __attribute__((tls_model("initial-exec")));
 /* this thread's sets: NULL until its first walk, REPLAY_NONE when it has none */
 static __thread struct replay_set *replays __attribute__((tls_model("initial-exec")));
 #define REPLAY_NONE ((struct replay_set *)1)
@@ -232,7 +235,7 @@ static unsigned replay_empty(const struct replay_set *set)
  * turn of the first), and keep the log if the walk could be logged whole. */
 static __attribute__((noinline)) unsigned
 replay_miss(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
-	    struct unwind_hint **hint, struct replay_set *set, unsigned i, uint64_t genmax,
+	    uint64_t *walk, struct replay_set *set, unsigned i, uint64_t genmax,
 	    const struct stack_win *w)
 {
 	struct replay *e;
@@ -270,8 +273,8 @@ replay_miss(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 		e->fp_used = log.fp_used;
 		e->paired = log_paired(e->addr, log.n);
 		e->pcs = log.pcs;
-		memset(&e->hint, 0, sizeof(e->hint));
-		*hint = &e->hint;
+		e->id = ++walk_seq << 8 | (uint64_t)((set - replays) * REPLAY_WAYS + i);
+		*walk = e->id;
 	}
 	return n;
 }
@@ -284,10 +287,11 @@ replay_first(uintptr_t *pcs, unsigned max, const struct unwind_start *st)
 	return walk_unlogged(pcs, max, st);
 }
 
-/* Inline in unwind_capture_hinted: a replay that holds is this and replay_holds. */
+/* Inline in unwind_capture_walk: a replay that holds is this and replay_holds. Its
+ * frames are left in the log until the caller asks (unwind_walk_frames). */
 static inline __attribute__((always_inline)) unsigned
 capture_replayed(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
-		 struct unwind_hint **hint)
+		 uint64_t *walk)
 {
 	struct replay_set *tab = replays, *set;
 	uint64_t genmax = __atomic_load_n(&unwind_gen, __ATOMIC_ACQUIRE) | (uint64_t)max << 32;
@@ -307,15 +311,12 @@ capture_replayed(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 		set = &tab[replay_set2(h)];
 		i = replay_find(set, st);
 		if (i == REPLAY_WAYS)
-			return replay_miss(pcs, max, st, hint, tab, i, genmax, &w);
+			return replay_miss(pcs, max, st, walk, tab, i, genmax, &w);
 	}
 	e = &set->way[i];
 	if (__builtin_expect(!replay_fits(e, st, genmax, &w) || !replay_holds(e), 0))
-		return replay_miss(pcs, max, st, hint, set, i, genmax, &w);	/* log anew here */
-	*hint = &e->hint;
-	/* a caller that knows the stack needs no frames */
-	if (!e->hint.stack)
-		replay_frames(e, pcs);
+		return replay_miss(pcs, max, st, walk, set, i, genmax, &w);	/* log anew here */
+	*walk = e->id;
 	return e->n;
 }
 
@@ -369,15 +370,26 @@ const char *unwind_name(void)
 
 unsigned unwind_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st)
 {
-	struct unwind_hint *hint;
+	uint64_t walk;
+	unsigned n = unwind_capture_walk(pcs, max, st, &walk);
 
-	return unwind_capture_hinted(pcs, max, st, &hint);
+	if (walk)
+		unwind_walk_frames(walk, pcs);
+	return n;
 }
 
-unsigned unwind_capture_hinted(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
-			       struct unwind_hint **hint)
+/* The slot that logged walk id is the one it names: no capture has come since. */
+void unwind_walk_frames(uint64_t id, uintptr_t *pcs)
 {
-	*hint = NULL;
+	unsigned slot = (unsigned)(id & 0xff);
+
+	replay_frames(&replays[slot / REPLAY_WAYS].way[slot % REPLAY_WAYS], pcs);
+}
+
+unsigned unwind_capture_walk(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
+			     uint64_t *walk)
+{
+	*walk = 0;
 	if (max == 0)
 		return 0;
 	if (max > HP_UNWIND_MAX + 1)
@@ -386,6 +398,6 @@ unsigned unwind_capture_hinted(uintptr_t *pcs, unsigned max, const struct unwind
 	if (max == 1 || !chosen)
 		return 1;
 	if (replay_on && chosen != &unwinder_libgcc)
-		return capture_replayed(pcs, max, st, hint);
+		return capture_replayed(pcs, max, st, walk);
 	return walk_unlogged(pcs, max, st);
 }

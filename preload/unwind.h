@@ -69,23 +69,18 @@ unsigned unwind_capture(uintptr_t *pcs, unsigned max, const struct unwind_start 
 void unwind_unloaded(void);
 
 /*
- * What the caller learnt about a stack (table.c: its record and hash, and the last
- * site found for it), kept with the thread's log of the walk that found it; see
- * unwind.c, "replay". Zero after a walk.
+ * unwind_capture, for a caller that keeps what it learns of a walk: *walk = 0 if the
+ * walk was not logged; else the id of the logged walk (unwind.c, "replay"), the same
+ * for every capture in this thread that replays that log, so the same frames, and
+ * never given to another walk of the thread; its low 8 bits tell apart the walks kept
+ * at once. With an id, pcs[1..] may be left unfilled (a replay leaves the frames in
+ * the log): unwind_walk_frames() fills them.
  */
-struct unwind_hint {
-	const void *stack, *site;
-	uint64_t hash;
-	uint32_t tid, entry;
-};
+unsigned unwind_capture_walk(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
+			     uint64_t *walk);
 
-/*
- * unwind_capture, and *hint = the room for what the caller learns about this stack,
- * valid for these frames until the caller's next capture in this thread; NULL when
- * the walk was not logged. When (*hint)->stack is set on return, the stack is the one
- * the caller stored it for, and pcs[1..] may not be filled in.
- */
-unsigned unwind_capture_hinted(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
-			       struct unwind_hint **hint);
+/* Fill pcs[1..] of the capture that just returned walk id (nonzero), before the
+ * thread's next capture. */
+void unwind_walk_frames(uint64_t id, uintptr_t *pcs);
 
 #endif
