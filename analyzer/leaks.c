@@ -450,7 +450,7 @@ void leaks_apply(struct graph *g, struct scan_result *scan, struct sym *sym,
 		k.b[i].state = ST_UNREACHED;
 	pass_reach(&k);
 	pass_cliques(&k);
-	sum->threads = (unsigned)g->th.n;
+	sum->threads = (unsigned)g->img->nthreads;
 	sum->stack_cut = g->stack_cut;
 	sum->root_bytes = g->root_bytes;
 	sum->scanned_bytes = g->scanned_bytes;
