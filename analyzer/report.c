@@ -370,6 +370,18 @@ const char *report_frame_name(const struct report_frame *f, char *buf, size_t si
 	return buf;
 }
 
+void report_write_frame_place(const struct report_frame *f, FILE *out)
+{
+	const char *mod = f->module ? strrchr(f->module, '/') : NULL;
+
+	if (f->inlined)
+		fputs(" (inlined)", out);
+	if (f->file)
+		fprintf(out, "  %s:%d", f->file, f->line);
+	if (f->module && !f->in_program && f->func)
+		fprintf(out, "  (%s)", mod ? mod + 1 : f->module);
+}
+
 const char *report_leak_class(const struct report_stack *s)
 {
 	return leaks_class_name(s->flags);
