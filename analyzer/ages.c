@@ -69,12 +69,8 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 			newest[d.block.version] = ms;
 	}
 	sum->newest_ms = newest[2];
-	if (older_than_ms >= 0) {
-		collect_init(&cc);
-		cc.opts = scan->found.opts;
-		for (size_t i = 0; i < scan->found.nrecs; i++)
-			collect_add(&cc, &scan->found.recs[i]);
-	}
+	if (older_than_ms >= 0)
+		collect_init_records(&cc, &scan->found);
 	for (size_t i = 0; i < scan->list.n; i++) {
 		struct decoded d;
 		uint64_t ms, age;

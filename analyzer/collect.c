@@ -54,6 +54,14 @@ void collect_init(struct collect *c)
 	c->sites = xcalloc(c->sites_cap, sizeof(*c->sites));
 }
 
+void collect_init_records(struct collect *c, const struct collect *from)
+{
+	collect_init(c);
+	c->opts = from->opts;
+	for (size_t i = 0; i < from->nrecs; i++)
+		collect_add(c, &from->recs[i]);
+}
+
 static size_t site_slot(const struct site_agg *v, size_t cap, uint32_t id)
 {
 	size_t i = (size_t)(((uint64_t)id * 0x9E3779B97F4A7C15ULL) >> 32) & (cap - 1);

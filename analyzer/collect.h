@@ -77,6 +77,9 @@ struct join_info {
 };
 
 void collect_init(struct collect *c);
+/* collect_init, then from's options and a copy of each of its records: a collect that
+ * joins other blocks with the records one scan found (from: scan_result.found). */
+void collect_init_records(struct collect *c, const struct collect *from);
 /* Take one decoded value (DEC_BLOCK or a record); copies what it keeps. */
 void collect_add(struct collect *c, const struct decoded *d);
 /* A v2 tag that failed its check, naming site (kept to tell damage from noise). */

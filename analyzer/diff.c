@@ -204,12 +204,7 @@ int diff_write_text(const struct report *r, FILE *f)
 			const struct report_frame *fr = &s->frames[j];
 
 			fprintf(f, "    %s", report_frame_name(fr, buf, sizeof(buf)));
-			if (fr->inlined)
-				fputs(" (inlined)", f);
-			if (fr->file)
-				fprintf(f, "  %s:%d", fr->file, fr->line);
-			if (fr->module && !fr->in_program && fr->func)
-				fprintf(f, "  (%s)", base_name(fr->module));
+			report_write_frame_place(fr, f);
 			fputc('\n', f);
 		}
 		if (s->flags & STACK_TRUNCATED)

@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "alloc.h"
-#include "core_notes.h"
 #include "graph.h"
 #include "image.h"
 #include "rd.h"
@@ -25,7 +24,6 @@
 #define GRAPH_REGION_SHIFT 30
 #define MAX_REGIONS_PER_BLOCK 2	/* a block spanning more is "huge": found by bsearch */
 #define X86_64_REDZONE 128		/* bytes below rsp a leaf function may use */
-#define X86_64_FS_BASE 21	/* user_regs_struct's fs_base: the thread pointer */
 #define X86_64_TCB_BYTES 2304	/* glibc's struct pthread above the thread pointer */
 
 static int block_cmp(const void *a, const void *b)
@@ -351,10 +349,10 @@ static uint64_t seg_start(struct graph *g, const struct seg *s, uint64_t send)
 {
 	uint64_t cur = s->vaddr;
 
-	for (size_t t = 0; t < g->th.n; t++) {
-		uint64_t sp = g->th.v[t].sp;
+	for (size_t t = 0; t < g->img->nthreads; t++) {
+		uint64_t sp = g->img->threads[t].sp;
 
-		if (!g->th.v[t].have_sp || sp < s->vaddr || sp >= send)
+		if (!g->img->threads[t].have_sp || sp < s->vaddr || sp >= send)
 			continue;
 		if (g->img->machine == 62 && sp >= s->vaddr + X86_64_REDZONE)
 			sp -= X86_64_REDZONE;
@@ -367,9 +365,9 @@ static uint64_t seg_start(struct graph *g, const struct seg *s, uint64_t send)
 
 static bool reg_roots(struct graph *g)
 {
-	for (size_t t = 0; t < g->th.n; t++)
-		for (unsigned r = 0; r < g->th.v[t].nregs; r++) {
-			uint64_t w = g->th.v[t].regs[r];
+	for (size_t t = 0; t < g->img->nthreads; t++)
+		for (unsigned r = 0; r < g->img->threads[t].nregs; r++) {
+			uint64_t w = g->img->threads[t].regs[r];
 			size_t j = lookup(g, w);
 
 			if (j == SIZE_MAX)
@@ -501,17 +499,23 @@ uint64_t graph_pointer_offset(struct graph *g, size_t i, size_t j)
 
 /* ------------------------------------------------------------------------------ */
 
-/* glibc x86-64: the static TLS blocks lie below the thread pointer; its dtv names them. */
+/*
+ * glibc x86-64: the static TLS blocks lie below the thread pointer (the reader's
+ * image_thread.tls, fs_base); its dtv names them. Other machines lay TLS out otherwise:
+ * none is named there.
+ */
 static void find_tls(struct graph *g)
 {
-	g->tls_lo = xcalloc(g->th.n ? g->th.n : 1, sizeof(*g->tls_lo));
-	g->tls_hi = xcalloc(g->th.n ? g->th.n : 1, sizeof(*g->tls_hi));
+	size_t nth = g->img->nthreads;
+
+	g->tls_lo = xcalloc(nth ? nth : 1, sizeof(*g->tls_lo));
+	g->tls_hi = xcalloc(nth ? nth : 1, sizeof(*g->tls_hi));
 	if (g->img->machine != 62 || g->img->wsize != 8)
 		return;
-	for (size_t t = 0; t < g->th.n; t++) {
-		uint64_t tp, dtv, slots, lo;
+	for (size_t t = 0; t < nth; t++) {
+		uint64_t tp = g->img->threads[t].tls, dtv, slots, lo;
 
-		if (g->th.v[t].nregs <= X86_64_FS_BASE || !(tp = g->th.v[t].regs[X86_64_FS_BASE]))
+		if (!g->img->threads[t].have_tls || !tp)
 			continue;
 		lo = tp;
 		if (image_read(g->img, tp + 8, &dtv, 8) && image_read(g->img, dtv - 16, &slots, 8))
@@ -570,7 +574,6 @@ struct graph *graph_build(const struct image *img, struct scan_result *scan,
 	g->find = GRAPH_NONE;
 	sort_blocks(g, scan);
 	build_index(g);
-	core_threads_read(img, &g->th);
 	find_tls(g);
 	g->rooted = xcalloc(g->n ? g->n : 1, 1);
 	walk_roots(g);
@@ -593,7 +596,6 @@ void graph_free(struct graph *g)
 	free(g->wbuf);
 	free(g->rkey);
 	free(g->cell);
-	core_threads_free(&g->th);
 	free(g->tls_lo);
 	free(g->tls_hi);
 	free(g->eoff);

@@ -12,8 +12,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "core_notes.h"
-
 struct alloc;
 struct image;
 struct scan_block;
@@ -36,7 +34,7 @@ enum { GRAPH_UNROOTED, GRAPH_ROOT_INTERIOR, GRAPH_ROOT_START };
 /* A root pointing into a block, named: a register of a thread, or a word of memory. */
 struct graph_root {
 	bool reg;
-	size_t thread;		/* index into graph.th */
+	size_t thread;		/* index into img->threads */
 	unsigned regno;		/* pr_reg word */
 	uint64_t addr;		/* the word's address (memory roots) */
 };
@@ -55,8 +53,7 @@ struct graph {
 	struct scan_block *b;		/* the scan's list, sorted by user, one per address */
 	uint64_t *end;			/* pointer range end, clamped below the next block */
 	size_t n;
-	struct core_threads th;		/* registers and stack pointers: roots */
-	uint64_t *tls_lo, *tls_hi;	/* per thread; 0, 0 when unknown */
+	uint64_t *tls_lo, *tls_hi;	/* per img->threads entry; 0, 0 when unknown */
 
 	/* the block index (graph.c) */
 	uint64_t lo, hi;		/* [lowest user, highest end) */

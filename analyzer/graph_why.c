@@ -107,21 +107,21 @@ static void print_root(struct graph *g, struct sym *sym, const struct graph_root
 	const struct sym_pc *p;
 
 	if (r->reg) {
-		fprintf(f, "thread %lu register ", (unsigned long)g->th.v[r->thread].tid);
+		fprintf(f, "thread %lu register ", (unsigned long)g->img->threads[r->thread].tid);
 		if (g->img->machine == 62 && r->regno < sizeof(x86_64_regs) / sizeof(*x86_64_regs))
 			fprintf(f, "%s\n", x86_64_regs[r->regno]);
 		else
 			fprintf(f, "#%u\n", r->regno);
 		return;
 	}
-	for (size_t t = 0; t < g->th.n; t++)
+	for (size_t t = 0; t < g->img->nthreads; t++)
 		if (r->addr >= g->tls_lo[t] && r->addr < g->tls_hi[t]) {
-			fprintf(f, "thread %lu TLS (0x%llx)\n", (unsigned long)g->th.v[t].tid,
+			fprintf(f, "thread %lu TLS (0x%llx)\n", (unsigned long)g->img->threads[t].tid,
 				(unsigned long long)r->addr);
 			return;
 		}
-	for (size_t t = 0; t < g->th.n; t++) {
-		const struct image_thread *th = &g->th.v[t];
+	for (size_t t = 0; t < g->img->nthreads; t++) {
+		const struct image_thread *th = &g->img->threads[t];
 		const struct seg *s = image_find(g->img, th->sp);
 		const char *fn;
 

@@ -310,12 +310,8 @@ static void join_classes(const struct lk *k, const struct scan_result *scan,
 	struct decode_buf *buf = xmalloc(sizeof(*buf));
 	int ncc = k->hide ? 2 * LEAK_NCLASSES : LEAK_NCLASSES;
 
-	for (int c = 0; c < ncc; c++) {
-		collect_init(&cc[c]);
-		cc[c].opts = scan->found.opts;	/* by thread, one region: as the plain report */
-		for (size_t i = 0; i < scan->found.nrecs; i++)
-			collect_add(&cc[c], &scan->found.recs[i]);
-	}
+	for (int c = 0; c < ncc; c++)	/* by thread, one region: as the plain report */
+		collect_init_records(&cc[c], &scan->found);
 	for (size_t i = 0; i < k->n; i++) {
 		struct decoded d;
 
@@ -352,34 +348,42 @@ static bool block_pcs(const struct lk *k, const struct collect *recs, size_t i,
 	return true;
 }
 
+/* The scan's records joined, which name the stacks of v2 blocks for the suppressions;
+ * NULL when there are none to match. */
+static struct collect *supp_records(const struct scan_result *scan, const struct leak_supp *supp)
+{
+	struct collect *recs;
+	struct join_info ji;
+
+	if (!supp || !supp->n)
+		return NULL;
+	recs = xmalloc(sizeof(*recs));
+	collect_init_records(recs, &scan->found);
+	collect_join(recs, &ji);
+	return recs;
+}
+
 /*
  * As LeakSanitizer: a suppressed leak hides what it alone holds. Every block not
  * reachable whose stack a suppression matches, and every block not reachable that
  * one of those points to (transitively, any pointer), is marked in k->hide, and
- * counts as suppressed in its class.
+ * counts as suppressed in its class. recs: supp_records().
  */
-static void hide_suppressed(struct lk *k, const struct scan_result *scan, struct sym *sym,
+static void hide_suppressed(struct lk *k, const struct collect *recs, struct sym *sym,
 			    struct leak_supp *supp)
 {
 	struct decode_buf *buf;
-	struct collect recs;
-	struct join_info ji;
 
-	if (!supp || !supp->n || !k->n)
+	if (!recs || !k->n)
 		return;
 	k->hide = xcalloc(k->n, 1);
-	collect_init(&recs);
-	recs.opts = scan->found.opts;
-	for (size_t i = 0; i < scan->found.nrecs; i++)
-		collect_add(&recs, &scan->found.recs[i]);
-	collect_join(&recs, &ji);
 	buf = xmalloc(sizeof(*buf));
 	for (size_t i = 0; i < k->n; i++) {
 		const uint64_t *pcs;
 		unsigned n;
 
 		if (k->b[i].state == ST_REACHABLE || k->hide[i] ||
-		    !block_pcs(k, &recs, i, buf, &pcs, &n) || !suppressed(supp, sym, pcs, n, true))
+		    !block_pcs(k, recs, i, buf, &pcs, &n) || !suppressed(supp, sym, pcs, n, true))
 			continue;
 		k->hide[i] = 1;
 		push(k, i);
@@ -397,29 +401,18 @@ static void hide_suppressed(struct lk *k, const struct scan_result *scan, struct
 		}
 	}
 	free(buf);
-	collect_free(&recs);
 }
 
 /*
  * Mark out (scan_block.out) every block the report leaves out: of a class not shown,
- * held only from a suppressed leak, or of a suppressed stack. Other consumers of the
- * graph (retained sizes) then count only the blocks shown.
+ * held only from a suppressed leak, or of a suppressed stack (recs: supp_records()).
+ * Other consumers of the graph (retained sizes) then count only the blocks shown.
  */
-static void mark_out(struct lk *k, const struct scan_result *scan, struct sym *sym,
+static void mark_out(struct lk *k, const struct collect *recs, struct sym *sym,
 		     struct leak_supp *supp, unsigned mask)
 {
-	struct decode_buf *buf = NULL;
-	struct collect recs;
-	struct join_info ji;
+	struct decode_buf *buf = recs ? xmalloc(sizeof(*buf)) : NULL;
 
-	if (supp && supp->n) {
-		collect_init(&recs);
-		recs.opts = scan->found.opts;
-		for (size_t i = 0; i < scan->found.nrecs; i++)
-			collect_add(&recs, &scan->found.recs[i]);
-		collect_join(&recs, &ji);
-		buf = xmalloc(sizeof(*buf));
-	}
 	for (size_t i = 0; i < k->n; i++) {
 		struct scan_block *b = &k->b[i];
 		const uint64_t *pcs;
@@ -427,14 +420,11 @@ static void mark_out(struct lk *k, const struct scan_result *scan, struct sym *s
 
 		if (!(mask & 1u << state_class(b->state)) || (k->hide && k->hide[i]))
 			b->out = 1;
-		else if (buf && block_pcs(k, &recs, i, buf, &pcs, &n) &&
+		else if (recs && block_pcs(k, recs, i, buf, &pcs, &n) &&
 			 suppressed(supp, sym, pcs, n, false))
 			b->out = 1;
 	}
-	if (buf) {
-		free(buf);
-		collect_free(&recs);
-	}
+	free(buf);
 }
 
 unsigned leaks_block_flags(const struct scan_block *b)
@@ -449,6 +439,7 @@ void leaks_apply(struct graph *g, struct scan_result *scan, struct sym *sym,
 	struct lk k = { .g = g, .b = g->b, .n = g->n };
 	struct collect cc[2 * LEAK_NCLASSES];
 	struct join_info ji[2 * LEAK_NCLASSES];
+	struct collect *recs = supp_records(scan, supp);
 	struct stacks out;
 	uint64_t unknown_blocks = 0, unknown_bytes = 0;
 
@@ -459,7 +450,7 @@ void leaks_apply(struct graph *g, struct scan_result *scan, struct sym *sym,
 		k.b[i].state = ST_UNREACHED;
 	pass_reach(&k);
 	pass_cliques(&k);
-	sum->threads = (unsigned)g->th.n;
+	sum->threads = (unsigned)g->img->nthreads;
 	sum->stack_cut = g->stack_cut;
 	sum->root_bytes = g->root_bytes;
 	sum->scanned_bytes = g->scanned_bytes;
@@ -469,7 +460,7 @@ void leaks_apply(struct graph *g, struct scan_result *scan, struct sym *sym,
 		sum->allocator_known = alloc->known;
 	}
 
-	hide_suppressed(&k, scan, sym, supp);
+	hide_suppressed(&k, recs, sym, supp);
 	stacks_init(&out);
 	join_classes(&k, scan, cc, ji);
 	for (int cc_i = 0; cc_i < (k.hide ? 2 : 1) * LEAK_NCLASSES; cc_i++) {
@@ -511,7 +502,10 @@ void leaks_apply(struct graph *g, struct scan_result *scan, struct sym *sym,
 	scan->stacks = out;
 	scan->join.unknown_blocks = unknown_blocks;
 	scan->join.unknown_bytes = unknown_bytes;
-	mark_out(&k, scan, sym, supp, mask);
+	mark_out(&k, recs, sym, supp, mask);
+	if (recs)
+		collect_free(recs);
+	free(recs);
 	free(k.hide);
 	free(k.work);
 }

@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "alloc.h"
-#include "core_notes.h"
 #include "image.h"
 #include "memory.h"
 #include "pinned.h"
@@ -34,7 +33,11 @@ static uint64_t mmapped_in(const struct alloc *al, uint64_t a, uint64_t b, size_
 	return n;
 }
 
-/* Bytes of [a, b) per kind, as a segment or mapping there splits; *j as mmapped_in. */
+/*
+ * Bytes of [a, b) per kind, for a dumped segment and a resident mapping alike: all of
+ * it a stack when a thread's stack pointer is inside, else the arenas' heaps, mmapped
+ * chunks and modules in that order, each given no more than is left; *j as mmapped_in.
+ */
 static void split(const struct image *img, const struct alloc *al,
 		  const struct sym_module_info *mods, size_t nmods, uint64_t a, uint64_t b,
 		  size_t *j, uint64_t out[MEM_NKINDS])
@@ -96,45 +99,23 @@ static void resident_apply(const struct image *img, const struct alloc *al,
 void memory_apply(const struct image *img, struct sym *sym, const struct alloc *al,
 		  struct memory_summary *m)
 {
-	struct core_threads th;
 	struct sym_module_info *mods;
+	uint64_t part[MEM_NKINDS];
 	size_t nmods, j = 0;
 
 	memset(m, 0, sizeof(*m));
 	m->alloc = al;
-	core_threads_read(img, &th);
 	mods = sym_modules(sym, &nmods);
 	for (size_t i = 0; i < img->nsegs; i++) {
 		const struct seg *s = &img->segs[i];
-		uint64_t a = s->vaddr, b = s->vaddr + s->size, left = s->size, n;
-		bool stack = false;
 
 		m->dumped += s->size;
-		for (size_t t = 0; t < th.n; t++)
-			stack |= th.v[t].have_sp && th.v[t].sp >= a && th.v[t].sp < b;
-		if (stack) {
-			m->bytes[MEM_STACKS] += left;
-			continue;
-		}
-		for (size_t h = 0; h < al->nheaps; h++) {
-			n = overlap(a, b, al->heaps[h].start, al->heaps[h].end);
-			m->bytes[MEM_ARENAS] += n;
-			left -= n;
-		}
-		n = mmapped_in(al, a, b, &j);
-		m->bytes[MEM_MMAPPED] += n;
-		left -= n < left ? n : left;
-		for (size_t mi = 0; mi < nmods && left; mi++) {
-			n = overlap(a, b, mods[mi].start, mods[mi].end);
-			n = n < left ? n : left;
-			m->bytes[MEM_MODULES] += n;
-			left -= n;
-		}
-		m->bytes[MEM_OTHER] += left;
+		split(img, al, mods, nmods, s->vaddr, s->vaddr + s->size, &j, part);
+		for (int k = 0; k < MEM_NKINDS; k++)
+			m->bytes[k] += part[k];
 	}
 	resident_apply(img, al, mods, nmods, m);
 	free(mods);
-	core_threads_free(&th);
 }
 
 static void line(FILE *f, const char *what, uint64_t v, uint64_t chunks)

@@ -157,16 +157,10 @@ static void sizes(const struct report *r, const struct report_stack *s, FILE *f)
 static void frame(const struct report *r, const struct report_frame *fr, FILE *f)
 {
 	char buf[512];
-	const char *mod = fr->module ? strrchr(fr->module, '/') : NULL;
 
 	fprintf(f, "    0x%0*" PRIx64 "  ", r->wsize * 2, fr->pc);
 	fputs(report_frame_name(fr, buf, sizeof(buf)), f);
-	if (fr->inlined)
-		fputs(" (inlined)", f);
-	if (fr->file)
-		fprintf(f, "  %s:%d", fr->file, fr->line);
-	if (fr->module && !fr->in_program && fr->func)
-		fprintf(f, "  (%s)", mod ? mod + 1 : fr->module);
+	report_write_frame_place(fr, f);
 	fputc('\n', f);
 }
 

@@ -166,15 +166,6 @@ struct report_frame *report_symbolize(struct report *r, const uint64_t *pcs, uns
 	return v;
 }
 
-static int size_count_cmp(const void *a, const void *b)
-{
-	const struct size_count *x = a, *y = b;
-
-	if (x->count != y->count)
-		return x->count > y->count ? -1 : 1;
-	return (x->size > y->size) - (x->size < y->size);
-}
-
 /* Sampled: each size's blocks as the estimate they stand for, the unit of the stack's
  * blocks (a raw count would be samples), reordered by it. */
 static void weigh_sizes(struct size_count *v, size_t n, uint64_t period)
@@ -182,7 +173,7 @@ static void weigh_sizes(struct size_count *v, size_t n, uint64_t period)
 	for (size_t i = 0; i < n; i++)
 		v[i].count = (uint64_t)((double)v[i].count * decode_sample_weight(v[i].size, period) +
 					0.5);
-	qsort(v, n, sizeof(*v), size_count_cmp);
+	qsort(v, n, sizeof(*v), stacks_size_count_cmp);
 }
 
 static void sum(uint64_t *total, uint64_t v)
@@ -377,6 +368,18 @@ const char *report_frame_name(const struct report_frame *f, char *buf, size_t si
 		snprintf(buf, size, "0x%llx", (unsigned long long)f->pc);
 	}
 	return buf;
+}
+
+void report_write_frame_place(const struct report_frame *f, FILE *out)
+{
+	const char *mod = f->module ? strrchr(f->module, '/') : NULL;
+
+	if (f->inlined)
+		fputs(" (inlined)", out);
+	if (f->file)
+		fprintf(out, "  %s:%d", f->file, f->line);
+	if (f->module && !f->in_program && f->func)
+		fprintf(out, "  (%s)", mod ? mod + 1 : f->module);
 }
 
 const char *report_leak_class(const struct report_stack *s)

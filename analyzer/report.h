@@ -225,6 +225,9 @@ void report_path_free(struct report_path *p);
  * name), else "0xpc". Returns buf or a string owned by the report.
  */
 const char *report_frame_name(const struct report_frame *f, char *buf, size_t size);
+/* What the text reports print after a frame's name: " (inlined)", "  file:line" and,
+ * for a named function outside the program, "  (module's base name)". */
+void report_write_frame_place(const struct report_frame *f, FILE *out);
 
 /* --leaks: the stack's class ("definitely lost", ...); else NULL. */
 const char *report_leak_class(const struct report_stack *s);

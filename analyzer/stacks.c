@@ -59,7 +59,7 @@ static int u64_cmp(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int count_cmp(const void *a, const void *b)
+int stacks_size_count_cmp(const void *a, const void *b)
 {
 	const struct size_count *x = a, *y = b;
 
@@ -84,7 +84,7 @@ struct size_count *stacks_sizes(const struct stack *s, size_t *n)
 			out[k++] = (struct size_count){ v[i], 1 };
 	}
 	free(v);
-	qsort(out, k, sizeof(*out), count_cmp);
+	qsort(out, k, sizeof(*out), stacks_size_count_cmp);
 	*n = k;
 	return out;
 }

@@ -86,6 +86,8 @@ void stacks_merge(struct stacks *into, struct stacks *from);
  * *n gets how many. The caller frees the array.
  */
 struct size_count *stacks_sizes(const struct stack *s, size_t *n);
+/* qsort's order of struct size_count: count descending, then size ascending. */
+int stacks_size_count_cmp(const void *a, const void *b);
 /* The stacks as an array (order unspecified); the table keeps ownership. */
 struct stack **stacks_list(const struct stacks *t, size_t *n);
 void stacks_free(struct stacks *t);

@@ -1,6 +1,6 @@
 /*
  * Which function's frame holds a stack address: the thread is unwound from its
- * registers (the core's, as core_notes.c reads them) with the modules' CFI, through
+ * registers (as the image's reader reported them) with the modules' CFI, through
  * libdwfl's state callbacks reading the target's memory from the image. x86-64 only;
  * elsewhere, and when the unwind fails, the answer is "not known".
  */

@@ -139,15 +139,6 @@ static int size_cmp(const void *pa, const void *pb)
 	return 0;
 }
 
-static int count_cmp(const void *pa, const void *pb)
-{
-	const struct size_count *a = pa, *b = pb;
-
-	if (a->count != b->count)
-		return a->count > b->count ? -1 : 1;
-	return (a->size > b->size) - (a->size < b->size);
-}
-
 /* into's sizes and from's, as one list by count descending then size */
 static void merge_sizes(struct report_stack *into, const struct report_stack *from)
 {
@@ -166,7 +157,7 @@ static void merge_sizes(struct report_stack *into, const struct report_stack *fr
 		else
 			v[k++] = v[i];
 	}
-	qsort(v, k, sizeof(*v), count_cmp);
+	qsort(v, k, sizeof(*v), stacks_size_count_cmp);
 	free((void *)into->sizes);
 	into->sizes = v;
 	into->nsizes = k;

@@ -9,6 +9,14 @@
 #   expect_bytes FUNC N FILE    collapsed report FILE: stacks through FUNC hold N bytes
 #   run_tap NAME CMD...         run a test program that prints ok / not ok lines itself,
 #                               and pass its lines on, each counting; a crash fails
+#   jnum KEY FILE               the first JSON "KEY": N in FILE
+#   by_class FILE               a collapsed --leaks report's bytes per class and alloc_*
+#                               leaf, summed and sorted: "definitely lost alloc_plain 176"
+#   leaky_classes [CLASS]       what by_class must give for test/progs/leaky, with
+#                               alloc_register in CLASS (left out without one)
+#   arenas_lost                 ... for test/progs/arenas under --leaks
+#   expect_mallinfo JSON OUT P  a --memory JSON report's allocator figures against the
+#                               "mallinfo2 ..." line in OUT: within P% (0: equal)
 # Each script runs in its own scratch directory, removed afterwards unless KEEP=1.
 set -u
 : "${BUILD:?}" "${TEST_DIR:?}"
@@ -115,4 +123,69 @@ run_tap()
 		tail -n 20 "$SCRATCH/$name.out" | sed 's/^/#   /'
 	fi
 	[ $rc = 0 ] || failures=$((failures + 1))
+}
+
+jnum()
+{
+	grep -o "\"$1\": [0-9]*" "$2" | head -1 | sed 's/.*: //'
+}
+
+by_class()
+{
+	awk '{ n = split($0, a, " "); k = split(substr($0, 1, length($0) - length(a[n]) - 1), fr, ";");
+		c = fr[1]; gsub(/^\[|\]$/, "", c); if (fr[k] ~ /^alloc_/) t[c " " fr[k]] += a[n] }
+		END { for (x in t) print x, t[x] }' "$1" | sort
+}
+
+# alloc_register's pointer lives in rbx only on x86_64: still reachable there from the
+# registers, elsewhere lost (or not asked about)
+leaky_classes()
+{
+	{
+		cat <<'EOF'
+definitely lost alloc_cycle 24
+definitely lost alloc_list_head 48
+definitely lost alloc_plain 176
+indirectly lost alloc_cycle 48
+indirectly lost alloc_list_node 160
+possibly lost alloc_interior 200
+possibly lost alloc_interior_child 56
+still reachable alloc_global 120
+still reachable alloc_mmap 152
+still reachable alloc_thread_stack 100
+still reachable alloc_tls 136
+still reachable alloc_untagged 168
+EOF
+		[ -z "${1:-}" ] || echo "$1 alloc_register 112"
+	} | sort
+}
+
+# the blocks whose only pointers sit in free chunks or in malloc's links
+arenas_lost()
+{
+	cat <<'EOF'
+definitely lost alloc_below_top 8
+definitely lost alloc_edge 136
+definitely lost alloc_in_bin 56
+definitely lost alloc_in_fastbin 72
+definitely lost alloc_in_slack 24
+definitely lost alloc_in_tcache 40
+EOF
+}
+
+# hblks, the count of mmapped chunks, is always compared exactly
+expect_mallinfo()
+{
+	for pair in arena_bytes:arena in_use_bytes:uordblks free_bytes:fordblks \
+		mmapped_bytes:hblkhd mmapped_chunks:hblks; do
+		got=$(jnum "${pair%:*}" "$1")
+		want=$(sed -n "s/^mallinfo2.* ${pair#*:}=\([0-9]*\).*/\1/p" "$2")
+		pct=$3
+		[ "${pair%:*}" = mmapped_chunks ] && pct=0
+		[ -n "$got" ] && [ -n "$want" ] &&
+		awk -v a="$got" -v b="$want" -v p="$pct" -v w="${pair#*:}" 'BEGIN { d = a - b;
+			if (d < 0) d = -d;
+			if (d * 100 > b * p) { print w ": " a " from the core, " b " from mallinfo2"; exit 1 } }' ||
+			return 1
+	done
 }

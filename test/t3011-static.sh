@@ -15,14 +15,6 @@ run_linked()
 
 collapsed() { heapprof-analyze -f collapsed "$@"; }
 
-# class leaf bytes, summed, sorted: from a collapsed --leaks report, alloc_* leaves only
-by_class()
-{
-	awk '{ n = split($0, a, " "); k = split(substr($0, 1, length($0) - length(a[n]) - 1), fr, ";");
-		c = fr[1]; gsub(/^\[|\]$/, "", c); if (fr[k] ~ /^alloc_/) t[c " " fr[k]] += a[n] }
-		END { for (x in t) print x, t[x] }' "$1" | sort
-}
-
 # wait_file FILE: until FILE exists, 10 s at most
 wait_file()
 {
@@ -115,21 +107,7 @@ test_case 'glibc static: calls made inside libc are tagged (stdio buffer, thread
 '
 
 # t3006's classes, alloc_register included (the static program is x86_64 only)
-cat >leaky.classes <<'END'
-definitely lost alloc_cycle 24
-definitely lost alloc_list_head 48
-definitely lost alloc_plain 176
-indirectly lost alloc_cycle 48
-indirectly lost alloc_list_node 160
-possibly lost alloc_interior 200
-possibly lost alloc_interior_child 56
-still reachable alloc_global 120
-still reachable alloc_mmap 152
-still reachable alloc_register 112
-still reachable alloc_thread_stack 100
-still reachable alloc_tls 136
-still reachable alloc_untagged 168
-END
+leaky_classes "still reachable" >leaky.classes
 if command -v gcore >/dev/null; then
 	test_case 'glibc static: --leaks on a core without a link map, every class' '
 		run_linked $PROGS/leaky-static && take_core leaky.core &&

@@ -7,12 +7,6 @@
 . "$(dirname "$0")/lib.sh"
 need_tool gcore
 
-# JSON "key": N from FILE
-jnum()
-{
-	grep -o "\"$1\": [0-9]*" "$2" | head -1 | sed 's/.*: //'
-}
-
 # prog.out's "WHAT key=N"
 val()
 {

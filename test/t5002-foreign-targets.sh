@@ -36,42 +36,12 @@ core_of_abort()
 	echo "$1"
 }
 
-# class leaf bytes, summed, sorted: from a collapsed --leaks report, alloc_* leaves only
-# (as t3006-leaks.sh)
-by_class()
-{
-	awk '{ n = split($0, a, " "); k = split(substr($0, 1, length($0) - length(a[n]) - 1), fr, ";");
-		c = fr[1]; gsub(/^\[|\]$/, "", c); if (fr[k] ~ /^alloc_/) t[c " " fr[k]] += a[n] }
-		END { for (x in t) print x, t[x] }' "$1" | sort
-}
-
 # leaky's blocks per class in the guest's core: t3006's, but alloc_register's pointer
 # never leaves its XORed form off x86_64 (no register root to test), so it is lost
-cat >leaky.expected <<'EOF'
-definitely lost alloc_cycle 24
-definitely lost alloc_list_head 48
-definitely lost alloc_plain 176
-definitely lost alloc_register 112
-indirectly lost alloc_cycle 48
-indirectly lost alloc_list_node 160
-possibly lost alloc_interior 200
-possibly lost alloc_interior_child 56
-still reachable alloc_global 120
-still reachable alloc_mmap 152
-still reachable alloc_thread_stack 100
-still reachable alloc_tls 136
-still reachable alloc_untagged 168
-EOF
+leaky_classes "definitely lost" >leaky.expected
 
 # arenas' blocks whose only pointers sit in free chunks or malloc's links (as t3007's)
-cat >lost.expected <<'EOF'
-definitely lost alloc_below_top 8
-definitely lost alloc_edge 136
-definitely lost alloc_in_bin 56
-definitely lost alloc_in_fastbin 72
-definitely lost alloc_in_slack 24
-definitely lost alloc_in_tcache 40
-EOF
+arenas_lost >lost.expected
 
 run_target()
 {
@@ -137,18 +107,6 @@ core_cases()
 	'
 }
 
-# JSON "key": N from FILE
-jnum()
-{
-	grep -o "\"$1\": [0-9]*" "$2" | head -1 | sed 's/.*: //'
-}
-
-# mallinfo2's field NAME as the guest printed it in arenas.out
-mi()
-{
-	sed -n "s/.* $1=\([0-9]*\).*/\1/p" arenas.out
-}
-
 # glibc's arenas read from the guest's core (alloc_glibc.c): a 64-bit guest's figures
 # equal the mallinfo2() it printed just before it aborted; 32-bit glibc is not known,
 # and the report says so in one line
@@ -164,11 +122,7 @@ arena_cases()
 			heapprof-analyze --memory -f json --top=1 --sysroot $SYSROOT \
 				$CROSS/progs/arenas $1 >mem.json 2>/dev/null &&
 			grep -q "^  allocator:  glibc 2\.[0-9]*, 2 arenas in 2 heaps, 3 mmapped chunks\$" mem.txt &&
-			[ "$(jnum arena_bytes mem.json)" = "$(mi arena)" ] &&
-			[ "$(jnum in_use_bytes mem.json)" = "$(mi uordblks)" ] &&
-			[ "$(jnum free_bytes mem.json)" = "$(mi fordblks)" ] &&
-			[ "$(jnum mmapped_chunks mem.json)" = "$(mi hblks)" ] &&
-			[ "$(jnum mmapped_bytes mem.json)" = "$(mi hblkhd)" ]
+			expect_mallinfo mem.json arenas.out 0
 		else
 			grep -q "^  allocator:  not recognised (glibc on 32-bit targets is not known yet)\$" mem.txt
 		fi

@@ -70,7 +70,7 @@ $$(CP_$(1))/leaky: test/progs/leaky.c
 	@mkdir -p $$(@D)
 	$(Q)$$(call say,CC,$$@)$(cross_cc_$(1)) $(CROSS_PROG_CFLAGS) -fPIE -pie -o $$@ $$<
 
-$$(CP_$(1))/arenas: test/progs/arenas.c
+$$(CP_$(1))/arenas: test/progs/arenas.c test/progs/mallinfo.h
 	@mkdir -p $$(@D)
 	$(Q)$$(call say,CC,$$@)$(cross_cc_$(1)) $(CROSS_PROG_CFLAGS) -fPIE -pie -o $$@ $$<
 endef

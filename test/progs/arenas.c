@@ -12,11 +12,12 @@
  *     in its chunk) that reused the chunk of a larger freed block which held it
  *
  * It prints glibc's mallinfo2() as "mallinfo2 arena=A uordblks=U fordblks=F hblks=N
- * hblkhd=H", then "ready", and waits (for gcore). "arenas damage": the size field of
- * a free chunk is overwritten after mallinfo2 is printed. "arenas trim": a forked copy
- * also says what malloc_trim(0) released (trim_child). "arenas memcheck": under
- * valgrind, memcheck's leak check at that point, then exit. "arenas abort": abort()
- * there instead of waiting, for a core from qemu-user (t5002-foreign-targets.sh).
+ * hblkhd=H" (mallinfo.h), then "ready", and waits (for gcore). "arenas damage": the
+ * size field of a free chunk is overwritten after mallinfo2 is printed. "arenas trim":
+ * a forked copy also says what malloc_trim(0) released ("trim arena_delta=A
+ * rss_delta=R"). "arenas memcheck": under valgrind, memcheck's leak check at that
+ * point, then exit. "arenas abort": abort() there instead of waiting, for a core from
+ * qemu-user (t5002-foreign-targets.sh).
  */
 #define _GNU_SOURCE
 #include <malloc.h>
@@ -25,9 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <sys/wait.h>
 #include <unistd.h>
+
+#include "mallinfo.h"
 
 #if defined(__has_include)
 #if __has_include(<valgrind/memcheck.h>)
@@ -165,53 +166,9 @@ NOINLINE static void edges(void)
 		free(f[s]);
 }
 
-/* Resident bytes, from /proc/self/statm; no stdio (it would allocate). */
-static long resident(void)
-{
-	char buf[128];
-	long pages = -1;
-	int fd = open("/proc/self/statm", O_RDONLY);
-	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-
-	if (fd >= 0)
-		close(fd);
-	if (n > 0) {
-		buf[n] = 0;
-		sscanf(buf, "%*d %ld", &pages);
-	}
-	return pages * sysconf(_SC_PAGESIZE);
-}
-
-/*
- * A copy of the heap (fork) calls malloc_trim(0) and prints what it gave back:
- * "trim arena_delta=A rss_delta=R" (the main arena's sbrk shrink, and resident bytes).
- */
-static int trim_child(void)
-{
-	char line[128];
-	int st, n;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		size_t arena0 = mallinfo2().arena;
-		long rss0 = resident();
-
-		malloc_trim(0);
-		n = snprintf(line, sizeof(line), "trim arena_delta=%zu rss_delta=%ld\n",
-			     arena0 - mallinfo2().arena, rss0 - resident());
-		_exit(write(1, line, (size_t)n) == n ? 0 : 1);
-	}
-	return waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -1;
-}
-
 int main(int argc, char **argv)
 {
 	pthread_t t;
-	struct mallinfo2 mi;
-	char line[256];
-	int n;
 
 	printf("start\n");		/* stdout's buffer: allocated before the layout */
 	fflush(stdout);
@@ -225,13 +182,8 @@ int main(int argc, char **argv)
 	edges();
 	into_fastbin();
 	scrub();
-	mi = mallinfo2();
-	n = snprintf(line, sizeof(line), "mallinfo2 arena=%zu uordblks=%zu fordblks=%zu "
-		     "hblks=%zu hblkhd=%zu\n", mi.arena, mi.uordblks, mi.fordblks, mi.hblks,
-		     mi.hblkhd);
-	if (write(1, line, (size_t)n) != n)
-		return 1;
-	if (argc > 1 && !strcmp(argv[1], "trim") && trim_child() < 0)
+	say_mallinfo2();
+	if (argc > 1 && !strcmp(argv[1], "trim") && trim_in_copy("trim", NULL, NULL) < 0)
 		return 1;
 	if (argc > 1 && !strcmp(argv[1], "memcheck")) {
 #ifdef HAVE_MEMCHECK

@@ -72,6 +72,7 @@ PLAIN_PROGS := $(addprefix $(P)/,stress thread_churn forker dlfork realloc_check
 $(PLAIN_PROGS): $(P)/%: test/progs/%.c include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
+$(P)/arenas $(P)/pinned: test/progs/mallinfo.h
 
 # C and C++ sites in one program; -ldl for dlsym of the region API
 $(P)/counts: test/progs/counts.c test/progs/counts_cxx.cc
