@@ -12,7 +12,6 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "alloc.h"
 #include "core_notes.h"
@@ -207,40 +206,30 @@ typedef bool (*visit_fn)(struct graph *g, size_t j, uint64_t addr, bool start);
 
 /*
  * The bytes of [from, to) in segment s, or of its first part, which ends at *part_end
- * (a word boundary): read with pread through a window, as the scan and the allocator's
- * walk read, rather than through the core's mapping, whose page faults cost more than
- * the copy and whose pages would all count in the analyzer's memory (a 1 GiB heap
- * made --leaks 1.2 GB resident). A segment not in a file, or a read that fails, is
- * read through the mapping.
+ * (a word boundary): read through an image_window, as the scan and the allocator's
+ * walk read (a 1 GiB heap read through the core's mapping made --leaks 1.2 GB
+ * resident). A read that fails is read through the mapping.
  */
 #define GRAPH_WIN ((size_t)256 << 10)
 
 static const unsigned char *span_bytes(struct graph *g, const struct seg *s, uint64_t from,
 				       uint64_t to, uint64_t *part_end)
 {
-	uint64_t ws = g->img->wsize, n;
-	ssize_t got;
+	struct image_window *w = &g->win;
+	uint64_t ws = g->img->wsize, end;
 
-	if (g->wseg == s && from >= g->wstart && from + ws <= g->wend) {
-		*part_end = to < g->wend ? to : g->wend;
-		return g->wbuf + (from - g->wstart);
+	if (w->seg != s || !image_window_has(w, from, ws)) {
+		if (!image_window_fill(w, s, from, GRAPH_WIN) || !image_window_has(w, from, ws)) {
+			w->seg = NULL;
+			*part_end = to;
+			return s->data + (from - s->vaddr);
+		}
 	}
-	*part_end = to;
-	if (!s->in_file || s->fd < 0)
-		return s->data + (from - s->vaddr);
-	if (!g->wbuf)
-		g->wbuf = xmalloc(GRAPH_WIN);
-	n = s->vaddr + s->size - from < GRAPH_WIN ? s->vaddr + s->size - from : GRAPH_WIN;
-	got = pread(s->fd, g->wbuf, n, (off_t)(s->file_offset + (from - s->vaddr)));
-	if (got < (ssize_t)ws) {
-		g->wseg = NULL;
-		return s->data + (from - s->vaddr);
-	}
-	g->wseg = s;
-	g->wstart = from;
-	g->wend = from + ((uint64_t)got & ~(ws - 1));
-	*part_end = to < g->wend ? to : g->wend;
-	return g->wbuf;
+	end = w->end;
+	if (s->in_file && s->fd >= 0)	/* a read: whole words from from on */
+		end = w->start + ((end - w->start) & ~(ws - 1));
+	*part_end = to < end ? to : end;
+	return w->p + (from - w->start);
 }
 
 static bool scan_span(struct graph *g, uint64_t a, uint64_t b, visit_fn visit)
@@ -590,7 +579,7 @@ void graph_free(struct graph *g)
 	if (!g)
 		return;
 	free(g->end);
-	free(g->wbuf);
+	image_window_free(&g->win);
 	free(g->rkey);
 	free(g->cell);
 	core_threads_free(&g->th);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "core_notes.h"
+#include "image.h"
 
 struct alloc;
 struct image;
@@ -91,10 +92,7 @@ struct graph {
 	size_t cap;
 	uint32_t *parent;		/* --why: BFS tree from the root, by node */
 
-	/* the bytes scanned, read through a window (graph.c: span_bytes) */
-	const struct seg *wseg;		/* the segment the window holds, or NULL */
-	uint64_t wstart, wend;		/* [wstart, wend) of the target in wbuf */
-	unsigned char *wbuf;
+	struct image_window win;	/* the bytes scanned (graph.c: span_bytes) */
 
 	/* root walk state (graph.c) */
 	uint32_t find;			/* block sought, GRAPH_NONE: mark every rooted one */

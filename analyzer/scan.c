@@ -4,7 +4,6 @@
  * end, so the result does not depend on the order the threads ran in.
  */
 #include <pthread.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -189,49 +188,31 @@ static void scan_range(const struct job *job, const struct seg *seg, uint64_t st
 	}
 }
 
-static bool pread_all(int fd, unsigned char *buf, size_t n, uint64_t off)
-{
-	while (n) {
-		ssize_t got = pread(fd, buf, n, (off_t)off);
-
-		if (got <= 0)
-			return false;
-		buf += got;
-		n -= (size_t)got;
-		off += (uint64_t)got;
-	}
-	return true;
-}
-
 /*
- * Chunks of a file are read into buf window by window rather than scanned through
- * the mapping: the copy costs what cat's does, and the analyzer's memory stays at a
- * window per thread whatever the core's size (a mapping's pages would all count).
- * Each window starts BACK bytes early, so that headers below a magic near its start
- * are in it too; the rest come from the mapping.
+ * Chunks of a file are read window by window (image_window_fill) rather than scanned
+ * through the mapping: the copy costs what cat's does, and the analyzer's memory stays
+ * at a window per thread whatever the core's size. Each window starts BACK bytes
+ * early, so that headers below a magic near its start are in it too; the rest come
+ * from the mapping.
  */
-static void scan_chunk(const struct job *job, const struct chunk *c, unsigned char **bufp,
+static void scan_chunk(const struct job *job, const struct chunk *c, struct image_window *win,
 		       struct scan_result *out)
 {
 	const struct seg *s = c->seg;
-	unsigned char *buf;
 
 	if (!s->in_file) {
 		scan_range(job, s, c->start, c->len, out);
 		return;
 	}
-	if (!*bufp)
-		*bufp = xmalloc(WINDOW + BACK);
-	buf = *bufp;
 	for (uint64_t done = 0, step; done < c->len; done += step) {
 		uint64_t at = c->start + done;
 		uint64_t back = at - s->vaddr < BACK ? at - s->vaddr : BACK;
-		struct seg w;
 
 		step = c->len - done < WINDOW ? c->len - done : WINDOW;
-		w = (struct seg){ .vaddr = at - back, .size = back + step, .data = buf };
-		if (pread_all(s->fd, buf, (size_t)(back + step), s->file_offset + (w.vaddr - s->vaddr)))
-			scan_range(job, &w, at, step, out);
+		if (image_window_fill(win, s, at - back, (size_t)(back + step)) &&
+		    image_window_has(win, at - back, back + step))
+			scan_range(job, &(struct seg){ .vaddr = win->start,
+				.size = win->end - win->start, .data = win->p }, at, step, out);
 		else
 			scan_range(job, s, at, step, out);
 	}
@@ -241,12 +222,12 @@ static void *worker(void *arg)
 {
 	struct job *job = ((void **)arg)[0];
 	struct scan_result *out = ((void **)arg)[1];
-	unsigned char *buf = NULL;	/* the window, once a chunk is read from a file */
+	struct image_window win = { 0 };	/* this thread's */
 	size_t k;
 
 	while ((k = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED)) < job->nchunks)
-		scan_chunk(job, &job->chunks[k], &buf, out);
-	free(buf);
+		scan_chunk(job, &job->chunks[k], &win, out);
+	image_window_free(&win);
 	return NULL;
 }
 
