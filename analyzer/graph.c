@@ -22,6 +22,8 @@
 #include "util.h"
 
 #define GRAPH_REGION_SHIFT 30
+_Static_assert(GRAPH_REGION_SHIFT == SCAN_REGION_SHIFT,
+	       "graph_build checks its regions against the scan's pages");
 #define MAX_REGIONS_PER_BLOCK 2	/* a block spanning more is "huge": found by bsearch */
 #define X86_64_REDZONE 128		/* bytes below rsp a leaf function may use */
 #define X86_64_FS_BASE 21	/* user_regs_struct's fs_base: the thread pointer */
@@ -266,9 +268,19 @@ static bool scan_span(struct graph *g, uint64_t a, uint64_t b, visit_fn visit)
 		if (to <= from)
 			continue;
 		while (from + ws <= to) {
-			uint64_t part;
+			uint64_t part, page_end = to;
 
-			p = span_bytes(g, s, from, to, &part);
+			if (g->pages) {	/* a page the scan saw no address in: skipped */
+				page_end = s->vaddr + ((((from - s->vaddr) >> SCAN_PAGE_SHIFT) + 1)
+						       << SCAN_PAGE_SHIFT);
+				if (page_end > to || page_end < from)
+					page_end = to;
+				if (!scan_page_maybe(g->pages, lo, s->vaddr, from)) {
+					from = page_end;
+					continue;
+				}
+			}
+			p = span_bytes(g, s, from, page_end, &part);
 			for (uint64_t x = from; x + ws <= part; x += ws, p += ws) {
 				uint64_t w = load_word(g, p);
 				size_t j;
@@ -549,6 +561,25 @@ static void sort_blocks(struct graph *g, struct scan_result *scan)
 	}
 }
 
+/*
+ * Whether the scan's pages can be trusted to find every pointer into a block: each
+ * region blocks lie in is one the scan looked for addresses in.
+ */
+static bool pages_cover(const struct graph *g, const struct scan_pages *pg)
+{
+	size_t k = 0;
+
+	if (!pg->bits || g->huge)
+		return false;
+	for (size_t r = 0; r < g->nreg; r++) {
+		while (k < pg->nregions && pg->regions[k] < g->rkey[r])
+			k++;
+		if (k == pg->nregions || pg->regions[k] != g->rkey[r])
+			return false;
+	}
+	return true;
+}
+
 struct graph *graph_build(const struct image *img, struct scan_result *scan,
 			  const struct alloc *alloc)
 {
@@ -559,6 +590,8 @@ struct graph *graph_build(const struct image *img, struct scan_result *scan,
 	g->find = GRAPH_NONE;
 	sort_blocks(g, scan);
 	build_index(g);
+	if (pages_cover(g, &scan->pages))
+		g->pages = &scan->pages;
 	core_threads_read(img, &g->th);
 	find_tls(g);
 	g->rooted = xcalloc(g->n ? g->n : 1, 1);

@@ -18,6 +18,7 @@
 struct alloc;
 struct image;
 struct scan_block;
+struct scan_pages;
 struct scan_result;
 struct sym;
 
@@ -93,6 +94,8 @@ struct graph {
 	uint32_t *parent;		/* --why: BFS tree from the root, by node */
 
 	struct image_window win;	/* the bytes scanned (graph.c: span_bytes) */
+	const struct scan_pages *pages;	/* the scan's, when they cover every block, or
+					 * NULL: pages to skip */
 
 	/* root walk state (graph.c) */
 	uint32_t find;			/* block sought, GRAPH_NONE: mark every rooted one */

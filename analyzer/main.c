@@ -762,8 +762,9 @@ static struct sym *scan_and_open_symbols(const struct opts *o, const struct imag
 
 	warn_hold();
 	threaded = pthread_create(&t, NULL, sym_thread, &job) == 0;
-	(o->leak_mask || o->memory || o->age || o->older_than_ms >= 0 || needs_graph(o) ? scan_image_blocks_with
-							 : scan_image_with)(img, o->jobs, &o->join, scan);
+	(needs_graph(o) ? scan_image_graph_with :
+	 o->memory || o->age || o->older_than_ms >= 0 ? scan_image_blocks_with :
+	 scan_image_with)(img, o->jobs, &o->join, scan);
 	if (threaded)
 		pthread_join(t, NULL);
 	else

@@ -35,6 +35,25 @@ struct scan_blocks {
 	size_t n, cap;
 };
 
+/*
+ * Which pages of the image (1 << SCAN_PAGE_SHIFT bytes of a segment, from its start) hold
+ * an aligned word pointing into one of the 1 GiB regions (addr >> SCAN_REGION_SHIFT)
+ * the segments overlap: a page whose bit is clear holds no pointer into a block in
+ * those regions, and the heap graph skips it unread. Made by scan_image_graph_with, in
+ * the same pass over each window that finds the headers, for 8-byte words in the
+ * host's byte order.
+ */
+#define SCAN_PAGE_SHIFT 12
+#define SCAN_REGION_SHIFT 30
+#define SCAN_MAX_REGIONS 65536
+struct scan_pages {
+	uint64_t *bits;		/* NULL: not made (any page may hold pointers) */
+	size_t *first;		/* by segment: the bit of its first page */
+	uint64_t *regions;	/* the regions, sorted */
+	size_t nregions;
+	uint64_t lo, hi;	/* [lo, hi): the regions' span, a first filter */
+};
+
 struct scan_result {
 	struct stacks stacks;	/* v1 and v2 blocks per stack, after the join */
 	struct collect found;	/* the v2 records, sorted (stacks moved out) */
@@ -51,6 +70,7 @@ struct scan_result {
 	unsigned other_version;	/* last unknown version seen, for the message */
 	bool keep_blocks;	/* fill list (scan_image_blocks_with) */
 	struct scan_blocks list; /* every valid block header, in no order */
+	struct scan_pages pages; /* scan_image_graph_with */
 };
 
 /* Scan every segment of img with nthreads threads (>= 1) into *out (initialized here). */
@@ -61,6 +81,22 @@ void scan_image_with(const struct image *img, unsigned nthreads, const struct jo
 /* The same, and list every block found in out->list (for leaks.c). */
 void scan_image_blocks_with(const struct image *img, unsigned nthreads,
 			    const struct join_opts *opts, struct scan_result *out);
+
+/* The same, and the pages that may hold pointers (for graph.c). */
+void scan_image_graph_with(const struct image *img, unsigned nthreads,
+			   const struct join_opts *opts, struct scan_result *out);
+
+/* Whether the page of segment si holding addr may hold a word in [pages.lo, pages.hi). */
+static inline bool scan_page_maybe(const struct scan_pages *pg, size_t si, uint64_t seg_vaddr,
+				   uint64_t addr)
+{
+	size_t bit;
+
+	if (!pg->bits)
+		return true;
+	bit = pg->first[si] + (size_t)((addr - seg_vaddr) >> SCAN_PAGE_SHIFT);
+	return pg->bits[bit / 64] >> (bit % 64) & 1;
+}
 
 /*
  * A listed block as decode.c gives it: v2 from what the list kept (no read), v1 decoded
