@@ -334,6 +334,19 @@ static uint64_t find_main_arena(const struct gl *g, uint64_t start, uint64_t end
 /* ------------------------------------------------------------------------------ */
 /* Walking a heap */
 
+/*
+ * The size field of the chunk at c as the scan saw it (scan_chunk_word), when a
+ * tagged block at or above tag i starts there: a tagged chunk's walk reads nothing.
+ */
+static bool memo_word(const struct gl *g, size_t i, uint64_t c, uint64_t *sw)
+{
+	while (i < g->ntag && g->tag[i].chunk < c)
+		i++;
+	if (i == g->ntag || g->tag[i].chunk != c)
+		return false;
+	return scan_chunk_word(&g->blocks->v[g->tag[i].idx], sw);
+}
+
 static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t end, uint64_t top)
 {
 	uint64_t p = start;
@@ -348,7 +361,9 @@ static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t e
 		const struct tagged *t = NULL;
 		enum alloc_kind k;
 
-		if (!heap_word(g, p + W, &sw)) {
+		while (ti < g->ntag && g->tag[ti].chunk < p)
+			ti++;
+		if (!memo_word(g, ti, p, &sw) && !heap_word(g, p + W, &sw)) {
 			problem(g, "%s: the chunk at %#llx is not in the dump", what,
 				(unsigned long long)p);
 			goto unwalked;
@@ -373,7 +388,8 @@ static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t e
 				(unsigned long long)p, (unsigned long long)sw);
 			goto unwalked;
 		}
-		if (p + sz < end && !heap_word(g, p + sz + W, &nsw)) {
+		if (p + sz < end && !memo_word(g, ti, p + sz, &nsw) &&
+		    !heap_word(g, p + sz + W, &nsw)) {
 			problem(g, "%s: the chunk at %#llx is not in the dump", what,
 				(unsigned long long)(p + sz));
 			goto unwalked;

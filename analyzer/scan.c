@@ -20,7 +20,30 @@
  * past a window's end through image_read */
 #define BACK ((uint64_t)HP_HDR_SIZE + HP_MAX_FRAMES * 8)
 
-static void keep_block(struct scan_blocks *l, const struct hp_block *b, unsigned wsize)
+/* scan_block.chunk for block b, whose header is read through window s (scan.h). */
+static uint16_t chunk_memo(const struct image *img, const struct seg *s, const struct hp_block *b,
+			   unsigned below)
+{
+	uint64_t at = b->user - below - 8, w, req, fit, more;
+
+	if (img->wsize != 8 || b->size >> 40 || b->user < below + 8)
+		return 0;
+	if (at >= s->vaddr && at - s->vaddr <= s->size && s->size - (at - s->vaddr) >= 8)
+		memcpy(&w, s->data + (at - s->vaddr), 8);
+	else if (!image_read(img, at, &w, 8))
+		return 0;
+	if (img->big_endian != host_big_endian())
+		w = __builtin_bswap64(w);
+	req = below + b->size + 8 + 15;
+	fit = req < 32 ? 32 : req & ~(uint64_t)15;
+	more = (w & ~(uint64_t)7) - fit;
+	if ((w & ~(uint64_t)7) < fit || more % 16 || more >> 4 > 0xfff)
+		return 0;
+	return (uint16_t)(SCAN_CHUNK_KNOWN | (more >> 4) << 3 | (w & 7));
+}
+
+static void keep_block(struct scan_blocks *l, const struct hp_block *b, unsigned below,
+		       uint16_t chunk)
 {
 	if (l->n == l->cap)
 		l->v = xrealloc(l->v, (l->cap = l->cap ? 2 * l->cap : 1024) * sizeof(*l->v));
@@ -29,7 +52,7 @@ static void keep_block(struct scan_blocks *l, const struct hp_block *b, unsigned
 		.site = b->version == 2 ? b->site : 0,
 		.sampled = b->version == 2 && (b->flags & HP2_F_SAMPLED),
 		.time = b->version == 2 ? (uint16_t)hp2_time_encode(b->age_ms) : 0,
-		.below = b->version == 2 ? 16u << b->shift : HP_HDR_SIZE + b->nframes * wsize };
+		.below = below, .chunk = chunk };
 }
 
 bool scan_block_decoded(const struct image *img, const struct scan_block *b,
@@ -85,8 +108,12 @@ static void check_at(const struct image *img, const struct seg *s, uint64_t addr
 		out->v2_blocks += d.block.version == 2;
 		if (__builtin_add_overflow(out->bytes, d.block.size, &out->bytes))
 			out->bytes = UINT64_MAX;
-		if (out->keep_blocks)
-			keep_block(&out->list, &d.block, img->wsize);
+		if (out->keep_blocks) {
+			unsigned below = d.block.version == 2 ? 16u << d.block.shift :
+				HP_HDR_SIZE + d.block.nframes * img->wsize;
+
+			keep_block(&out->list, &d.block, below, chunk_memo(img, s, &d.block, below));
+		}
 	} else {
 		out->records++;
 	}

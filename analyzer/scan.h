@@ -28,7 +28,30 @@ struct scan_block {
 	uint8_t out;		/* left out of the report (--older-than, a leak class not
 				 * shown, a suppressed leak): the graph's consumers skip it */
 	uint16_t time;		/* v2: the header's time code (hp2_time_decode) */
+	uint16_t chunk;		/* SCAN_CHUNK_KNOWN: the word below its header, which
+				 * is glibc's chunk size field when the block is in a
+				 * chunk of its own (scan_chunk_word); else 0 */
 };
+
+/*
+ * The allocator's walk reads a size field per chunk; the scan, which has the bytes in
+ * its window already, keeps the word at user - below - 8 of each 64-bit block in two
+ * bytes (scan_block.chunk): as a difference from the chunk size glibc gives a request
+ * of below + size bytes, in 16-byte units, and the word's three low bits.
+ */
+#define SCAN_CHUNK_KNOWN 0x8000u
+
+/* The word the block's chunk memo stands for, if it has one. */
+static inline bool scan_chunk_word(const struct scan_block *b, uint64_t *w)
+{
+	uint64_t req = b->below + b->size + 8 + 15;
+	uint64_t fit = req < 32 ? 32 : req & ~(uint64_t)15;
+
+	if (!(b->chunk & SCAN_CHUNK_KNOWN))
+		return false;
+	*w = (fit + ((uint64_t)(b->chunk >> 3 & 0xfff) << 4)) | (b->chunk & 7);
+	return true;
+}
 
 struct scan_blocks {
 	struct scan_block *v;
