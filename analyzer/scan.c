@@ -410,7 +410,10 @@ static void result_merge(struct scan_result *into, struct scan_result *from)
 	if (from->other_version)
 		into->other_version = from->other_version;
 	collect_merge(&into->found, &from->found);
-	if (from->list.n) {
+	if (from->list.n && !into->list.v) {	/* the first: taken, not copied */
+		into->list = from->list;
+		from->list = (struct scan_blocks){ 0 };
+	} else if (from->list.n) {
 		struct scan_blocks *l = &into->list;
 
 		if (l->n + from->list.n > l->cap)
