@@ -6,7 +6,7 @@
  * Finding the block a word points into: blocks sorted by address, then a two-level
  * index: the 1 GiB regions that blocks overlap (sorted), each with an array of cells
  * saying which block is the first to start at or after each granule of the region.
- * The granule grows until the index fits in 32 bytes per block (or 4 MiB), so memory
+ * The granule grows until the index fits in 8 bytes per block (or 4 MiB), so memory
  * stays linear in the number of blocks whatever the addresses.
  */
 #include <stddef.h>
@@ -134,7 +134,7 @@ static void build_index(struct graph *g)
 		if (!m || g->rkey[m - 1] != g->rkey[i])
 			g->rkey[m++] = g->rkey[i];
 	g->nreg = m;
-	budget = g->n * 32 > ((size_t)4 << 20) ? g->n * 32 : (size_t)4 << 20;
+	budget = g->n * 8 > ((size_t)4 << 20) ? g->n * 8 : (size_t)4 << 20;
 	for (g->gshift = 9; g->gshift < GRAPH_REGION_SHIFT; g->gshift++)
 		if (g->nreg * ((1ULL << (GRAPH_REGION_SHIFT - g->gshift)) + 1) * sizeof(uint32_t) <=
 		    budget)
