@@ -931,6 +931,9 @@ bool alloc_glibc_open(struct alloc *a, const struct image *img, struct sym *sym,
 		g.narenas++;
 	}
 	find_mmapped(&g);
+	free(g.tag);	/* the last reader: gone before the sorts' buffers come */
+	g.tag = NULL;
+	g.ntag = 0;
 	if (!sort_runs(a->chunks, a->nchunks, sizeof(*a->chunks)))
 		qsort(a->chunks, a->nchunks, sizeof(*a->chunks), chunk_cmp);
 	mark_cached(&g);
