@@ -15,7 +15,7 @@
 #include "util.h"
 
 #define CHUNK ((uint64_t)32 << 20)	/* unit of work handed to a thread */
-#define WINDOW ((uint64_t)4 << 20)	/* bytes read at once: fits the caches */
+#define WINDOW ((uint64_t)256 << 10)	/* bytes read at once: the copy lands in L2 */
 /* a header's reach below its magic: v1's pcs (v2 reads 16 bytes); records read forward,
  * past a window's end through image_read */
 #define BACK ((uint64_t)HP_HDR_SIZE + HP_MAX_FRAMES * 8)
