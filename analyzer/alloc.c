@@ -25,6 +25,20 @@ void alloc_close(struct alloc *a)
 	memset(a, 0, sizeof(*a));
 }
 
+void alloc_drop_chunks(struct alloc *a)
+{
+	free(a->chunks);
+	a->chunks = NULL;
+	a->nchunks = 0;
+}
+
+void alloc_drop_nonroot(struct alloc *a)
+{
+	free(a->nonroot);
+	a->nonroot = NULL;
+	a->nnonroot = 0;
+}
+
 const struct alloc_chunk *alloc_find(const struct alloc *a, uint64_t p)
 {
 	size_t lo = 0, hi = a->nchunks;

@@ -87,6 +87,15 @@ void alloc_open(struct alloc *a, const struct image *img, struct sym *sym,
 		const struct scan_blocks *blocks, const char *sysroot);
 void alloc_close(struct alloc *a);
 
+/*
+ * Free the chunk list, or the ranges that are no roots, once every reader has had
+ * them (memory_apply and pinned_apply read the chunks, graph_build the ranges, --why
+ * both): on a heap of small blocks they are the larger part of the analyzer's memory.
+ * The figures in st stay.
+ */
+void alloc_drop_chunks(struct alloc *a);
+void alloc_drop_nonroot(struct alloc *a);
+
 /* The chunk whose [addr, addr + size) holds p, or NULL. */
 const struct alloc_chunk *alloc_find(const struct alloc *a, uint64_t p);
 

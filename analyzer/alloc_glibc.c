@@ -51,20 +51,12 @@ struct tagged {
 };
 
 /*
- * A heap's walk reads a word or two per chunk, going up: through a window read with
- * pread, as the scan does, rather than through the mapping, whose page faults cost
- * more than the copy and whose pages would all count in the analyzer's memory. The
- * window starts at a page and doubles while the walk stays in it or just past it.
+ * A heap's walk reads a word or two per chunk, going up: through an image_window, as
+ * the scan and the graph read. The window starts at a page and doubles while the walk
+ * stays in it or just past it.
  */
 #define WIN_MIN 4096
 #define WIN_MAX ((size_t)1 << 20)
-
-struct win {
-	uint64_t start, end;		/* [start, end) of the target at p */
-	const unsigned char *p;
-	unsigned char *buf;		/* WIN_MAX bytes, once a segment is in the file */
-	size_t len;			/* the last read's length */
-};
 
 struct gl {
 	const struct image *img;
@@ -73,7 +65,8 @@ struct gl {
 	const struct scan_blocks *blocks; /* as given to alloc_open */
 	struct tagged *tag;		/* heapprof blocks by chunk address */
 	size_t ntag;
-	struct win win;
+	struct image_window win;
+	size_t win_len;			/* the last read's length */
 	size_t chunk_cap, nr_cap;
 	uint64_t main_top;		/* main_arena.top, 0 if its heap was not walked */
 	uint64_t heap_info;		/* sizeof(heap_info): 2.35 added pagesize */
@@ -93,36 +86,21 @@ static bool word(const struct gl *g, uint64_t addr, uint64_t *v)
 static bool refill(struct gl *g, uint64_t addr)
 {
 	const struct seg *s = image_find(g->img, addr);
-	struct win *w = &g->win;
-	uint64_t n;
-	ssize_t got;
+	struct image_window *w = &g->win;
 
 	if (!s)
 		return false;
-	if (!s->in_file) {
-		*w = (struct win){ s->vaddr, s->vaddr + s->size, s->data, w->buf, w->len };
-		return true;
-	}
-	if (!w->buf)
-		w->buf = xmalloc(WIN_MAX);
 	/* going on from the last window: read more at once; after a jump, a page */
-	w->len = w->len && addr >= w->end && addr - w->end < w->len ?
-		(2 * w->len < WIN_MAX ? 2 * w->len : WIN_MAX) : WIN_MIN;
-	n = s->vaddr + s->size - addr < w->len ? s->vaddr + s->size - addr : w->len;
-	got = pread(s->fd, w->buf, n, (off_t)(s->file_offset + (addr - s->vaddr)));
-	if (got < W) {
-		w->start = w->end = 0;
-		return false;
-	}
-	*w = (struct win){ addr, addr + (uint64_t)got, w->buf, w->buf, w->len };
-	return true;
+	g->win_len = g->win_len && w->seg && addr >= w->end && addr - w->end < g->win_len ?
+		(2 * g->win_len < WIN_MAX ? 2 * g->win_len : WIN_MAX) : WIN_MIN;
+	return image_window_fill(w, s, addr, g->win_len);
 }
 
 /* word() for a heap's walk: through g->win, else as word() does */
 static inline bool heap_word(struct gl *g, uint64_t addr, uint64_t *v)
 {
-	if ((addr < g->win.start || addr + W > g->win.end) &&
-	    (!refill(g, addr) || addr + W > g->win.end))
+	if (!image_window_has(&g->win, addr, W) &&
+	    (!refill(g, addr) || !image_window_has(&g->win, addr, W)))
 		return word(g, addr, v);
 	memcpy(v, g->win.p + (addr - g->win.start), W);
 	if (g->img->big_endian != host_big_endian())
@@ -356,6 +334,19 @@ static uint64_t find_main_arena(const struct gl *g, uint64_t start, uint64_t end
 /* ------------------------------------------------------------------------------ */
 /* Walking a heap */
 
+/*
+ * The size field of the chunk at c as the scan saw it (scan_chunk_word), when a
+ * tagged block at or above tag i starts there: a tagged chunk's walk reads nothing.
+ */
+static bool memo_word(const struct gl *g, size_t i, uint64_t c, uint64_t *sw)
+{
+	while (i < g->ntag && g->tag[i].chunk < c)
+		i++;
+	if (i == g->ntag || g->tag[i].chunk != c)
+		return false;
+	return scan_chunk_word(&g->blocks->v[g->tag[i].idx], sw);
+}
+
 static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t end, uint64_t top)
 {
 	uint64_t p = start;
@@ -370,7 +361,9 @@ static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t e
 		const struct tagged *t = NULL;
 		enum alloc_kind k;
 
-		if (!heap_word(g, p + W, &sw)) {
+		while (ti < g->ntag && g->tag[ti].chunk < p)
+			ti++;
+		if (!memo_word(g, ti, p, &sw) && !heap_word(g, p + W, &sw)) {
 			problem(g, "%s: the chunk at %#llx is not in the dump", what,
 				(unsigned long long)p);
 			goto unwalked;
@@ -395,7 +388,8 @@ static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t e
 				(unsigned long long)p, (unsigned long long)sw);
 			goto unwalked;
 		}
-		if (p + sz < end && !heap_word(g, p + sz + W, &nsw)) {
+		if (p + sz < end && !memo_word(g, ti, p + sz, &nsw) &&
+		    !heap_word(g, p + sz + W, &nsw)) {
 			problem(g, "%s: the chunk at %#llx is not in the dump", what,
 				(unsigned long long)(p + sz));
 			goto unwalked;
@@ -937,12 +931,15 @@ bool alloc_glibc_open(struct alloc *a, const struct image *img, struct sym *sym,
 		g.narenas++;
 	}
 	find_mmapped(&g);
+	free(g.tag);	/* the last reader: gone before the sorts' buffers come */
+	g.tag = NULL;
+	g.ntag = 0;
 	if (!sort_runs(a->chunks, a->nchunks, sizeof(*a->chunks)))
 		qsort(a->chunks, a->nchunks, sizeof(*a->chunks), chunk_cmp);
 	mark_cached(&g);
 	sum_up(&g);
 	merge_nonroot(a);
 	free(g.tag);
-	free(g.win.buf);
+	image_window_free(&g.win);
 	return true;
 }

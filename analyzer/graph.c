@@ -6,13 +6,12 @@
  * Finding the block a word points into: blocks sorted by address, then a two-level
  * index: the 1 GiB regions that blocks overlap (sorted), each with an array of cells
  * saying which block is the first to start at or after each granule of the region.
- * The granule grows until the index fits in 32 bytes per block (or 4 MiB), so memory
+ * The granule grows until the index fits in 8 bytes per block (or 4 MiB), so memory
  * stays linear in the number of blocks whatever the addresses.
  */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "alloc.h"
 #include "graph.h"
@@ -22,6 +21,8 @@
 #include "util.h"
 
 #define GRAPH_REGION_SHIFT 30
+_Static_assert(GRAPH_REGION_SHIFT == SCAN_REGION_SHIFT,
+	       "graph_build checks its regions against the scan's pages");
 #define MAX_REGIONS_PER_BLOCK 2	/* a block spanning more is "huge": found by bsearch */
 #define X86_64_REDZONE 128		/* bytes below rsp a leaf function may use */
 #define X86_64_TCB_BYTES 2304	/* glibc's struct pthread above the thread pointer */
@@ -131,7 +132,7 @@ static void build_index(struct graph *g)
 		if (!m || g->rkey[m - 1] != g->rkey[i])
 			g->rkey[m++] = g->rkey[i];
 	g->nreg = m;
-	budget = g->n * 32 > ((size_t)4 << 20) ? g->n * 32 : (size_t)4 << 20;
+	budget = g->n * 8 > ((size_t)4 << 20) ? g->n * 8 : (size_t)4 << 20;
 	for (g->gshift = 9; g->gshift < GRAPH_REGION_SHIFT; g->gshift++)
 		if (g->nreg * ((1ULL << (GRAPH_REGION_SHIFT - g->gshift)) + 1) * sizeof(uint32_t) <=
 		    budget)
@@ -205,40 +206,30 @@ typedef bool (*visit_fn)(struct graph *g, size_t j, uint64_t addr, bool start);
 
 /*
  * The bytes of [from, to) in segment s, or of its first part, which ends at *part_end
- * (a word boundary): read with pread through a window, as the scan and the allocator's
- * walk read, rather than through the core's mapping, whose page faults cost more than
- * the copy and whose pages would all count in the analyzer's memory (a 1 GiB heap
- * made --leaks 1.2 GB resident). A segment not in a file, or a read that fails, is
- * read through the mapping.
+ * (a word boundary): read through an image_window, as the scan and the allocator's
+ * walk read (a 1 GiB heap read through the core's mapping made --leaks 1.2 GB
+ * resident). A read that fails is read through the mapping.
  */
 #define GRAPH_WIN ((size_t)256 << 10)
 
 static const unsigned char *span_bytes(struct graph *g, const struct seg *s, uint64_t from,
 				       uint64_t to, uint64_t *part_end)
 {
-	uint64_t ws = g->img->wsize, n;
-	ssize_t got;
+	struct image_window *w = &g->win;
+	uint64_t ws = g->img->wsize, end;
 
-	if (g->wseg == s && from >= g->wstart && from + ws <= g->wend) {
-		*part_end = to < g->wend ? to : g->wend;
-		return g->wbuf + (from - g->wstart);
+	if (w->seg != s || !image_window_has(w, from, ws)) {
+		if (!image_window_fill(w, s, from, GRAPH_WIN) || !image_window_has(w, from, ws)) {
+			w->seg = NULL;
+			*part_end = to;
+			return s->data + (from - s->vaddr);
+		}
 	}
-	*part_end = to;
-	if (!s->in_file || s->fd < 0)
-		return s->data + (from - s->vaddr);
-	if (!g->wbuf)
-		g->wbuf = xmalloc(GRAPH_WIN);
-	n = s->vaddr + s->size - from < GRAPH_WIN ? s->vaddr + s->size - from : GRAPH_WIN;
-	got = pread(s->fd, g->wbuf, n, (off_t)(s->file_offset + (from - s->vaddr)));
-	if (got < (ssize_t)ws) {
-		g->wseg = NULL;
-		return s->data + (from - s->vaddr);
-	}
-	g->wseg = s;
-	g->wstart = from;
-	g->wend = from + ((uint64_t)got & ~(ws - 1));
-	*part_end = to < g->wend ? to : g->wend;
-	return g->wbuf;
+	end = w->end;
+	if (s->in_file && s->fd >= 0)	/* a read: whole words from from on */
+		end = w->start + ((end - w->start) & ~(ws - 1));
+	*part_end = to < end ? to : end;
+	return w->p + (from - w->start);
 }
 
 static bool scan_span(struct graph *g, uint64_t a, uint64_t b, visit_fn visit)
@@ -275,9 +266,19 @@ static bool scan_span(struct graph *g, uint64_t a, uint64_t b, visit_fn visit)
 		if (to <= from)
 			continue;
 		while (from + ws <= to) {
-			uint64_t part;
+			uint64_t part, page_end = to;
 
-			p = span_bytes(g, s, from, to, &part);
+			if (g->pages) {	/* a page the scan saw no address in: skipped */
+				page_end = s->vaddr + ((((from - s->vaddr) >> SCAN_PAGE_SHIFT) + 1)
+						       << SCAN_PAGE_SHIFT);
+				if (page_end > to || page_end < from)
+					page_end = to;
+				if (!scan_page_maybe(g->pages, lo, s->vaddr, from)) {
+					from = page_end;
+					continue;
+				}
+			}
+			p = span_bytes(g, s, from, page_end, &part);
 			for (uint64_t x = from; x + ws <= part; x += ws, p += ws) {
 				uint64_t w = load_word(g, p);
 				size_t j;
@@ -564,6 +565,25 @@ static void sort_blocks(struct graph *g, struct scan_result *scan)
 	}
 }
 
+/*
+ * Whether the scan's pages can be trusted to find every pointer into a block: each
+ * region blocks lie in is one the scan looked for addresses in.
+ */
+static bool pages_cover(const struct graph *g, const struct scan_pages *pg)
+{
+	size_t k = 0;
+
+	if (!pg->bits || g->huge)
+		return false;
+	for (size_t r = 0; r < g->nreg; r++) {
+		while (k < pg->nregions && pg->regions[k] < g->rkey[r])
+			k++;
+		if (k == pg->nregions || pg->regions[k] != g->rkey[r])
+			return false;
+	}
+	return true;
+}
+
 struct graph *graph_build(const struct image *img, struct scan_result *scan,
 			  const struct alloc *alloc)
 {
@@ -574,6 +594,8 @@ struct graph *graph_build(const struct image *img, struct scan_result *scan,
 	g->find = GRAPH_NONE;
 	sort_blocks(g, scan);
 	build_index(g);
+	if (pages_cover(g, &scan->pages))
+		g->pages = &scan->pages;
 	find_tls(g);
 	g->rooted = xcalloc(g->n ? g->n : 1, 1);
 	walk_roots(g);
@@ -593,7 +615,7 @@ void graph_free(struct graph *g)
 	if (!g)
 		return;
 	free(g->end);
-	free(g->wbuf);
+	image_window_free(&g->win);
 	free(g->rkey);
 	free(g->cell);
 	free(g->tls_lo);

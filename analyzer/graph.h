@@ -12,9 +12,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "image.h"
+
 struct alloc;
 struct image;
 struct scan_block;
+struct scan_pages;
 struct scan_result;
 struct sym;
 
@@ -88,10 +91,9 @@ struct graph {
 	size_t cap;
 	uint32_t *parent;		/* --why: BFS tree from the root, by node */
 
-	/* the bytes scanned, read through a window (graph.c: span_bytes) */
-	const struct seg *wseg;		/* the segment the window holds, or NULL */
-	uint64_t wstart, wend;		/* [wstart, wend) of the target in wbuf */
-	unsigned char *wbuf;
+	struct image_window win;	/* the bytes scanned (graph.c: span_bytes) */
+	const struct scan_pages *pages;	/* the scan's, when they cover every block, or
+					 * NULL: pages to skip */
 
 	/* root walk state (graph.c) */
 	uint32_t find;			/* block sought, GRAPH_NONE: mark every rooted one */

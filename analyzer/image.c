@@ -234,6 +234,44 @@ bool image_read(const struct image *img, uint64_t addr, void *buf, size_t len)
 	return true;
 }
 
+bool image_window_fill(struct image_window *w, const struct seg *s, uint64_t from, size_t len)
+{
+	uint64_t off = from - s->vaddr, got = 0;
+
+	if (!s->in_file || s->fd < 0) {
+		*w = (struct image_window){ s, s->vaddr, s->vaddr + s->size, s->data, w->buf, w->cap };
+		return true;
+	}
+	if (len > s->size - off)
+		len = (size_t)(s->size - off);
+	if (len > w->cap) {
+		free(w->buf);
+		w->buf = xmalloc(w->cap = len);
+	}
+	while (got < len) {
+		ssize_t n = pread(s->fd, w->buf + got, len - got, (off_t)(s->file_offset + off + got));
+
+		if (n <= 0)
+			break;
+		got += (uint64_t)n;
+	}
+	if (!got) {
+		w->seg = NULL;
+		return false;
+	}
+	w->seg = s;
+	w->start = from;
+	w->end = from + got;
+	w->p = w->buf;
+	return true;
+}
+
+void image_window_free(struct image_window *w)
+{
+	free(w->buf);
+	*w = (struct image_window){ 0 };
+}
+
 void image_close(struct image *img)
 {
 	if (img->dwfl_core)

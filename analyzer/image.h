@@ -191,6 +191,36 @@ const char *image_file_kind(unsigned mode);
 /* Copy len bytes at target address addr into buf; false if any byte is absent. */
 bool image_read(const struct image *img, uint64_t addr, void *buf, size_t len);
 
+/*
+ * A window onto one segment's bytes: how the scan, the allocator's chunk walk and the
+ * heap graph read the image in bulk. A segment in a file is read into the window's
+ * buffer with pread rather than through the mapping, whose page faults cost more than
+ * the copy and whose pages would all count in the analyzer's memory (a mapping of a
+ * 4 GiB core makes a 4 GiB process); a segment not in a file is the window whole.
+ */
+struct image_window {
+	const struct seg *seg;		/* the segment whose bytes it holds; NULL: none */
+	uint64_t start, end;		/* [start, end) of the target, at p */
+	const unsigned char *p;
+	unsigned char *buf;		/* cap bytes, allocated at the first read */
+	size_t cap;
+};
+
+/*
+ * Make w hold [from, from + len) of segment s, or as much of it as s holds from
+ * there on (from lies in s); a segment not in a file is held whole. False, w then
+ * empty, if the read failed before its first byte: the caller may read s->data.
+ */
+bool image_window_fill(struct image_window *w, const struct seg *s, uint64_t from, size_t len);
+
+/* Whether w holds [addr, addr + len). */
+static inline bool image_window_has(const struct image_window *w, uint64_t addr, uint64_t len)
+{
+	return w->seg && addr >= w->start && addr <= w->end && len <= w->end - addr;
+}
+
+void image_window_free(struct image_window *w);
+
 void image_close(struct image *img);
 
 #endif

@@ -762,8 +762,9 @@ static struct sym *scan_and_open_symbols(const struct opts *o, const struct imag
 
 	warn_hold();
 	threaded = pthread_create(&t, NULL, sym_thread, &job) == 0;
-	(o->leak_mask || o->memory || o->age || o->older_than_ms >= 0 || needs_graph(o) ? scan_image_blocks_with
-							 : scan_image_with)(img, o->jobs, &o->join, scan);
+	(needs_graph(o) ? scan_image_graph_with :
+	 o->memory || o->age || o->older_than_ms >= 0 ? scan_image_blocks_with :
+	 scan_image_with)(img, o->jobs, &o->join, scan);
 	if (threaded)
 		pthread_join(t, NULL);
 	else
@@ -815,8 +816,12 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 		s->memory.pinned = &s->pinned;
 		s->r.memory = &s->memory;
 	}
+	if (!o->why)	/* read by --why, after the report */
+		alloc_drop_chunks(&s->alloc);
 	if (needs_graph(o))	/* once: every consumer below shares it */
 		s->graph = graph_build(&s->img, &s->scan, &s->alloc);
+	if (!o->why)	/* the roots are marked */
+		alloc_drop_nonroot(&s->alloc);
 	s->keying = (struct graph_keying){ .by_thread = o->join.by_thread,
 					   .region = o->join.region != NULL,
 					   .region_id = s->scan.join.region_id };

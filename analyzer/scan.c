@@ -4,7 +4,6 @@
  * end, so the result does not depend on the order the threads ran in.
  */
 #include <pthread.h>
-#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,12 +15,35 @@
 #include "util.h"
 
 #define CHUNK ((uint64_t)32 << 20)	/* unit of work handed to a thread */
-#define WINDOW ((uint64_t)4 << 20)	/* bytes read at once: fits the caches */
+#define WINDOW ((uint64_t)256 << 10)	/* bytes read at once: the copy lands in L2 */
 /* a header's reach below its magic: v1's pcs (v2 reads 16 bytes); records read forward,
  * past a window's end through image_read */
 #define BACK ((uint64_t)HP_HDR_SIZE + HP_MAX_FRAMES * 8)
 
-static void keep_block(struct scan_blocks *l, const struct hp_block *b, unsigned wsize)
+/* scan_block.chunk for block b, whose header is read through window s (scan.h). */
+static uint16_t chunk_memo(const struct image *img, const struct seg *s, const struct hp_block *b,
+			   unsigned below)
+{
+	uint64_t at = b->user - below - 8, w, req, fit, more;
+
+	if (img->wsize != 8 || b->size >> 40 || b->user < below + 8)
+		return 0;
+	if (at >= s->vaddr && at - s->vaddr <= s->size && s->size - (at - s->vaddr) >= 8)
+		memcpy(&w, s->data + (at - s->vaddr), 8);
+	else if (!image_read(img, at, &w, 8))
+		return 0;
+	if (img->big_endian != host_big_endian())
+		w = __builtin_bswap64(w);
+	req = below + b->size + 8 + 15;
+	fit = req < 32 ? 32 : req & ~(uint64_t)15;
+	more = (w & ~(uint64_t)7) - fit;
+	if ((w & ~(uint64_t)7) < fit || more % 16 || more >> 4 > 0xfff)
+		return 0;
+	return (uint16_t)(SCAN_CHUNK_KNOWN | (more >> 4) << 3 | (w & 7));
+}
+
+static void keep_block(struct scan_blocks *l, const struct hp_block *b, unsigned below,
+		       uint16_t chunk)
 {
 	if (l->n == l->cap)
 		l->v = xrealloc(l->v, (l->cap = l->cap ? 2 * l->cap : 1024) * sizeof(*l->v));
@@ -30,7 +52,7 @@ static void keep_block(struct scan_blocks *l, const struct hp_block *b, unsigned
 		.site = b->version == 2 ? b->site : 0,
 		.sampled = b->version == 2 && (b->flags & HP2_F_SAMPLED),
 		.time = b->version == 2 ? (uint16_t)hp2_time_encode(b->age_ms) : 0,
-		.below = b->version == 2 ? 16u << b->shift : HP_HDR_SIZE + b->nframes * wsize };
+		.below = below, .chunk = chunk };
 }
 
 bool scan_block_decoded(const struct image *img, const struct scan_block *b,
@@ -86,8 +108,12 @@ static void check_at(const struct image *img, const struct seg *s, uint64_t addr
 		out->v2_blocks += d.block.version == 2;
 		if (__builtin_add_overflow(out->bytes, d.block.size, &out->bytes))
 			out->bytes = UINT64_MAX;
-		if (out->keep_blocks)
-			keep_block(&out->list, &d.block, img->wsize);
+		if (out->keep_blocks) {
+			unsigned below = d.block.version == 2 ? 16u << d.block.shift :
+				HP_HDR_SIZE + d.block.nframes * img->wsize;
+
+			keep_block(&out->list, &d.block, below, chunk_memo(img, s, &d.block, below));
+		}
 	} else {
 		out->records++;
 	}
@@ -151,15 +177,65 @@ __attribute__((target("avx2"))) static size_t find_magic_avx2(const unsigned cha
 }
 #endif
 
+/*
+ * Offset of the first 8-byte word w of p[0..n) (stepping by 8) with w - lo < span, or
+ * n: a first filter for words that may point into a block. Most heap words are no
+ * address at all.
+ */
+static size_t find_in_sse2(const unsigned char *p, size_t n, uint64_t lo, uint64_t span)
+{
+	const u64x2 lv = { lo, lo }, sv = { span, span };
+	size_t i = 0;
+
+	for (; i + 64 <= n; i += 64) {
+		const u64x2 *v = (const u64x2 *)(p + i);
+		u64x2 hit = ((v[0] - lv) < sv) | ((v[1] - lv) < sv) | ((v[2] - lv) < sv) |
+			    ((v[3] - lv) < sv);
+
+		if (hit[0] | hit[1])
+			break;
+	}
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, p + i, 8);
+		if (w - lo < span)
+			return i;
+	}
+	return n;
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) static size_t find_in_avx2(const unsigned char *p, size_t n,
+							    uint64_t lo, uint64_t span)
+{
+	const u64x4 lv = { lo, lo, lo, lo }, sv = { span, span, span, span };
+	size_t i = 0;
+
+	for (; i + 128 <= n; i += 128) {
+		const u64x4 *v = (const u64x4 *)(p + i);
+		u64x4 hit = ((v[0] - lv) < sv) | ((v[1] - lv) < sv) | ((v[2] - lv) < sv) |
+			    ((v[3] - lv) < sv);
+
+		if (hit[0] | hit[1] | hit[2] | hit[3])
+			break;
+	}
+	return find_in_sse2(p + i, n - i, lo, span) + i;
+}
+#endif
+
 static size_t (*find_magic)(const unsigned char *p, size_t n, uint64_t k,
 			    uint64_t m) = find_magic_sse2;
+static size_t (*find_in)(const unsigned char *p, size_t n, uint64_t lo,
+			 uint64_t span) = find_in_sse2;
 
 static void pick_find_magic(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
 	__builtin_cpu_init();
-	if (__builtin_cpu_supports("avx2"))
+	if (__builtin_cpu_supports("avx2")) {
 		find_magic = find_magic_avx2;
+		find_in = find_in_avx2;
+	}
 #endif
 }
 
@@ -171,6 +247,7 @@ struct chunk {
 
 struct job {
 	const struct image *img;
+	struct scan_pages *pages;	/* to mark, or NULL */
 	struct chunk *chunks;
 	size_t nchunks, next;	/* next: taken atomically */
 	uint64_t mask, magic;	/* HP2_MAGIC16's bits as the target's bytes read on this host */
@@ -189,51 +266,88 @@ static void scan_range(const struct job *job, const struct seg *seg, uint64_t st
 	}
 }
 
-static bool pread_all(int fd, unsigned char *buf, size_t n, uint64_t off)
+static bool in_regions(const struct scan_pages *pg, uint64_t w)
 {
-	while (n) {
-		ssize_t got = pread(fd, buf, n, (off_t)off);
+	size_t lo = 0, hi = pg->nregions;
+	uint64_t r = w >> SCAN_REGION_SHIFT;
 
-		if (got <= 0)
-			return false;
-		buf += got;
-		n -= (size_t)got;
-		off += (uint64_t)got;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pg->regions[mid] < r)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return true;
+	return lo < pg->nregions && pg->regions[lo] == r;
+}
+
+/* Mark the pages of segment s where [at, at + len) (bytes at p) may hold pointers. */
+static void mark_pages(const struct job *job, const struct seg *s, const unsigned char *p,
+		       uint64_t at, uint64_t len)
+{
+	struct scan_pages *pg = job->pages;
+	size_t si = (size_t)(s - job->img->segs);
+
+	while (len >= 8) {
+		uint64_t off = at - s->vaddr;
+		uint64_t page_end = ((off >> SCAN_PAGE_SHIFT) + 1) << SCAN_PAGE_SHIFT;
+		size_t n = (size_t)(page_end - off < len ? page_end - off : len), i = 0;
+
+		while ((i = find_in(p + i, n - i, pg->lo, pg->hi - pg->lo) + i) < n) {
+			uint64_t w;
+
+			memcpy(&w, p + i, 8);
+			if (in_regions(pg, w)) {
+				size_t bit = pg->first[si] + (size_t)(off >> SCAN_PAGE_SHIFT);
+
+				__atomic_fetch_or(&pg->bits[bit / 64], (uint64_t)1 << (bit % 64),
+						  __ATOMIC_RELAXED);
+				break;
+			}
+			i += 8;
+		}
+		p += n;
+		at += n;
+		len -= n;
+	}
 }
 
 /*
- * Chunks of a file are read into buf window by window rather than scanned through
- * the mapping: the copy costs what cat's does, and the analyzer's memory stays at a
- * window per thread whatever the core's size (a mapping's pages would all count).
- * Each window starts BACK bytes early, so that headers below a magic near its start
- * are in it too; the rest come from the mapping.
+ * Chunks of a file are read window by window (image_window_fill) rather than scanned
+ * through the mapping: the copy costs what cat's does, and the analyzer's memory stays
+ * at a window per thread whatever the core's size. Each window starts BACK bytes
+ * early, so that headers below a magic near its start are in it too; the rest come
+ * from the mapping.
  */
-static void scan_chunk(const struct job *job, const struct chunk *c, unsigned char **bufp,
+static void scan_chunk(const struct job *job, const struct chunk *c, struct image_window *win,
 		       struct scan_result *out)
 {
 	const struct seg *s = c->seg;
-	unsigned char *buf;
 
 	if (!s->in_file) {
 		scan_range(job, s, c->start, c->len, out);
+		if (job->pages)
+			mark_pages(job, s, s->data + (c->start - s->vaddr), c->start, c->len);
 		return;
 	}
-	if (!*bufp)
-		*bufp = xmalloc(WINDOW + BACK);
-	buf = *bufp;
 	for (uint64_t done = 0, step; done < c->len; done += step) {
 		uint64_t at = c->start + done;
 		uint64_t back = at - s->vaddr < BACK ? at - s->vaddr : BACK;
-		struct seg w;
 
 		step = c->len - done < WINDOW ? c->len - done : WINDOW;
-		w = (struct seg){ .vaddr = at - back, .size = back + step, .data = buf };
-		if (pread_all(s->fd, buf, (size_t)(back + step), s->file_offset + (w.vaddr - s->vaddr)))
-			scan_range(job, &w, at, step, out);
-		else
+		const unsigned char *p = s->data + (at - s->vaddr);
+
+		if (image_window_fill(win, s, at - back, (size_t)(back + step)) &&
+		    image_window_has(win, at - back, back + step)) {
+			scan_range(job, &(struct seg){ .vaddr = win->start,
+				.size = win->end - win->start, .data = win->p }, at, step, out);
+			p = win->p + back;
+		} else {
 			scan_range(job, s, at, step, out);
+		}
+		if (job->pages)	/* the same window, while it is in the cache */
+			mark_pages(job, s, p, at, step);
 	}
 }
 
@@ -241,12 +355,12 @@ static void *worker(void *arg)
 {
 	struct job *job = ((void **)arg)[0];
 	struct scan_result *out = ((void **)arg)[1];
-	unsigned char *buf = NULL;	/* the window, once a chunk is read from a file */
+	struct image_window win = { 0 };	/* this thread's */
 	size_t k;
 
 	while ((k = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED)) < job->nchunks)
-		scan_chunk(job, &job->chunks[k], &buf, out);
-	free(buf);
+		scan_chunk(job, &job->chunks[k], &win, out);
+	image_window_free(&win);
 	return NULL;
 }
 
@@ -296,7 +410,10 @@ static void result_merge(struct scan_result *into, struct scan_result *from)
 	if (from->other_version)
 		into->other_version = from->other_version;
 	collect_merge(&into->found, &from->found);
-	if (from->list.n) {
+	if (from->list.n && !into->list.v) {	/* the first: taken, not copied */
+		into->list = from->list;
+		from->list = (struct scan_blocks){ 0 };
+	} else if (from->list.n) {
 		struct scan_blocks *l = &into->list;
 
 		if (l->n + from->list.n > l->cap)
@@ -308,8 +425,70 @@ static void result_merge(struct scan_result *into, struct scan_result *from)
 	from->list = (struct scan_blocks){ 0 };
 }
 
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* The pages scan_image_graph_with marks, all clear; none if words are not 8 host bytes. */
+static void pages_init(const struct image *img, struct scan_pages *pg)
+{
+	size_t n = 0, m = 0, cap = 64;
+
+	*pg = (struct scan_pages){ 0 };
+	if (img->wsize != 8 || img->big_endian != host_big_endian())
+		return;
+	pg->regions = xmalloc(cap * sizeof(*pg->regions));
+	for (size_t i = 0; i < img->nsegs; i++) {
+		const struct seg *s = &img->segs[i];
+		uint64_t last = s->vaddr + s->size - 1;
+
+		if (s->vaddr & 7) {	/* pages would cut words: every page may hold them */
+			free(pg->regions);
+			*pg = (struct scan_pages){ 0 };
+			return;
+		}
+		if (!s->size || s->vaddr >> 63)	/* the upper half (a vsyscall page): blocks
+						 * there make the graph read all */
+			continue;
+		if (last < s->vaddr)
+			last = UINT64_MAX;
+		for (uint64_t r = s->vaddr >> SCAN_REGION_SHIFT; ; r++) {
+			if (!m || pg->regions[m - 1] != r) {
+				if (m == SCAN_MAX_REGIONS) {
+					free(pg->regions);
+					*pg = (struct scan_pages){ 0 };
+					return;
+				}
+				if (m == cap)
+					pg->regions = xrealloc(pg->regions, (cap *= 2) * sizeof(*pg->regions));
+				pg->regions[m++] = r;
+			}
+			if (r == last >> SCAN_REGION_SHIFT)
+				break;
+		}
+	}
+	qsort(pg->regions, m, sizeof(*pg->regions), u64_cmp);
+	pg->nregions = m;
+	if (!m) {
+		free(pg->regions);
+		*pg = (struct scan_pages){ 0 };
+		return;
+	}
+	pg->lo = pg->regions[0] << SCAN_REGION_SHIFT;
+	pg->hi = (pg->regions[m - 1] + 1) << SCAN_REGION_SHIFT;
+	pg->first = xmalloc(img->nsegs * sizeof(*pg->first));
+	for (size_t i = 0; i < img->nsegs; i++) {
+		pg->first[i] = n;
+		n += (size_t)((img->segs[i].size + (1u << SCAN_PAGE_SHIFT) - 1) >> SCAN_PAGE_SHIFT);
+	}
+	pg->bits = xcalloc(n / 64 + 1, sizeof(*pg->bits));
+}
+
 static void scan_all(const struct image *img, unsigned nthreads, const struct join_opts *opts,
-		     bool keep, struct scan_result *out)
+		     bool keep, bool pages, struct scan_result *out)
 {
 	struct job job = { .img = img };
 	struct scan_result *parts;
@@ -327,6 +506,10 @@ static void scan_all(const struct image *img, unsigned nthreads, const struct jo
 	args = xcalloc(nthreads, sizeof(*args));
 	result_init(out, opts);
 	out->keep_blocks = keep;
+	if (pages) {
+		pages_init(img, &out->pages);
+		job.pages = out->pages.bits ? &out->pages : NULL;
+	}
 	for (unsigned t = 0; t < nthreads; t++) {
 		result_init(&parts[t], opts);
 		parts[t].keep_blocks = keep;
@@ -355,24 +538,33 @@ static void scan_all(const struct image *img, unsigned nthreads, const struct jo
 
 void scan_image(const struct image *img, unsigned nthreads, struct scan_result *out)
 {
-	scan_all(img, nthreads, &(struct join_opts){ 0 }, false, out);
+	scan_all(img, nthreads, &(struct join_opts){ 0 }, false, false, out);
 }
 
 void scan_image_with(const struct image *img, unsigned nthreads, const struct join_opts *opts,
 		     struct scan_result *out)
 {
-	scan_all(img, nthreads, opts, false, out);
+	scan_all(img, nthreads, opts, false, false, out);
 }
 
 void scan_image_blocks_with(const struct image *img, unsigned nthreads,
 			    const struct join_opts *opts, struct scan_result *out)
 {
-	scan_all(img, nthreads, opts, true, out);
+	scan_all(img, nthreads, opts, true, false, out);
+}
+
+void scan_image_graph_with(const struct image *img, unsigned nthreads,
+			   const struct join_opts *opts, struct scan_result *out)
+{
+	scan_all(img, nthreads, opts, true, true, out);
 }
 
 void scan_result_free(struct scan_result *r)
 {
 	free(r->list.v);
+	free(r->pages.bits);
+	free(r->pages.first);
+	free(r->pages.regions);
 	stacks_free(&r->stacks);
 	collect_free(&r->found);
 }

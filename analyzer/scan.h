@@ -28,11 +28,53 @@ struct scan_block {
 	uint8_t out;		/* left out of the report (--older-than, a leak class not
 				 * shown, a suppressed leak): the graph's consumers skip it */
 	uint16_t time;		/* v2: the header's time code (hp2_time_decode) */
+	uint16_t chunk;		/* SCAN_CHUNK_KNOWN: the word below its header, which
+				 * is glibc's chunk size field when the block is in a
+				 * chunk of its own (scan_chunk_word); else 0 */
 };
+
+/*
+ * The allocator's walk reads a size field per chunk; the scan, which has the bytes in
+ * its window already, keeps the word at user - below - 8 of each 64-bit block in two
+ * bytes (scan_block.chunk): as a difference from the chunk size glibc gives a request
+ * of below + size bytes, in 16-byte units, and the word's three low bits.
+ */
+#define SCAN_CHUNK_KNOWN 0x8000u
+
+/* The word the block's chunk memo stands for, if it has one. */
+static inline bool scan_chunk_word(const struct scan_block *b, uint64_t *w)
+{
+	uint64_t req = b->below + b->size + 8 + 15;
+	uint64_t fit = req < 32 ? 32 : req & ~(uint64_t)15;
+
+	if (!(b->chunk & SCAN_CHUNK_KNOWN))
+		return false;
+	*w = (fit + ((uint64_t)(b->chunk >> 3 & 0xfff) << 4)) | (b->chunk & 7);
+	return true;
+}
 
 struct scan_blocks {
 	struct scan_block *v;
 	size_t n, cap;
+};
+
+/*
+ * Which pages of the image (1 << SCAN_PAGE_SHIFT bytes of a segment, from its start) hold
+ * an aligned word pointing into one of the 1 GiB regions (addr >> SCAN_REGION_SHIFT)
+ * the segments overlap: a page whose bit is clear holds no pointer into a block in
+ * those regions, and the heap graph skips it unread. Made by scan_image_graph_with, in
+ * the same pass over each window that finds the headers, for 8-byte words in the
+ * host's byte order.
+ */
+#define SCAN_PAGE_SHIFT 12
+#define SCAN_REGION_SHIFT 30
+#define SCAN_MAX_REGIONS 65536
+struct scan_pages {
+	uint64_t *bits;		/* NULL: not made (any page may hold pointers) */
+	size_t *first;		/* by segment: the bit of its first page */
+	uint64_t *regions;	/* the regions, sorted */
+	size_t nregions;
+	uint64_t lo, hi;	/* [lo, hi): the regions' span, a first filter */
 };
 
 struct scan_result {
@@ -51,6 +93,7 @@ struct scan_result {
 	unsigned other_version;	/* last unknown version seen, for the message */
 	bool keep_blocks;	/* fill list (scan_image_blocks_with) */
 	struct scan_blocks list; /* every valid block header, in no order */
+	struct scan_pages pages; /* scan_image_graph_with */
 };
 
 /* Scan every segment of img with nthreads threads (>= 1) into *out (initialized here). */
@@ -61,6 +104,22 @@ void scan_image_with(const struct image *img, unsigned nthreads, const struct jo
 /* The same, and list every block found in out->list (for leaks.c). */
 void scan_image_blocks_with(const struct image *img, unsigned nthreads,
 			    const struct join_opts *opts, struct scan_result *out);
+
+/* The same, and the pages that may hold pointers (for graph.c). */
+void scan_image_graph_with(const struct image *img, unsigned nthreads,
+			   const struct join_opts *opts, struct scan_result *out);
+
+/* Whether the page of segment si holding addr may hold a word in [pages.lo, pages.hi). */
+static inline bool scan_page_maybe(const struct scan_pages *pg, size_t si, uint64_t seg_vaddr,
+				   uint64_t addr)
+{
+	size_t bit;
+
+	if (!pg->bits)
+		return true;
+	bit = pg->first[si] + (size_t)((addr - seg_vaddr) >> SCAN_PAGE_SHIFT);
+	return pg->bits[bit / 64] >> (bit % 64) & 1;
+}
 
 /*
  * A listed block as decode.c gives it: v2 from what the list kept (no read), v1 decoded

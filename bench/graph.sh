@@ -3,7 +3,7 @@
 # --metric=retained_space together against the plain report (time; peak RSS per block
 # beyond it); on randheap (300,000 64-byte blocks, 2.4 million random pointers),
 # retained sizes against --leaks. Each figure is the median of RUNS runs under
-# /usr/bin/time -v, page cache warm, all in this one run.
+# /usr/bin/time -v, page cache warm, all in this one run, the configurations in turn.
 #   sh bench/graph.sh BIN [RUNS]   (BIN holds heapprof.so, heapprof-analyze, gibheap,
 #                                   randheap; RUNS defaults to 3)
 set -u
@@ -30,62 +30,80 @@ core() {
 	mv "$W/$name.core.$pid" "$W/$name.core"
 }
 
-# timed PROGRAM ARGS... -> "seconds maxrss_kb", medians of RUNS runs
-timed() {
-	name=$1
-	shift
-	: >"$W/t"
-	for r in $(seq "$RUNS"); do
-		/usr/bin/time -v -o "$W/v" "$BIN/heapprof-analyze" -q -o /dev/null "$@" \
-			"$BIN/$name" "$W/$name.core" || echo "heapprof-analyze $* failed" >&2
-		awk '/Elapsed \(wall clock\)/ { n = split($NF, a, ":"); s = a[n] + (n > 1 ? 60 * a[n - 1] : 0) }
-			/Maximum resident set size/ { m = $NF } END { print s, m }' "$W/v" >>"$W/t"
-	done
+# run PROGRAM LABEL ARGS...: one run, "seconds maxrss_kb cpu_seconds" appended to $W/LABEL
+run() {
+	name=$1 label=$2
+	shift 2
+	/usr/bin/time -v -o "$W/v" "$BIN/heapprof-analyze" -q -o /dev/null "$@" \
+		"$BIN/$name" "$W/$name.core" || echo "heapprof-analyze $* failed" >&2
+	awk '/Elapsed \(wall clock\)/ { n = split($NF, a, ":"); s = a[n] + (n > 1 ? 60 * a[n - 1] : 0) }
+		/User time|System time/ { c += $NF }
+		/Maximum resident set size/ { m = $NF } END { print s, m, c }' "$W/v" >>"$W/$label"
+}
+
+# median LABEL -> "seconds maxrss_kb cpu_seconds", each the median of the runs kept
+# under LABEL (CPU: user + sys, all threads)
+median() {
 	h=$(((RUNS + 1) / 2))
-	echo "$(awk '{ print $1 }' "$W/t" | sort -n | sed -n "${h}p")" \
-		"$(awk '{ print $2 }' "$W/t" | sort -n | sed -n "${h}p")"
+	echo "$(awk '{ print $1 }' "$W/$1" | sort -n | sed -n "${h}p")" \
+		"$(awk '{ print $2 }' "$W/$1" | sort -n | sed -n "${h}p")" \
+		"$(awk '{ print $3 }' "$W/$1" | sort -n | sed -n "${h}p")"
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2fx", a / b; else print "n/a" }'; }
 
 core gibheap -h
 blocks=$(sed -n 's/^\([0-9]*\) blocks.*/\1/p' "$W/gibheap.out")
-set -- $(timed gibheap)
-plain_s=$1 plain_kb=$2
-set -- $(timed gibheap --leaks --memory --metric=retained_space)
-all_s=$1 all_kb=$2
-set -- $(timed gibheap --leaks)
-leaks_s=$1 leaks_kb=$2
-set -- $(timed gibheap --memory)
-mem_s=$1 mem_kb=$2
-set -- $(timed gibheap --metric=retained_space)
-ret_s=$1 ret_kb=$2
+# in rounds, each configuration once a round: a load that comes and goes on a shared
+# machine weighs on all of them alike
+for r in $(seq "$RUNS"); do
+	run gibheap plain
+	run gibheap all --leaks --memory --metric=retained_space
+	run gibheap leaks --leaks
+	run gibheap mem --memory
+	run gibheap ret --metric=retained_space
+done
+set -- $(median plain)
+plain_s=$1 plain_kb=$2 plain_cpu=$3
+set -- $(median all)
+all_s=$1 all_kb=$2 all_cpu=$3
+set -- $(median leaks)
+leaks_s=$1 leaks_kb=$2 leaks_cpu=$3
+set -- $(median mem)
+mem_s=$1 mem_kb=$2 mem_cpu=$3
+set -- $(median ret)
+ret_s=$1 ret_kb=$2 ret_cpu=$3
 rm -f "$W/gibheap.core"
-echo "gibheap: $blocks blocks; median of $RUNS runs each (/usr/bin/time -v), warm page cache"
+echo "gibheap: $blocks blocks; median of $RUNS rounds, each configuration once a round (/usr/bin/time -v), warm page cache; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 echo ""
-echo "| heapprof-analyze on gibheap's core | time | peak RSS | time / plain | RSS beyond plain per block |"
-echo "|---|---|---|---|---|"
-row() { # LABEL SECONDS KB
-	echo "| $1 | $2 s | $(($3 / 1024)) MiB | $(ratio "$2" "$plain_s") | $(awk -v k="$3" -v p="$plain_kb" -v n="$blocks" 'BEGIN { if (n > 0) printf "%.0f bytes", (k - p) * 1024 / n }') |"
+echo "| heapprof-analyze on gibheap's core | time | CPU | peak RSS | time / plain | CPU / plain | RSS beyond plain per block |"
+echo "|---|---|---|---|---|---|---|"
+row() { # LABEL SECONDS KB CPU
+	echo "| $1 | $2 s | $4 s | $(($3 / 1024)) MiB | $(ratio "$2" "$plain_s") | $(ratio "$4" "$plain_cpu") | $(awk -v k="$3" -v p="$plain_kb" -v n="$blocks" 'BEGIN { if (n > 0) printf "%.0f bytes", (k - p) * 1024 / n }') |"
 }
-row "plain report" "$plain_s" "$plain_kb"
-row "--leaks" "$leaks_s" "$leaks_kb"
-row "--memory" "$mem_s" "$mem_kb"
-row "--metric=retained_space" "$ret_s" "$ret_kb"
-row "--leaks --memory --metric=retained_space (target: <= 3x, <= 64 bytes)" "$all_s" "$all_kb"
+row "plain report" "$plain_s" "$plain_kb" "$plain_cpu"
+row "--leaks" "$leaks_s" "$leaks_kb" "$leaks_cpu"
+row "--memory" "$mem_s" "$mem_kb" "$mem_cpu"
+row "--metric=retained_space" "$ret_s" "$ret_kb" "$ret_cpu"
+row "--leaks --memory --metric=retained_space (target: <= 3x, <= 64 bytes)" "$all_s" "$all_kb" "$all_cpu"
 
 core randheap
-set -- $(timed randheap)
-rplain_s=$1
-set -- $(timed randheap --leaks)
-rleaks_s=$1
-set -- $(timed randheap --metric=retained_space)
-rret_s=$1
+for r in $(seq "$RUNS"); do
+	run randheap rplain
+	run randheap rleaks --leaks
+	run randheap rret --metric=retained_space
+done
+set -- $(median rplain)
+rplain_s=$1 rplain_cpu=$3
+set -- $(median rleaks)
+rleaks_s=$1 rleaks_cpu=$3
+set -- $(median rret)
+rret_s=$1 rret_cpu=$3
 echo ""
-echo "randheap: 300,000 64-byte blocks, 2.4 million random pointers; median of $RUNS runs"
+echo "randheap: 300,000 64-byte blocks, 2.4 million random pointers; median of $RUNS rounds; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 echo ""
-echo "| heapprof-analyze on randheap's core | time | / --leaks |"
-echo "|---|---|---|"
-echo "| plain report | $rplain_s s | $(ratio "$rplain_s" "$rleaks_s") |"
-echo "| --leaks | $rleaks_s s | 1.00x |"
-echo "| --metric=retained_space (target: <= 2x --leaks) | $rret_s s | $(ratio "$rret_s" "$rleaks_s") |"
+echo "| heapprof-analyze on randheap's core | time | CPU | time / --leaks | CPU / --leaks |"
+echo "|---|---|---|---|---|"
+echo "| plain report | $rplain_s s | $rplain_cpu s | $(ratio "$rplain_s" "$rleaks_s") | $(ratio "$rplain_cpu" "$rleaks_cpu") |"
+echo "| --leaks | $rleaks_s s | $rleaks_cpu s | 1.00x | 1.00x |"
+echo "| --metric=retained_space (target: <= 2x --leaks) | $rret_s s | $rret_cpu s | $(ratio "$rret_s" "$rleaks_s") | $(ratio "$rret_cpu" "$rleaks_cpu") |"
