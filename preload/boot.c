@@ -16,6 +16,7 @@
 #include "boot.h"
 #include "heapprof_format.h"
 #include "events.h"
+#include "live.h"
 #include "options.h"
 #include "real.h"
 #include "snapshot.h"
@@ -73,6 +74,7 @@ static void forget_tid(void)
 {
 	boot_tid_cache = 0;	/* the child of fork() is another thread */
 	table_after_fork();
+	live_after_fork();
 	hooks_after_fork();
 	events_after_fork();
 	snapshot_after_fork();
@@ -105,6 +107,7 @@ static void resolve(void)
 	options_read();
 	hp_frames = (unsigned)hp_opt.frames;
 	table_init(hp_opt.sample, hp_frames, hp_opt.time ? HP2_P_TIME : 0);
+	live_init();
 	real_resolve();
 	start_unwinder();
 }

@@ -18,6 +18,7 @@
 #include "boot.h"
 #include "events.h"
 #include "hooks.h"
+#include "live.h"
 #include "options.h"
 #include "real.h"
 #include "table.h"
@@ -232,6 +233,7 @@ static inline __attribute__((always_inline)) void count_free(void *user, uint64_
 	if (s)
 		count(&s->frees, &s->freed, block_size(user, t), block_flags(t));
 	table_live_add(-live_weight(block_size(user, t), block_flags(t)));
+	live_free(block_size(user, t), block_flags(t));
 }
 
 /* ---- tagging ---------------------------------------------------------------------- */
@@ -242,9 +244,11 @@ static inline __attribute__((always_inline)) void *tag(void *real, unsigned shif
 		 const struct unwind_start *st)
 {
 	uint32_t site = 0, time;
+	uint64_t ms;
 
 	if (unlikely(!real))
 		return NULL;
+	ms = table_ms();
 	if (likely(hp_stacks && !in_hook)) {
 		/* one frame more than kept: a walk that fills it was cut */
 		uintptr_t pcs[hp_frames + 1];
@@ -263,9 +267,10 @@ static inline __attribute__((always_inline)) void *tag(void *real, unsigned shif
 				count_time(s);
 		}
 		table_live_add(live_weight(size, flags));
+		live_alloc(size, flags, ms);
 		in_hook = false;
 	}
-	time = hp2_time_encode(table_ms());
+	time = hp2_time_encode(ms);
 	real = block_write(real, shift, size, site, flags, time);
 	if (unlikely(hp_opt.peak) && !in_hook)
 		peak_check(size);	/* after the header: a snapshot holds this block */

@@ -1,0 +1,138 @@
+/*
+ * The live counters' flush (live.h) and the timeline ring (timeline.h). The flush is
+ * the one place that reads the process-wide sums, so it decides both when a sample is
+ * due and when a peak is passed; the peak table itself is peak.c's.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "heapprof_format.h"
+#include "live.h"
+#include "options.h"
+#include "peak.h"
+#include "table.h"
+#include "timeline.h"
+
+HP_TLS struct live_pending live_mine;
+struct live_sums live_sums;
+uint64_t live_next_ms = UINT64_MAX;
+
+struct timeline_rec {
+	uint64_t magic, check, w2, held, interval_ms, writes, reserved[2];
+	struct timeline_sample s[];
+};
+
+_Static_assert(sizeof(struct timeline_rec) == HP2_TIMELINE_WORDS * 8, "timeline record");
+_Static_assert(sizeof(struct timeline_sample) == HP2_SAMPLE_WORDS * 8, "timeline sample");
+
+static struct timeline_rec *tl;
+static uint32_t tl_cap;
+static int tl_busy;	/* a writer is at it: others give up, never wait */
+
+void live_sampled(uint64_t size, int64_t sign)
+{
+	double p = -expm1(-(double)size / (double)hp_opt.sample);
+	int64_t n = (int64_t)(HP2_COUNT_ONE / p + 0.5), b = (int64_t)((double)size / p + 0.5);
+	struct live_pending *t = &live_mine;
+
+	t->bytes += sign * b;
+	t->blocks += sign * n;
+	if (sign > 0) {
+		t->calls += (uint64_t)n;
+		t->alloc_bytes += (uint64_t)b;
+	}
+}
+
+void live_flush(uint64_t ms)
+{
+	struct live_pending *t = &live_mine;
+	struct timeline_sample s;
+
+	s.bytes = __atomic_add_fetch(&live_sums.bytes, t->bytes, __ATOMIC_RELAXED);
+	s.blocks = __atomic_add_fetch(&live_sums.blocks, t->blocks, __ATOMIC_RELAXED);
+	s.calls = __atomic_add_fetch(&live_sums.calls, t->calls, __ATOMIC_RELAXED);
+	s.alloc_bytes = __atomic_add_fetch(&live_sums.alloc_bytes, t->alloc_bytes,
+					   __ATOMIC_RELAXED);
+	*t = (struct live_pending){ 0 };
+	if (ms == UINT64_MAX)
+		return;		/* a free: neither a sample nor a peak */
+	s.ms = ms;
+	if (s.bytes > 0 && (uint64_t)s.bytes >= __atomic_load_n(&peak_next_bytes, __ATOMIC_RELAXED))
+		peak_take(ms, s.bytes);
+	if (ms >= __atomic_load_n(&live_next_ms, __ATOMIC_RELAXED))
+		timeline_add(&s);
+}
+
+void live_init(void)
+{
+	timeline_init(hp_opt.timeline);
+	peak_init(hp_opt.peak_step);
+}
+
+void live_after_fork(void)
+{
+	timeline_after_fork();
+	peak_after_fork();
+}
+
+/* ---- the ring ------------------------------------------------------------------- */
+
+void timeline_init(uint64_t n)
+{
+	if (!n)
+		return;
+	if (n < 4)
+		n = 4;	/* room for the start, a pair and the newest */
+	tl = table_alloc_record(sizeof(*tl) + n * sizeof(tl->s[0]));
+	if (!tl)
+		return;
+	tl_cap = (uint32_t)n;
+	tl->w2 = n | (uint64_t)HP2_SAMPLE_WORDS << 32;
+	tl->held = 1;	/* sample 0: the start, all 0 */
+	tl->interval_ms = TIMELINE_FIRST_MS;
+	tl->check = table_record_check(tl, &tl->w2, 1);
+	__atomic_store_n(&tl->magic, HP2_TIMELINE_MAGIC, __ATOMIC_RELEASE);
+	__atomic_store_n(&live_next_ms, TIMELINE_FIRST_MS, __ATOMIC_RELAXED);
+}
+
+/* Full: keep sample 0, and of each pair after it the one with the more live bytes. */
+static void timeline_halve(void)
+{
+	uint32_t k = 1, i;
+
+	for (i = 1; i + 1 < tl->held; i += 2)
+		tl->s[k++] = tl->s[i + 1].bytes > tl->s[i].bytes ? tl->s[i + 1] : tl->s[i];
+	if (i < tl->held)
+		tl->s[k++] = tl->s[i];	/* the odd one out: the newest, kept as it is */
+	tl->held = k;
+	tl->interval_ms *= 2;
+}
+
+void timeline_add(const struct timeline_sample *s)
+{
+	struct timeline_sample *last;
+
+	if (!tl || __atomic_exchange_n(&tl_busy, 1, __ATOMIC_ACQUIRE))
+		return;
+	__atomic_store_n(&tl->writes, tl->writes + 1, __ATOMIC_RELEASE);	/* odd */
+	last = &tl->s[tl->held - 1];
+	if (tl->held > 1 && s->ms < last->ms + tl->interval_ms) {
+		if (s->bytes > last->bytes)
+			*last = *s;	/* a higher point within the interval: the peak */
+	} else {
+		if (tl->held == tl_cap)
+			timeline_halve();
+		tl->s[tl->held] = *s;
+		__atomic_store_n(&tl->held, tl->held + 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&live_next_ms, s->ms + tl->interval_ms, __ATOMIC_RELAXED);
+	__atomic_store_n(&tl->writes, tl->writes + 1, __ATOMIC_RELEASE);	/* even */
+	__atomic_store_n(&tl_busy, 0, __ATOMIC_RELEASE);
+}
+
+void timeline_after_fork(void)
+{
+	tl_busy = 0;
+	if (tl && (tl->writes & 1))
+		tl->writes++;	/* the parent's writer is not in this process */
+}
