@@ -120,8 +120,9 @@ void timeline_read(struct timeline_data *t, const struct report *r,
 	last->alloc_bytes = r->alloc_bytes;
 }
 
-/* The newest whole peak table, or NULL. */
-static const struct hp_peak_rec *newest_peak(const struct scan_result *scan)
+/* The newest whole peak table written before the one of writes below (UINT64_MAX:
+ * the newest of all), or NULL. */
+static const struct hp_peak_rec *newest_peak(const struct scan_result *scan, uint64_t below)
 {
 	size_t n;
 	const struct decoded *rec = collect_records(&scan->found, DEC_PEAK, &n);
@@ -130,7 +131,7 @@ static const struct hp_peak_rec *newest_peak(const struct scan_result *scan)
 	for (size_t i = 0; i < n; i++) {
 		const struct hp_peak_rec *p = &rec[i].peak;
 
-		if (p->writes && !(p->writes & 1) && p->used <= p->n &&
+		if (p->writes && !(p->writes & 1) && p->used <= p->n && p->writes < below &&
 		    (!best || p->writes > best->writes))
 			best = p;
 	}
@@ -182,10 +183,26 @@ static bool peak_stacks(const struct hp_peak_rec *p, const struct scan_result *s
 	return true;
 }
 
+/* The counters so far of scan's stacks into fresh, so that the peak's stacks show them
+ * beside their bytes at the peak (a stack with none at the peak is not shown). */
+static void carry_counts(const struct scan_result *scan, struct stacks *fresh)
+{
+	size_t n;
+	struct stack **all = stacks_list(&scan->stacks, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		struct stack_key key = { all[i]->pcs, all[i]->nframes, all[i]->flags, 0 };
+		struct stack_add a = { .counts = all[i]->counts };
+
+		stacks_add_group(fresh, &key, &a);
+	}
+	free(all);
+}
+
 bool timeline_peak_apply(struct timeline_data *t, struct scan_result *scan,
 			 const struct image *img, const struct join_opts *opts, const char **why)
 {
-	const struct hp_peak_rec *p = newest_peak(scan);
+	const struct hp_peak_rec *p = newest_peak(scan, UINT64_MAX);
 	struct report_peak sum = { 0 };
 	struct stacks fresh;
 
@@ -194,13 +211,18 @@ bool timeline_peak_apply(struct timeline_data *t, struct scan_result *scan,
 		       "HEAPPROF_PEAK_STEP=0, or live memory never passed the step)";
 		return false;
 	}
-	if (!peak_stacks(p, scan, img, opts, &fresh, &sum)) {
+	/* the newest may be damaged: the one before it is a peak too, if a lower one */
+	while (!peak_stacks(p, scan, img, opts, &fresh, &sum)) {
 		warn("peak table at 0x%" PRIx64 " skipped: cut off, or its entries do not add "
 		     "up to its total", p->addr);
-		*why = "holds no whole peak table";
-		return false;
+		memset(&sum, 0, sizeof(sum));
+		if (!(p = newest_peak(scan, p->writes))) {
+			*why = "holds no whole peak table";
+			return false;
+		}
 	}
 	now_of(scan, &sum.now_bytes, &sum.now_blocks);
+	carry_counts(scan, &fresh);
 	sum.time_s = (double)p->ms / 1000;
 	sum.step = p->step;
 	stacks_free(&scan->stacks);
