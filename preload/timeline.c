@@ -48,7 +48,8 @@ void live_flush(uint64_t ms)
 	struct live_pending *t = &live_mine;
 	struct timeline_sample s;
 
-	s.bytes = __atomic_add_fetch(&live_sums.bytes, t->bytes, __ATOMIC_RELAXED);
+	/* seq_cst: peak_take() relies on it (a lock xadd either way on x86) */
+	s.bytes = __atomic_add_fetch(&live_sums.bytes, t->bytes, __ATOMIC_SEQ_CST);
 	s.blocks = __atomic_add_fetch(&live_sums.blocks, t->blocks, __ATOMIC_RELAXED);
 	s.calls = __atomic_add_fetch(&live_sums.calls, t->calls, __ATOMIC_RELAXED);
 	s.alloc_bytes = __atomic_add_fetch(&live_sums.alloc_bytes, t->alloc_bytes,
@@ -108,14 +109,18 @@ static void timeline_halve(void)
 	tl->interval_ms *= 2;
 }
 
-void timeline_add(const struct timeline_sample *s)
+void timeline_add(const struct timeline_sample *in)
 {
-	struct timeline_sample *last;
+	struct timeline_sample *last, now = *in, *s = &now;
 
 	if (!tl || __atomic_exchange_n(&tl_busy, 1, __ATOMIC_ACQUIRE))
 		return;
 	__atomic_store_n(&tl->writes, tl->writes + 1, __ATOMIC_RELEASE);	/* odd */
 	last = &tl->s[tl->held - 1];
+	/* a thread that read the clock before another's sample went in comes later: its
+	 * figures are newer than that sample's, so its time is at least that one's */
+	if (s->ms < last->ms)
+		s->ms = last->ms;
 	if (tl->held > 1 && s->ms < last->ms + tl->interval_ms) {
 		if (s->bytes > last->bytes)
 			*last = *s;	/* a higher point within the interval: the peak */
