@@ -42,6 +42,20 @@ void peak_init(uint64_t step)
 	__atomic_store_n(&peak_next_bytes, step ? step : UINT64_MAX, __ATOMIC_RELAXED);
 }
 
+/*
+ * Give record r (the i-th) its identity, the magic last. Not inline, the magic made
+ * here after the last call: a loop over both records kept the magic in a callee-saved
+ * register across the allocation, whose callee pushed it on the thread's stack, where
+ * the scan later found a stray copy (and said so).
+ */
+static __attribute__((noinline)) void peak_seal(struct peak_rec *r, unsigned i)
+{
+	r->w2 = PEAK_ENTRIES | (uint64_t)i << 32;
+	r->check = table_record_check(r, &r->w2, 1);
+	r->writes = 0;
+	__atomic_store_n(&r->magic, HP2_PEAK_MAGIC, __ATOMIC_RELEASE);
+}
+
 /* The two records and the hash, at the first peak: a program that never grows past
  * the step pays nothing. */
 static bool peak_make(void)
@@ -58,10 +72,7 @@ static bool peak_make(void)
 
 		if (!r)
 			return false;
-		r->w2 = PEAK_ENTRIES | (uint64_t)i << 32;
-		r->check = table_record_check(r, &r->w2, 1);
-		r->writes = 0;
-		__atomic_store_n(&r->magic, HP2_PEAK_MAGIC, __ATOMIC_RELEASE);
+		peak_seal(r, i);
 		recs[i] = r;
 	}
 	return true;
@@ -136,18 +147,15 @@ static void peak_fill(struct peak_rec *r)
 	r->blocks = (uint64_t)blocks;
 }
 
-void peak_take(uint64_t ms, int64_t live)
+/* One peak at live bytes (the caller holds busy). */
+static void peak_write(uint64_t ms, int64_t live)
 {
 	struct peak_rec *r;
 	uint64_t step;
 
-	if (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
-		return;		/* another thread is taking it: this one goes on */
-	if ((uint64_t)live < __atomic_load_n(&peak_next_bytes, __ATOMIC_RELAXED))
-		goto out;	/* taken meanwhile */
 	if (!recs[1] && !peak_make()) {
 		__atomic_store_n(&peak_next_bytes, UINT64_MAX, __ATOMIC_RELAXED);
-		goto out;
+		return;
 	}
 	step = (uint64_t)live / 100 > min_step ? (uint64_t)live / 100 : min_step;
 	r = recs[taken & 1];
@@ -163,8 +171,27 @@ void peak_take(uint64_t ms, int64_t live)
 						__atomic_load_n(&live_sums.calls, __ATOMIC_RELAXED),
 						__atomic_load_n(&live_sums.alloc_bytes,
 								__ATOMIC_RELAXED) });
-out:
-	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * A thread that finds another taking the peak goes on at once, so the taker looks at
+ * the live total again when done: a crossing made meanwhile (the other thread added
+ * to the total before it tried, all in one order: seq_cst) is taken then, not lost
+ * when no flush comes after it.
+ */
+void peak_take(uint64_t ms, int64_t live)
+{
+	for (;;) {
+		if (__atomic_exchange_n(&busy, 1, __ATOMIC_SEQ_CST))
+			return;
+		if ((uint64_t)live >= __atomic_load_n(&peak_next_bytes, __ATOMIC_RELAXED))
+			peak_write(ms, live);
+		__atomic_store_n(&busy, 0, __ATOMIC_SEQ_CST);
+		live = __atomic_load_n(&live_sums.bytes, __ATOMIC_SEQ_CST);
+		if (live <= 0 || (uint64_t)live < __atomic_load_n(&peak_next_bytes,
+								  __ATOMIC_RELAXED))
+			return;
+	}
 }
 
 void peak_after_fork(void)
