@@ -226,14 +226,16 @@ static inline __attribute__((always_inline)) void count_free(void *user, uint64_
 {
 	uint32_t id = (uint32_t)(((uint64_t *)user)[-2] >> 32);
 	struct hp_site_rec *s;
+	uint64_t size;
 
 	if (!id || in_hook || !hp_stacks)
 		return;
+	size = block_size(user, t);
 	s = table_free_site(id);
 	if (s)
-		count(&s->frees, &s->freed, block_size(user, t), block_flags(t));
-	table_live_add(-live_weight(block_size(user, t), block_flags(t)));
-	live_free(block_size(user, t), block_flags(t));
+		count(&s->frees, &s->freed, size, block_flags(t));
+	table_live_add(-live_weight(size, block_flags(t)));
+	live_free(size, block_flags(t));
 }
 
 /* ---- tagging ---------------------------------------------------------------------- */

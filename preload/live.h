@@ -1,8 +1,10 @@
 /*
  * The process's live memory counters for the timeline and the peak table: each thread
- * adds to its own pending deltas (no atomic, no shared line) and flushes them into the
- * process-wide sums every LIVE_FLUSH_BYTES it allocates or frees, or when the next
- * timeline sample is due. The flush, not the allocation, checks for a new peak.
+ * counts its calls and frees and the bytes it moves (no atomic, no shared line) and
+ * flushes them into the process-wide sums every LIVE_FLUSH_BYTES it allocates or
+ * frees, or when the next timeline sample is due. Live bytes come from the thread's
+ * own record (table_live_add), read at the flush. The flush, not the allocation,
+ * checks for a new peak.
  */
 #ifndef HP_LIVE_H
 #define HP_LIVE_H
@@ -16,9 +18,11 @@
 #define LIVE_FLUSH_BYTES ((int64_t)64 << 10)
 
 struct live_pending {
-	int64_t bytes, blocks;		/* live bytes and blocks this thread added */
-	uint64_t calls, alloc_bytes;	/* allocation calls and bytes asked for */
-	int64_t churn;			/* bytes allocated or freed since the flush */
+	int64_t moved;			/* bytes allocated or freed since the flush */
+	uint64_t calls, frees;		/* since the flush, not sampled */
+	int64_t live_seen;		/* the thread record's live bytes at the flush */
+	int64_t s_bytes, s_blocks;	/* sampled blocks: estimates, HP2_COUNT_ONE units */
+	uint64_t s_calls, s_alloc_bytes;
 };
 
 /* The process-wide sums (one cache line, touched only by flushes). */
@@ -48,17 +52,12 @@ static inline __attribute__((always_inline)) void live_alloc(uint64_t size, unsi
 {
 	struct live_pending *t = &live_mine;
 
-	if (likely(!(flags & HP2_F_SAMPLED))) {
-		t->bytes += (int64_t)size;
-		t->blocks++;
+	if (likely(!(flags & HP2_F_SAMPLED)))
 		t->calls++;
-		t->alloc_bytes += size;
-	} else {
+	else
 		live_sampled(size, 1);
-	}
-	t->churn += (int64_t)size;
-	if (unlikely(t->churn >= LIVE_FLUSH_BYTES ||
-		     ms >= __atomic_load_n(&live_next_ms, __ATOMIC_RELAXED)))
+	t->moved += (int64_t)size;
+	if (unlikely(t->moved >= LIVE_FLUSH_BYTES || ms >= __atomic_load_n(&live_next_ms, __ATOMIC_RELAXED)))
 		live_flush(ms);
 }
 
@@ -67,14 +66,12 @@ static inline __attribute__((always_inline)) void live_free(uint64_t size, unsig
 {
 	struct live_pending *t = &live_mine;
 
-	if (likely(!(flags & HP2_F_SAMPLED))) {
-		t->bytes -= (int64_t)size;
-		t->blocks--;
-	} else {
+	if (likely(!(flags & HP2_F_SAMPLED)))
+		t->frees++;
+	else
 		live_sampled(size, -1);
-	}
-	t->churn += (int64_t)size;
-	if (unlikely(t->churn >= LIVE_FLUSH_BYTES))
+	t->moved += (int64_t)size;
+	if (unlikely(t->moved >= LIVE_FLUSH_BYTES))
 		live_flush(UINT64_MAX);
 }
 

@@ -35,11 +35,11 @@ void live_sampled(uint64_t size, int64_t sign)
 	int64_t n = (int64_t)(HP2_COUNT_ONE / p + 0.5), b = (int64_t)((double)size / p + 0.5);
 	struct live_pending *t = &live_mine;
 
-	t->bytes += sign * b;
-	t->blocks += sign * n;
+	t->s_bytes += sign * b;
+	t->s_blocks += sign * n;
 	if (sign > 0) {
-		t->calls += (uint64_t)n;
-		t->alloc_bytes += (uint64_t)b;
+		t->s_calls += (uint64_t)n;
+		t->s_alloc_bytes += (uint64_t)b;
 	}
 }
 
@@ -47,14 +47,32 @@ void live_flush(uint64_t ms)
 {
 	struct live_pending *t = &live_mine;
 	struct timeline_sample s;
+	int64_t moved = t->moved, live, dlive, bytes, blocks;
+	uint64_t calls, alloc_bytes;
 
+	/*
+	 * Not sampled, every block the thread counts is in its record's live bytes too
+	 * (hooks.c adds to both), so what it allocated is (moved + live change) / 2.
+	 * Sampled, the estimates were summed apart.
+	 */
+	live = hp_thread_live ? __atomic_load_n(hp_thread_live, __ATOMIC_RELAXED) : t->live_seen;
+	dlive = live - t->live_seen;
+	blocks = (int64_t)t->calls - (int64_t)t->frees + t->s_blocks;
+	calls = t->calls + t->s_calls;
+	if (hp_opt.sample) {
+		bytes = t->s_bytes;	/* the record holds the same estimates */
+		alloc_bytes = t->s_alloc_bytes;
+	} else {
+		bytes = dlive;
+		alloc_bytes = moved + dlive > 0 ? (uint64_t)(moved + dlive) / 2 : 0;
+	}
+	*t = (struct live_pending){ .live_seen = live };
 	/* seq_cst: peak_take() relies on it (a lock xadd either way on x86) */
-	s.bytes = __atomic_add_fetch(&live_sums.bytes, t->bytes, __ATOMIC_SEQ_CST);
-	s.blocks = __atomic_add_fetch(&live_sums.blocks, t->blocks, __ATOMIC_RELAXED);
-	s.calls = __atomic_add_fetch(&live_sums.calls, t->calls, __ATOMIC_RELAXED);
-	s.alloc_bytes = __atomic_add_fetch(&live_sums.alloc_bytes, t->alloc_bytes,
+	s.bytes = __atomic_add_fetch(&live_sums.bytes, bytes, __ATOMIC_SEQ_CST);
+	s.blocks = __atomic_add_fetch(&live_sums.blocks, blocks, __ATOMIC_RELAXED);
+	s.calls = __atomic_add_fetch(&live_sums.calls, calls, __ATOMIC_RELAXED);
+	s.alloc_bytes = __atomic_add_fetch(&live_sums.alloc_bytes, alloc_bytes,
 					   __ATOMIC_RELAXED);
-	*t = (struct live_pending){ 0 };
 	if (ms == UINT64_MAX)
 		return;		/* a free: neither a sample nor a peak */
 	s.ms = ms;
@@ -72,6 +90,7 @@ void live_init(void)
 
 void live_after_fork(void)
 {
+	live_mine.live_seen = 0;	/* the child's thread record starts at 0 */
 	timeline_after_fork();
 	peak_after_fork();
 }
