@@ -114,6 +114,8 @@ static void add_v2_block(struct collect *c, const struct hp_block *b)
 {
 	struct site_agg *s;
 
+	if (b->age_ms > c->newest_ms)
+		c->newest_ms = b->age_ms;
 	if (!(b->flags & HP2_F_SAMPLED)) {
 		if (c->pend.n == PEND_MAX)
 			file_pending(c);
@@ -261,6 +263,8 @@ void collect_merge(struct collect *into, struct collect *from)
 	from->nmods = 0;
 	into->v1_left_out += from->v1_left_out;
 	from->v1_left_out = 0;
+	if (from->newest_ms > into->newest_ms)
+		into->newest_ms = from->newest_ms;
 }
 
 /* A record's id: stacks, sites and regions their own; threads and rings the tid. */
@@ -284,6 +288,8 @@ static uint64_t rec_addr(const struct decoded *d)
 	case DEC_THREAD: return d->thread.addr;
 	case DEC_REGION: return d->region.addr;
 	case DEC_RING: return d->ring.addr;
+	case DEC_TIMELINE: return d->timeline.addr;
+	case DEC_PEAK: return d->peak.addr;
 	default: return d->proc.addr;
 	}
 }
@@ -312,7 +318,8 @@ static bool rec_same(const struct decoded *x, const struct decoded *y)
 		       x->site.entry == y->site.entry && x->site.flags == y->site.flags;
 	if (x->kind == DEC_REGION)
 		return !strcmp(x->region.name, y->region.name);
-	if (x->kind == DEC_THREAD || x->kind == DEC_RING)
+	if (x->kind == DEC_THREAD || x->kind == DEC_RING || x->kind == DEC_TIMELINE ||
+	    x->kind == DEC_PEAK)
 		return true;	/* one tid, several records: a reused tid, or a fork */
 	return x->proc.sample_period == y->proc.sample_period && x->proc.pid == y->proc.pid &&
 	       x->proc.start_mono_ns == y->proc.start_mono_ns;

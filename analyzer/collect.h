@@ -51,7 +51,8 @@ struct collect {
 					 * the join */
 	size_t nmods, mods_cap;
 	size_t kind_lo[DEC_NKINDS], kind_hi[DEC_NKINDS]; /* recs of a kind, once sorted */
-	uint64_t v1_left_out;		/* v1 blocks --region left out (they have no site) */
+	uint64_t v1_left_out;
+	uint64_t newest_ms;		/* the latest v2 block time seen (ms after the start) */		/* v1 blocks --region left out (they have no site) */
 };
 
 /* What the join found; all counts in blocks as found unless said otherwise. */

@@ -346,6 +346,46 @@ const char *decode_entry_name(unsigned entry, char *buf, size_t size)
 	return buf;
 }
 
+static enum decode_reject timeline_rec(const struct decode_src *src, uint64_t addr,
+				       struct decoded *out)
+{
+	uint64_t w[HP2_TIMELINE_WORDS];
+	uint32_t n;
+
+	if (!read_words(src, addr, w, HP2_TIMELINE_WORDS))
+		return REJ_TRUNCATED;
+	if (rec_check(addr, w + 2, 1) != w[1])
+		return REJ_CHECK;
+	n = (uint32_t)w[2];
+	if (n < 1 || n > HP2_TIMELINE_MAX || (w[2] >> 32) != HP2_SAMPLE_WORDS)
+		return REJ_LAYOUT;
+	out->kind = DEC_TIMELINE;
+	out->timeline = (struct hp_timeline_rec){ .addr = addr, .n = n, .held = w[3],
+						  .interval_ms = w[4], .writes = w[5] };
+	return DECODE_OK;
+}
+
+static enum decode_reject peak_rec(const struct decode_src *src, uint64_t addr,
+				   struct decoded *out)
+{
+	uint64_t w[10];
+	uint32_t n;
+
+	if (!read_words(src, addr, w, 10))
+		return REJ_TRUNCATED;
+	if (rec_check(addr, w + 2, 1) != w[1])
+		return REJ_CHECK;
+	n = (uint32_t)w[2];
+	if (n < 1 || n > HP2_PEAK_MAX || (w[2] >> 32) > 1)
+		return REJ_LAYOUT;
+	out->kind = DEC_PEAK;
+	out->peak = (struct hp_peak_rec){ .addr = addr, .n = n, .which = (unsigned)(w[2] >> 32),
+					  .writes = w[3], .ms = w[4], .bytes = w[5],
+					  .blocks = w[6], .used = w[7], .counter = w[8],
+					  .step = w[9] };
+	return DECODE_OK;
+}
+
 static enum decode_reject proc_rec(const struct decode_src *src, uint64_t addr,
 				   struct decoded *out)
 {
@@ -424,6 +464,8 @@ enum decode_reject decode_at(const struct decode_src *src, uint64_t addr, uint64
 	case HP2_REGION_MAGIC: why = region_rec(src, addr, out); break;
 	case HP2_RING_MAGIC: why = ring_rec(src, addr, out); break;
 	case HP2_MODULE_MAGIC: why = module_rec(src, addr, buf, out); break;
+	case HP2_TIMELINE_MAGIC: why = timeline_rec(src, addr, out); break;
+	case HP2_PEAK_MAGIC: why = peak_rec(src, addr, out); break;
 	default: return v2_block(src, addr, word, out);
 	}
 	if (why == DECODE_OK)

@@ -36,6 +36,8 @@ enum decode_kind {
 	DEC_REGION,	/* v2 region record */
 	DEC_RING,	/* v2 event ring (its header; the slots are read on demand) */
 	DEC_MODULE,	/* v2 module record (a shared object dlclose unloaded) */
+	DEC_TIMELINE,	/* v2 timeline (its header; samples read by timeline.c) */
+	DEC_PEAK,	/* v2 peak table (its header; entries read by timeline.c) */
 	DEC_NKINDS
 };
 
@@ -111,6 +113,24 @@ struct hp_event {
 	uint64_t seq;		/* from 1 within its thread */
 };
 
+/* A timeline's header (w2..w5; samples follow at addr + HP2_TIMELINE_WORDS * 8). */
+struct hp_timeline_rec {
+	uint64_t addr;
+	uint32_t n;		/* room: 1..HP2_TIMELINE_MAX samples of HP2_SAMPLE_WORDS */
+	uint64_t held;		/* samples written (not checked: may exceed n) */
+	uint64_t interval_ms;
+	uint64_t writes;	/* odd: a write was under way */
+};
+
+/* A peak table's header (w2..w9; entries follow at addr + HP2_PEAK_WORDS * 8). */
+struct hp_peak_rec {
+	uint64_t addr;
+	uint32_t n;		/* room: 1..HP2_PEAK_MAX entries */
+	unsigned which;		/* 0 or 1 */
+	uint64_t writes;	/* odd: being written; else 2 * the peaks taken */
+	uint64_t ms, bytes, blocks, used, counter, step;
+};
+
 struct hp_proc_rec {
 	uint64_t addr;
 	unsigned version, wsize, flags;
@@ -142,6 +162,8 @@ struct decoded {
 		struct hp_region_rec region;
 		struct hp_ring_rec ring;
 		struct hp_module_rec module;
+		struct hp_timeline_rec timeline;
+		struct hp_peak_rec peak;
 	};
 	/* when rejected: the version found (REJ_VERSION), and whether the candidate was
 	 * only a v2 block tag (16-bit magic) whose check failed: noise, unless its site

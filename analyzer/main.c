@@ -3,6 +3,7 @@
  * scans it for heapprof headers, symbolizes the stacks and writes the report.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include "scan.h"
 #include "sym.h"
 #include "spool.h"
+#include "timeline.h"
 #include "util.h"
 #include "views.h"
 
@@ -57,12 +59,16 @@ struct opts {
 	bool memory;			/* --memory */
 	const char *why;		/* --why=REGEX or 0xADDR */
 	size_t by_top;			/* --by: rows shown, the --top given (0: all) */
+	bool peak;			/* --peak: the stacks at the peak */
+	bool peak_diff;			/* --peak-diff: the peak minus now, one dump */
+	bool timeline;			/* --timeline: text draws the timeline */
 };
 
 enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE,
        OPT_METRIC, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_SHORT, OPT_BASE, OPT_FOCUS,
        OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY, OPT_LEAKS, OPT_FAILLEAK, OPT_SUPP,
-       OPT_AGE, OPT_OLDER, OPT_BASEPROG, OPT_MEMORY, OPT_MAXRATIO, OPT_WHY };
+       OPT_AGE, OPT_OLDER, OPT_BASEPROG, OPT_MEMORY, OPT_MAXRATIO, OPT_WHY, OPT_PEAK,
+       OPT_PEAKDIFF, OPT_TIMELINE };
 
 /*
  * The options, once: --help is printed from this table and getopt_long's is built
@@ -117,6 +123,15 @@ static const struct opt_def {
 	  "program (another moment or another run); stacks match\n"
 	  "by module file and offset, or by function name where a\n"
 	  "module was rebuilt; growth first, shrinkage negative" },
+	{ .name = "peak", OPT_PEAK, no_argument, NULL,
+	  "live memory per stack at the peak (the dump's peak table)\n"
+	  "instead of now; the summary gives both" },
+	{ .name = "peak-diff", OPT_PEAKDIFF, no_argument, NULL,
+	  "the peak minus now, of one dump: what grew to the peak\n"
+	  "and went away since (as --base does for two)" },
+	{ .name = "timeline", OPT_TIMELINE, no_argument, NULL,
+	  "text: chart and table of live memory over the process's\n"
+	  "life (JSON holds the timeline always)" },
 	{ .name = "base-program", OPT_BASEPROG, required_argument, "FILE",
 	  "OLD's executable, when PROGRAM was rebuilt since OLD" },
 	{ .name = "focus", OPT_FOCUS, required_argument, "REGEX",
@@ -336,6 +351,9 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 	case OPT_FAILLEAK: o->fail_on_leak = true; break;
 	case OPT_MEMORY: o->memory = true; break;
 	case OPT_WHY: o->why = optarg; break;
+	case OPT_PEAK: o->peak = true; break;
+	case OPT_PEAKDIFF: o->peak = o->peak_diff = true; break;
+	case OPT_TIMELINE: o->timeline = true; break;
 	case OPT_SUPP: o->suppressions = optarg; break;
 	case OPT_SHORT: o->report.short_names = true; break;
 	case OPT_AGE: o->age = true; break;
@@ -411,8 +429,10 @@ static void check_format(const struct opts *o)
 		{ OUT_BY, "--by", "a bottom-up table" },
 		{ OUT_AGES, "--age", "an age summary" },
 		{ OUT_SUMMARY, "--memory", "a memory summary" },
+		{ OUT_SIGNED, "--peak-diff", "negative figures" },
 	};
-	const bool given[] = { o->base != NULL, o->view.by != BY_NONE, o->age, o->memory };
+	const bool given[] = { o->base != NULL, o->view.by != BY_NONE, o->age, o->memory,
+			       o->peak_diff };
 	char msg[300];
 
 	if (o->report.events)
@@ -425,6 +445,26 @@ static void check_format(const struct opts *o)
 			 formats_with(needs[i].need));
 		bad_usage("%s", msg);
 	}
+}
+
+/* The peak table holds live bytes and blocks per stack and region, nothing else. */
+static void check_peak(const struct opts *o)
+{
+	enum report_metric m = o->report.metric;
+
+	if (o->timeline && o->format != &out_text && o->format != &out_json)
+		bad_usage("--timeline draws a chart in -f text (-f json holds the timeline "
+			  "always), not in -f %s", o->format->name);
+	if (!o->peak)
+		return;
+	if (o->base)
+		bad_usage("%s", "--peak with --base: for the peak against now use --peak-diff");
+	if (o->leak_mask || o->age || o->older_than_ms >= 0 || o->memory || o->why ||
+	    o->report.events || o->join.by_thread)
+		bad_usage("%s", "--peak reports live bytes and blocks per stack: no --leaks, "
+			  "--age, --older-than, --memory, --why, --events or --by-thread with it");
+	if (m != METRIC_INUSE_SPACE && m != METRIC_INUSE_OBJECTS)
+		bad_usage("%s", "--peak takes --metric=inuse_space or inuse_objects");
 }
 
 static void parse(struct opts *o, int argc, char **argv)
@@ -460,6 +500,7 @@ static void parse(struct opts *o, int argc, char **argv)
 	o->by_top = top_set ? o->report.top : 0;	/* text's default 20 is for stacks */
 	o->view.min_percent = o->report.min_percent;
 	check_format(o);
+	check_peak(o);
 	if ((o->base || views_active(&o->view)) && o->report.events)
 		bad_usage("%s", "--events lists calls, not stacks: no --base or views with it");
 	if (o->base_program && !o->base)
@@ -785,8 +826,22 @@ struct session {
 	struct pinned pinned;		/* --memory */
 	struct graph *graph;		/* --leaks, --metric=retained_space, --why */
 	struct graph_keying keying;	/* how retained bytes and --why pick blocks */
+	struct timeline_data tl;	/* the timeline and, with --peak, the peak */
 	struct report r;
 };
+
+/* The timeline, and with --peak the peak table in place of the blocks found. */
+static void read_timeline(const struct opts *o, struct session *s)
+{
+	const char *why;
+
+	timeline_read(&s->tl, &s->r, &s->scan, &s->img);
+	if (o->timeline && !s->tl.n)
+		warn("'%s' holds no timeline (a heapprof.so before timelines, or "
+		     "HEAPPROF_TIMELINE=0)", s->source);
+	if (o->peak && !timeline_peak_apply(&s->tl, &s->scan, &s->img, &o->join, &why))
+		die(EXIT_NO_REPORT, "'%s' %s", s->source, why);
+}
 
 static void make_report(const struct opts *o, const struct report_opts *ro, struct session *s)
 {
@@ -802,6 +857,7 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 	s->r.source = s->source;
 	/* --leaks and --older-than regroup the stacks without their counters */
 	report_count(&s->r, &s->scan);
+	read_timeline(o, s);
 	s->r.regrouped = o->leak_mask || o->older_than_ms >= 0;
 	if (o->age || o->older_than_ms >= 0) {
 		ages_apply(&s->img, &s->scan, o->older_than_ms, &s->ages);
@@ -834,6 +890,8 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 	if (o->report.metric == METRIC_RETAINED_SPACE && !o->why)
 		graph_add_retained(s->graph, &s->scan, &s->keying);
 	report_build(&s->r, &s->scan, &s->img, s->sym, ro);
+	timeline_attach(&s->r, &s->tl);
+	s->r.show_timeline = o->timeline;
 }
 
 static void write_why(const struct opts *o, struct session *s)
@@ -858,6 +916,7 @@ static void write_why(const struct opts *o, struct session *s)
 static void end_session(struct session *s)
 {
 	report_free(&s->r);
+	timeline_free(&s->tl);
 	graph_free(s->graph);
 	pinned_free(&s->pinned);
 	alloc_close(&s->alloc);
@@ -873,7 +932,8 @@ static void make_base(const struct opts *o, const struct report_opts *ro, struct
 	struct opts *b = xcalloc(1, sizeof(*b));
 
 	*b = *o;
-	b->core = o->base;
+	b->core = o->peak_diff ? o->core : o->base;
+	b->peak = b->peak_diff = false;	/* --peak-diff: the same dump, now */
 	if (o->base_program)
 		b->program = o->base_program;
 	b->nraw = 0;
@@ -901,18 +961,19 @@ int main(int argc, char **argv)
 	}
 	views_compile(&o.view);
 	ro = o.report;
-	if (o.base || views_active(&o.view)) {
+	if (o.base || o.peak_diff || views_active(&o.view)) {
 		ro.top = 0;	/* the view or the difference cuts, later */
 		ro.min_percent = 0;
 	}
 	make_report(&o, &ro, &news);
 	if (o.fail_on_leak && news.leaks.blocks[LEAK_DEFINITE])
 		status = EXIT_LEAKS;
-	if (o.base) {
+	if (o.base || o.peak_diff) {
 		make_base(&o, &ro, &olds);
 		views_apply(&news.r, &o.view, false);
 		views_apply(&olds.r, &o.view, false);
 		diff_build(&d, &news.r, &olds.r);
+		d.peak = news.r.peak;
 		views_cut(&d, o.view.by != BY_NONE ? 0 : o.view.top, 0);
 		r = &d;
 	} else if (views_active(&o.view)) {
@@ -925,7 +986,11 @@ int main(int argc, char **argv)
 	} else {
 		write_report(&o, r);
 	}
-	if (o.base) {
+	if (r->peak && !(o.format->can & OUT_SUMMARY) && !util_quiet)
+		fprintf(stderr, "heapprof-analyze: peak: %" PRIu64 " bytes in %" PRIu64 " blocks at %.3f s (now: %" PRIu64
+		     " bytes in %" PRIu64 " blocks)\n", r->peak->bytes, r->peak->blocks,
+		     r->peak->time_s, r->peak->now_bytes, r->peak->now_blocks);
+	if (o.base || o.peak_diff) {
 		diff_free(&d);
 		end_session(&olds);
 	}

@@ -161,6 +161,29 @@ static void path(const struct report *r, const struct report_stack *s, struct re
 	putc(']', f);
 }
 
+/* "peak" (--peak) and "timeline" (oldest first, the last sample now), when held. */
+static void timeline_json(const struct report *r, FILE *f)
+{
+	if (r->peak)
+		fprintf(f, "  \"peak\": {\"time_s\": %.3f, \"live_bytes\": %" PRIu64
+			", \"live_blocks\": %" PRIu64 ", \"now_bytes\": %" PRIu64
+			", \"now_blocks\": %" PRIu64 ", \"step\": %" PRIu64 "},\n",
+			r->peak->time_s, r->peak->bytes, r->peak->blocks, r->peak->now_bytes,
+			r->peak->now_blocks, r->peak->step);
+	if (!r->ntimeline)
+		return;
+	fputs("  \"timeline\": [", f);
+	for (size_t i = 0; i < r->ntimeline; i++) {
+		const struct report_sample *s = &r->timeline[i];
+
+		fprintf(f, "%s{\"time_s\": %.3f, \"live_bytes\": %" PRIu64 ", \"live_blocks\": %"
+			PRIu64 ", \"alloc_calls\": %" PRIu64 ", \"alloc_bytes\": %" PRIu64 "}",
+			i ? ",\n    " : "\n    ", s->time_s, s->live_bytes, s->live_blocks,
+			s->alloc_calls, s->alloc_bytes);
+	}
+	fputs("\n  ],\n", f);
+}
+
 static int write_json(const struct report *r, FILE *f)
 {
 	struct report_path p = { 0 };
@@ -189,6 +212,7 @@ static int write_json(const struct report *r, FILE *f)
 	} else {
 		fputs("null,\n", f);
 	}
+	timeline_json(r, f);
 	fputs("  \"modules\": [", f);
 	for (size_t i = 0; i < r->nmods; i++) {
 		fputs(i ? ",\n    {\"path\": " : "\n    {\"path\": ", f);

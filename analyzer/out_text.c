@@ -11,6 +11,7 @@
 #include "leaks.h"
 #include "memory.h"
 #include "report.h"
+#include "timeline.h"
 #include "views.h"
 
 #define SIZES_SHOWN 4
@@ -130,6 +131,10 @@ static void summary(const struct report *r, FILE *f)
 			(unsigned long long)r->damaged);
 	fprintf(f, "  symbols:    %s\n", r->modules);
 	data_line(r, f);
+	if (r->peak)
+		fprintf(f, "  peak:       %" PRIu64 " bytes in %" PRIu64 " blocks at %.3f s (now: %"
+			PRIu64 " bytes in %" PRIu64 " blocks)\n", r->peak->bytes, r->peak->blocks,
+			r->peak->time_s, r->peak->now_bytes, r->peak->now_blocks);
 	if (r->view_note)
 		fprintf(f, "  view:       %s\n", r->view_note);
 	if (r->leaks)
@@ -227,6 +232,8 @@ static int write_text(const struct report *r, FILE *f)
 	if (r->diff)
 		return diff_write_text(r, f);
 	summary(r, f);
+	if (r->show_timeline && timeline_write_text(r, f) < 0)
+		return -1;
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];
 		double pct = r->total ? 100.0 * (double)s->value / (double)r->total : 0;

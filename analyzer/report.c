@@ -82,7 +82,7 @@ static bool present(const struct stack *s, enum report_metric m, bool all)
 	switch (m) {
 	case METRIC_INUSE_SPACE:
 	case METRIC_INUSE_OBJECTS:
-	case METRIC_RETAINED_SPACE: return s->nsizes > 0;
+	case METRIC_RETAINED_SPACE: return s->nsizes > 0 || s->blocks > 0; /* --peak: no sizes */
 	case METRIC_ALLOC_TIME: return s->counts.time_ns > 0;
 	/* frees alone too: another thread's blocks freed here (counted on this thread) */
 	default: return s->counts.calls > 0 || s->counts.frees > 0;
@@ -281,7 +281,7 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 		figures(all[i], r, &f);
 		sum(&r->live_bytes, f.bytes);
 		sum(&r->live_blocks, f.blocks);
-		r->live_stacks += all[i]->nsizes > 0;
+		r->live_stacks += all[i]->nsizes > 0 || all[i]->blocks > 0;
 		if (!present(all[i], o->metric, o->all_stacks))
 			continue;
 		sum(&r->total, f.value);

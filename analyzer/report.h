@@ -103,6 +103,15 @@ struct report_sample {
 	uint64_t alloc_calls, alloc_bytes; /* so far */
 };
 
+/* --peak: when the peak table was taken and what it holds, beside the state now. */
+struct report_peak {
+	double time_s;
+	uint64_t bytes, blocks;		/* at the peak: the sum of the table's entries */
+	uint64_t now_bytes, now_blocks;	/* at the snapshot */
+	uint64_t step;			/* the step in force: the true peak is below
+					 * bytes + step */
+};
+
 /* A thread the dump names (its thread records), by tid. */
 struct report_thread {
 	uint32_t tid;
@@ -169,6 +178,8 @@ struct report {
 	const struct report_sample *timeline;
 	size_t ntimeline;
 	size_t timeline_peak;		/* index of the sample with the most live bytes */
+	const struct report_peak *peak;	/* --peak: the stacks are those of the peak table */
+	bool show_timeline;		/* --timeline: text draws it */
 };
 
 struct report_opts {

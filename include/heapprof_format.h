@@ -98,8 +98,8 @@ static inline uint64_t hp_check_final(uint64_t x)
 /*
  * ---------------------------------------------------------------------------------
  * Version 2. Every word below is a 64-bit unsigned integer in the target's byte
- * order; pcs are target words. Seven kinds of records (stack, site, thread, region,
- * module, event ring, process), found by their 64-bit magics at 8-aligned
+ * order; pcs are target words. Nine kinds of records (stack, site, thread, region,
+ * module, event ring, timeline, peak table, process), found by their 64-bit magics at 8-aligned
  * addresses, and the block header, found by a 16-bit magic:
  * every magic of both versions has the same top 16 bits (HP2_MAGIC16), so one
  * masked compare per word finds all candidates.
@@ -168,6 +168,45 @@ static inline uint64_t hp_check_final(uint64_t x)
  *     s4 ns of CLOCK_MONOTONIC   s5 sequence number in the thread, from 1
  *   A slot is valid when s5 is its sequence number; the writer stores s5 last.
  *
+ * Timeline record (64 bytes + N samples of 5 words; HEAPPROF_TIMELINE=N): one per
+ * process, live memory over its whole life
+ *   w0 HP2_TIMELINE_MAGIC   w1 check (of w2)
+ *   w2 N, the samples it has room for (0..31, 4..2^20) | words per sample (32..39, 5)
+ *   w3 samples held (1..N)   w4 ms between samples now (doubles at each merge)
+ *   w5 writes so far, odd while one is under way   w6, w7 reserved (0)
+ *   (w3..w7 and the samples change: not checked)
+ *   then N samples of 5 words, oldest first, the first taken at the process start:
+ *     s0 ms since the process record's start   s1 live bytes (signed)
+ *     s2 live blocks (signed)   s3 allocation calls so far   s4 bytes they asked for
+ *   A sample is taken by an allocating thread once w4 ms have passed since the last
+ *   one, and at each new peak (see the peak table): within w4 ms of the last sample a
+ *   new one replaces it only if it holds more live bytes. When all N are used, sample
+ *   0 stays and each pair after it (1 and 2, 3 and 4, ...) becomes the one of the two
+ *   with the more live bytes, so the timeline always covers the whole life and its
+ *   highest sample is never merged away. The figures are the process's counters,
+ *   which each thread updates every 64 KiB it allocates or frees: within 64 KiB per
+ *   thread of the truth. Blocks and calls are in units of 1/HP2_COUNT_ONE and every
+ *   figure an estimate when the process samples (process w3 > 0).
+ *
+ * Peak table (128 bytes + E entries of 3 words; two per process, written in turn):
+ * the live memory per stack at the highest point live memory reached so far
+ *   w0 HP2_PEAK_MAGIC   w1 check (of w2)
+ *   w2 E, entries it has room for (0..31) | which of the two (32..39: 0 or 1)
+ *   w3 peaks written so far (both records count the same series), odd while this
+ *      record is being written: take the even one with the higher w3
+ *   w4 ms since the process record's start of the peak
+ *   w5 live bytes at the peak: the sum of the entries' bytes, exactly
+ *   w6 live blocks at the peak: the sum of the entries' blocks, exactly
+ *   w7 entries used (0..E)   w8 the process's live bytes counter when it was taken
+ *   w9 the step in force (bytes)   w10..w15 reserved (0)   (w3..w15 not checked)
+ *   then E entries of 3 words, the first w7 of them used:
+ *     e0 stack id (0..31; 0: the stacks that did not fit, summed) | region (48..63)
+ *     e1 live bytes (signed): bytes minus freed over the stack's sites in that region
+ *     e2 live blocks (signed): calls minus frees, in the sites' units
+ *   A peak is taken when the live bytes counter passes the last peak by the step:
+ *   max(HEAPPROF_PEAK_STEP, 1% of the last peak). Entries with 0 bytes and 0 blocks
+ *   are left out.
+ *
  * Process record (64 bytes): one per process
  *   w0 HP2_PROC_MAGIC   w1 check
  *   w2 version 2 (0..15) | wsize (16..23) | flags (24..31) | pid (32..63)
@@ -178,7 +217,7 @@ static inline uint64_t hp_check_final(uint64_t x)
  *
  * A record's check: x = mix(SEED2, address of w0), x = mix(x, w) for each checked
  * word from w2 on (stack: w2, then every pc; site: w2, w3; thread: w2;
- * process: w2..w7),
+ * timeline, peak table: w2; process: w2..w7),
  * check = final(x). A block's check: x = mix(SEED2, user), mix(x, info),
  * mix(x, tag with the check bits 0), mix(x, size word) when BIG; check =
  * final(x) & HP2_CHECK_MASK.
@@ -197,6 +236,14 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_RING_MAGIC 0xA3E152494E475632ULL
 #define HP2_RING_WORDS 4			/* ring words before the slots */
 #define HP2_SLOT_WORDS 6
+#define HP2_TIMELINE_MAGIC 0xA3E1544C494E5632ULL
+#define HP2_TIMELINE_WORDS 8			/* timeline words before the samples */
+#define HP2_SAMPLE_WORDS 5
+#define HP2_TIMELINE_MAX (1u << 20)		/* N's limit */
+#define HP2_PEAK_MAGIC 0xA3E15045414B5632ULL
+#define HP2_PEAK_WORDS 16			/* peak table words before the entries */
+#define HP2_PEAK_ENTRY_WORDS 3
+#define HP2_PEAK_MAX (1u << 24)			/* E's limit */
 #define HP2_SEED 0xBB67AE8584CAA73BULL
 
 #define HP2_CHECK_BITS 27

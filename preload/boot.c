@@ -8,6 +8,7 @@
 
 #include "boot.h"
 #include "heapprof_format.h"
+#include "live.h"
 #include "options.h"
 #include "real.h"
 #include "table.h"
@@ -35,6 +36,7 @@ static void resolve(void)
 	options_read();
 	hp_frames = (unsigned)hp_opt.frames;
 	table_init(hp_opt.sample, hp_frames, hp_opt.time ? HP2_P_TIME : 0);
+	live_init();
 	real_resolve();
 	start_unwinder();
 }

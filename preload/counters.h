@@ -12,6 +12,7 @@
 
 #include "compiler.h"
 #include "heapprof_format.h"
+#include "live.h"
 #include "options.h"
 #include "table.h"
 
@@ -48,10 +49,11 @@ static inline __attribute__((always_inline)) void counters_add(uint64_t *n, uint
 /* HEAPPROF_TIME: the time since this thread's previous allocation call, to site s. */
 HP_HIDDEN void counters_time(struct hp_site_rec *s);
 
-/* A block of size bytes tagged for site s (NULL: no stack could be had). Inline in
- * every allocation path. */
+/* A block of size bytes tagged for site s (NULL: no stack could be had) at ms since
+ * the start. Inline in every allocation path. */
 static inline __attribute__((always_inline)) void counters_alloc(struct hp_site_rec *s,
-								 uint64_t size, unsigned flags)
+								 uint64_t size, unsigned flags,
+								 uint64_t ms)
 {
 	if (s) {
 		counters_add(&s->calls, &s->bytes, size, flags);
@@ -59,6 +61,7 @@ static inline __attribute__((always_inline)) void counters_alloc(struct hp_site_
 			counters_time(s);
 	}
 	table_live_add(counters_weight(size, flags));
+	live_alloc(size, flags, ms);	/* the timeline's and the peak table's sums */
 }
 
 /* A block of size bytes made at site id goes back. Inline in free: one cache look-up
@@ -71,6 +74,7 @@ static inline __attribute__((always_inline)) void counters_free(uint32_t id, uin
 	if (s)
 		counters_add(&s->frees, &s->freed, size, flags);
 	table_live_add(-counters_weight(size, flags));
+	live_free(size, flags);
 }
 
 #endif

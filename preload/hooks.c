@@ -206,9 +206,11 @@ static inline __attribute__((always_inline)) void *tag(void *real, unsigned shif
 		 const struct unwind_start *st)
 {
 	uint32_t site = 0, time;
+	uint64_t ms;
 
 	if (unlikely(!real))
 		return NULL;
+	ms = table_ms();
 	if (likely(hp_stacks && !in_hook)) {
 		/* one frame more than kept: a walk that fills it was cut */
 		uintptr_t pcs[hp_frames + 1];
@@ -226,10 +228,10 @@ static inline __attribute__((always_inline)) void *tag(void *real, unsigned shif
 			       walk, memo);
 		if (s)
 			site = table_site_id(s);
-		counters_alloc(s, size, flags);
+		counters_alloc(s, size, flags, ms);
 		in_hook = false;
 	}
-	time = hp2_time_encode(table_ms());
+	time = hp2_time_encode(ms);
 	real = block_write(real, shift, size, site, flags, time);
 	if (unlikely(hp_opt.peak) && !in_hook)
 		peak_check(size);	/* after the header: a snapshot holds this block */
@@ -721,6 +723,7 @@ static void hooks_fork_child(void)
 {
 	hp_tid_cache = 0;	/* the child of fork() is another thread */
 	table_after_fork();
+	live_after_fork();
 	hooks_after_fork();
 	events_after_fork();
 	snapshot_after_fork();

@@ -256,6 +256,16 @@ static struct hp_site_rec *dir_get(uint32_t id)
 	return page ? __atomic_load_n(&page[id & ((1u << DIR_BITS) - 1)], __ATOMIC_ACQUIRE) : NULL;
 }
 
+uint32_t table_site_ids(void)
+{
+	return __atomic_load_n(&next_site_id, __ATOMIC_RELAXED);
+}
+
+const struct hp_site_rec *table_site_by_id(uint32_t id)
+{
+	return dir_get(id);
+}
+
 /* ---- threads ------------------------------------------------------------------------ */
 
 static HP_TLS struct thread_rec *self_rec;

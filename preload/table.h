@@ -151,6 +151,11 @@ static inline void table_live_add(int64_t bytes)
 }
 HP_HIDDEN int64_t table_live_bytes(void);
 
+/* For the peak table: site ids run from 1 to table_site_ids() - 1; the record of one,
+ * or NULL (not published yet, lost a race, or past the directory). */
+HP_HIDDEN uint32_t table_site_ids(void);
+HP_HIDDEN const struct hp_site_rec *table_site_by_id(uint32_t id);
+
 /* Regions of code (per thread, nested): sites made inside carry the innermost one. */
 HP_HIDDEN void table_region_begin(const char *name);
 HP_HIDDEN void table_region_end(void);

@@ -1,13 +1,15 @@
 /*
  * libFuzzer target: any bytes as a raw memory image of any target (the first byte
- * picks word size and byte order, the next eight the address), through the scan and
- * the stack totals. Build and run: make fuzz (needs clang).
+ * picks word size and byte order, the next eight the address), through the scan, the
+ * stack totals and the timeline and peak table readers. Build and run: make fuzz (needs clang).
  */
 #include <stdint.h>
 #include <string.h>
 
 #include "image.h"
 #include "scan.h"
+#include "timeline.h"
+#include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -33,6 +35,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	img.segs = &seg;
 	img.nsegs = 1;
 	scan_image(&img, 1, &r);
+	{
+		struct timeline_data t;
+		struct report rep = { 0 };
+		struct join_opts jo = { 0 };
+		const char *why;
+
+		util_quiet = true;
+		timeline_read(&t, &rep, &r, &img);
+		timeline_peak_apply(&t, &r, &img, &jo, &why);
+		timeline_free(&t);
+	}
 	scan_result_free(&r);
 	return 0;
 }

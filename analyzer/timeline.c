@@ -1,0 +1,347 @@
+/*
+ * Memory over time (timeline.h): pick the whole timeline and peak table records a
+ * scan found, read their samples and entries through the image, check them, and turn
+ * them into report values; text --timeline draws the samples as a chart.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "image.h"
+#include "rd.h"
+#include "timeline.h"
+#include "util.h"
+
+#define CHUNK_WORDS 1024	/* words read at once */
+
+/* n words at addr into w, in the target's byte order; false if any is absent. */
+static bool read_words(const struct image *img, uint64_t addr, uint64_t *w, size_t n)
+{
+	unsigned char raw[CHUNK_WORDS * 8];
+
+	for (size_t done = 0; done < n;) {
+		size_t k = n - done < CHUNK_WORDS ? n - done : CHUNK_WORDS;
+		uint64_t at = addr + done * 8;
+		struct rd r = { raw, k * 8, img->big_endian };
+
+		if (at < addr || !image_read(img, at, raw, k * 8))
+			return false;
+		for (size_t i = 0; i < k; i++)
+			rd_u64(&r, &w[done + i]);
+		done += k;
+	}
+	return true;
+}
+
+/* A count in the sites' units to blocks or calls: 1/HP2_COUNT_ONE when sampled. */
+static uint64_t units(int64_t v, bool sampled)
+{
+	if (v <= 0)
+		return 0;
+	return sampled ? ((uint64_t)v + HP2_COUNT_ONE / 2) / HP2_COUNT_ONE : (uint64_t)v;
+}
+
+/* The live bytes and blocks of scan's stacks as they are now. */
+static void now_of(const struct scan_result *scan, uint64_t *bytes, uint64_t *blocks)
+{
+	size_t n;
+	struct stack **all = stacks_list(&scan->stacks, &n);
+
+	*bytes = *blocks = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (__builtin_add_overflow(*bytes, stack_bytes(all[i]), bytes))
+			*bytes = UINT64_MAX;
+		if (__builtin_add_overflow(*blocks, stack_blocks(all[i]), blocks))
+			*blocks = UINT64_MAX;
+	}
+	free(all);
+}
+
+/* The samples of rec, checked: times never go back. NULL (with a warning) if not. */
+static struct report_sample *read_samples(const struct hp_timeline_rec *rec,
+					  const struct image *img, bool sampled)
+{
+	size_t n = (size_t)rec->held, words = n * HP2_SAMPLE_WORDS;
+	uint64_t *w = xmalloc(words * sizeof(*w));
+	struct report_sample *v = xcalloc(n + 1, sizeof(*v));
+	const char *why = NULL;
+
+	if (!read_words(img, rec->addr + HP2_TIMELINE_WORDS * 8, w, words))
+		why = "cut off at an edge of the memory image";
+	for (size_t i = 0; !why && i < n; i++) {
+		const uint64_t *s = w + i * HP2_SAMPLE_WORDS;
+
+		if (i && s[0] < w[(i - 1) * HP2_SAMPLE_WORDS])
+			why = "its sample times go back";
+		v[i] = (struct report_sample){ (double)s[0] / 1000, units((int64_t)s[1], false),
+					       units((int64_t)s[2], sampled),
+					       units((int64_t)s[3], sampled), s[4] };
+	}
+	free(w);
+	if (why) {
+		warn("timeline at 0x%" PRIx64 " skipped: %s", rec->addr, why);
+		free(v);
+		return NULL;
+	}
+	return v;
+}
+
+void timeline_read(struct timeline_data *t, const struct report *r,
+		   const struct scan_result *scan, const struct image *img)
+{
+	size_t n;
+	const struct decoded *rec = collect_records(&scan->found, DEC_TIMELINE, &n);
+	const struct hp_timeline_rec *tl = NULL;
+	struct report_sample *last;
+
+	memset(t, 0, sizeof(*t));
+	for (size_t i = 0; i < n && !tl; i++)
+		if (!(rec[i].timeline.writes & 1) && rec[i].timeline.held >= 1 &&
+		    rec[i].timeline.held <= rec[i].timeline.n)
+			tl = &rec[i].timeline;
+	if (!tl) {
+		if (n)
+			warn("timeline at 0x%" PRIx64 " skipped: it was being written, or holds "
+			     "more samples than it has room for", rec[0].timeline.addr);
+		return;
+	}
+	if (!(t->v = read_samples(tl, img, scan->join.sampled_counts)))
+		return;
+	t->n = (size_t)tl->held + 1;
+	/* the state at the snapshot: its time is not in the dump, so the latest one it
+	 * shows (the last sample's, or the newest block's) */
+	last = &t->v[t->n - 1];
+	last->time_s = t->v[t->n - 2].time_s;
+	if ((double)scan->found.newest_ms / 1000 > last->time_s)
+		last->time_s = (double)scan->found.newest_ms / 1000;
+	now_of(scan, &last->live_bytes, &last->live_blocks);
+	last->alloc_calls = r->alloc_calls;
+	last->alloc_bytes = r->alloc_bytes;
+}
+
+/* The newest whole peak table written before the one of writes below (UINT64_MAX:
+ * the newest of all), or NULL. */
+static const struct hp_peak_rec *newest_peak(const struct scan_result *scan, uint64_t below)
+{
+	size_t n;
+	const struct decoded *rec = collect_records(&scan->found, DEC_PEAK, &n);
+	const struct hp_peak_rec *best = NULL;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct hp_peak_rec *p = &rec[i].peak;
+
+		if (p->writes && !(p->writes & 1) && p->used <= p->n && p->writes < below &&
+		    (!best || p->writes > best->writes))
+			best = p;
+	}
+	return best;
+}
+
+/* The peak's entries into a fresh table of stacks; false if they do not add up. */
+static bool peak_stacks(const struct hp_peak_rec *p, const struct scan_result *scan,
+			const struct image *img, const struct join_opts *opts,
+			struct stacks *out, struct report_peak *sum)
+{
+	static const uint64_t no_pcs[1];
+	size_t words = (size_t)p->used * HP2_PEAK_ENTRY_WORDS;
+	uint64_t *e = xmalloc((words ? words : 1) * sizeof(*e));
+	bool sampled = scan->join.sampled_counts;
+	int64_t bytes = 0, blocks = 0;
+
+	if (!read_words(img, p->addr + HP2_PEAK_WORDS * 8, e, words)) {
+		free(e);
+		return false;
+	}
+	for (size_t i = 0; i < words; i += HP2_PEAK_ENTRY_WORDS) {
+		bytes += (int64_t)e[i + 1];
+		blocks += (int64_t)e[i + 2];
+	}
+	if (bytes != (int64_t)p->bytes || blocks != (int64_t)p->blocks) {
+		free(e);
+		return false;
+	}
+	stacks_init(out);
+	for (size_t i = 0; i < words; i += HP2_PEAK_ENTRY_WORDS) {
+		uint32_t id = (uint32_t)e[i];
+		const struct decoded_stack *k = id ? collect_stack(&scan->found, id) : NULL;
+		struct stack_key key = { no_pcs, 0, STACK_UNKNOWN, 0 };
+		struct stack_add a = { .bytes = units((int64_t)e[i + 1], false),
+				       .blocks = units((int64_t)e[i + 2], sampled) };
+
+		if (opts->region && (e[i] >> 48) != scan->join.region_id)
+			continue;
+		if (k)
+			key = (struct stack_key){ k->pcs, k->nframes,
+						  k->flags & HP2_STACK_TRUNCATED ? STACK_TRUNCATED : 0,
+						  0 };
+		stacks_add_group(out, &key, &a);
+		sum->bytes += a.bytes;
+		sum->blocks += a.blocks;
+	}
+	free(e);
+	return true;
+}
+
+/* The counters so far of scan's stacks into fresh, so that the peak's stacks show them
+ * beside their bytes at the peak (a stack with none at the peak is not shown). */
+static void carry_counts(const struct scan_result *scan, struct stacks *fresh)
+{
+	size_t n;
+	struct stack **all = stacks_list(&scan->stacks, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		struct stack_key key = { all[i]->pcs, all[i]->nframes, all[i]->flags, 0 };
+		struct stack_add a = { .counts = all[i]->counts };
+
+		stacks_add_group(fresh, &key, &a);
+	}
+	free(all);
+}
+
+bool timeline_peak_apply(struct timeline_data *t, struct scan_result *scan,
+			 const struct image *img, const struct join_opts *opts, const char **why)
+{
+	const struct hp_peak_rec *p = newest_peak(scan, UINT64_MAX);
+	struct report_peak sum = { 0 };
+	struct stacks fresh;
+
+	if (!p) {
+		*why = "holds no peak table (a heapprof.so before peak tables, "
+		       "HEAPPROF_PEAK_STEP=0, or live memory never passed the step)";
+		return false;
+	}
+	/* the newest may be damaged: the one before it is a peak too, if a lower one */
+	while (!peak_stacks(p, scan, img, opts, &fresh, &sum)) {
+		warn("peak table at 0x%" PRIx64 " skipped: cut off, or its entries do not add "
+		     "up to its total", p->addr);
+		memset(&sum, 0, sizeof(sum));
+		if (!(p = newest_peak(scan, p->writes))) {
+			*why = "holds no whole peak table";
+			return false;
+		}
+	}
+	now_of(scan, &sum.now_bytes, &sum.now_blocks);
+	carry_counts(scan, &fresh);
+	sum.time_s = (double)p->ms / 1000;
+	sum.step = p->step;
+	stacks_free(&scan->stacks);
+	scan->stacks = fresh;
+	t->peak = sum;
+	t->have_peak = true;
+	return true;
+}
+
+void timeline_attach(struct report *r, const struct timeline_data *t)
+{
+	r->timeline = t->v;
+	r->ntimeline = t->n;
+	r->timeline_peak = 0;
+	for (size_t i = 1; i < t->n; i++)
+		if (t->v[i].live_bytes > t->v[r->timeline_peak].live_bytes)
+			r->timeline_peak = i;
+	r->peak = t->have_peak ? &t->peak : NULL;
+}
+
+void timeline_free(struct timeline_data *t)
+{
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+/* ---- text --timeline ------------------------------------------------------------ */
+
+#define CHART_W 64
+#define CHART_H 8
+
+static const char *human_bytes(uint64_t v, char *buf, size_t size)
+{
+	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	double x = (double)v;
+	unsigned u = 0;
+
+	while (x >= 1024 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+		x /= 1024;
+		u++;
+	}
+	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", x, unit[u]);
+	return buf;
+}
+
+/* Each column: the most live bytes of the samples in its slice of time, or the last
+ * sample's before it (memory stays until the next sample says otherwise). */
+static void columns(const struct report *r, uint64_t *col, unsigned w, int *peak_col)
+{
+	double end = r->timeline[r->ntimeline - 1].time_s;
+	size_t j = 0;
+	uint64_t carry = 0;
+
+	for (unsigned c = 0; c < w; c++) {
+		double hi = end * (c + 1) / w;
+		bool any = false;
+
+		col[c] = carry;
+		for (; j < r->ntimeline && (r->timeline[j].time_s <= hi || c == w - 1); j++) {
+			if (!any || r->timeline[j].live_bytes > col[c])
+				col[c] = r->timeline[j].live_bytes;
+			any = true;
+			carry = r->timeline[j].live_bytes;
+			if (j == r->timeline_peak)
+				*peak_col = (int)c;
+		}
+	}
+}
+
+int timeline_write_text(const struct report *r, FILE *f)
+{
+	static const char *const eighth[9] = { " ", "\u2581", "\u2582", "\u2583", "\u2584",
+					       "\u2585", "\u2586", "\u2587", "\u2588" };
+	uint64_t col[CHART_W], top;
+	unsigned w;
+	int peak_col = 0;
+	char a[32], b[32];
+
+	if (!r->ntimeline) {
+		fputs("\ntimeline: none in this dump (a heapprof.so before timelines, or "
+		      "HEAPPROF_TIMELINE=0)\n", f);
+		return ferror(f) ? -1 : 0;
+	}
+	/* columns are slices of time: a snapshot at 0 s has one */
+	w = r->timeline[r->ntimeline - 1].time_s > 0 ? CHART_W : 1;
+	top = r->timeline[r->timeline_peak].live_bytes;
+	columns(r, col, w, &peak_col);
+	fprintf(f, "\ntimeline: %zu samples over %.3f s; highest %s at %.3f s, now %s\n",
+		r->ntimeline, r->timeline[r->ntimeline - 1].time_s, human_bytes(top, a, sizeof(a)),
+		r->timeline[r->timeline_peak].time_s,
+		human_bytes(r->timeline[r->ntimeline - 1].live_bytes, b, sizeof(b)));
+	for (int row = CHART_H - 1; row >= 0; row--) {
+		fprintf(f, "%10s |", row == CHART_H - 1 ? human_bytes(top, a, sizeof(a)) :
+				      row == 0 ? "0" : "");
+		for (unsigned c = 0; c < w; c++) {
+			/* eighths of a row filled: the column's height is col / top rows */
+			uint64_t e = top ? col[c] * CHART_H * 8 / top : 0;
+			int64_t fill = (int64_t)e - row * 8;
+
+			fputs(eighth[fill <= 0 ? 0 : fill >= 8 ? 8 : fill], f);
+		}
+		fputc('\n', f);
+	}
+	fprintf(f, "%10s +", "");
+	for (unsigned c = 0; c < w; c++)
+		fputc('-', f);
+	fprintf(f, "\n%10s  ", "");
+	for (unsigned c = 0; c < w; c++)
+		fputc((int)c == peak_col ? '^' : c == w - 1 ? '|' : ' ', f);
+	fprintf(f, "\n%10s  0 s to %.3f s; ^ the highest sample, | the snapshot\n\n", "",
+		r->timeline[r->ntimeline - 1].time_s);
+	fprintf(f, "%10s %16s %12s %12s %16s\n", "time_s", "live_bytes", "live_blocks",
+		"alloc_calls", "alloc_bytes");
+	for (size_t i = 0; i < r->ntimeline; i++) {
+		const struct report_sample *s = &r->timeline[i];
+
+		fprintf(f, "%10.3f %16" PRIu64 " %12" PRIu64 " %12" PRIu64 " %16" PRIu64 "%s\n",
+			s->time_s, s->live_bytes, s->live_blocks, s->alloc_calls, s->alloc_bytes,
+			i == r->ntimeline - 1 ? "  now" : i == r->timeline_peak ? "  peak" : "");
+	}
+	return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,29 @@
+/*
+ * The peak table (include/heapprof_format.h): the live bytes and blocks per stack at
+ * the highest point live memory has reached, read from the site counters whenever the
+ * process's live bytes pass the last peak by the step (HEAPPROF_PEAK_STEP, or 1% of
+ * the peak): a logarithmic number of times, never per allocation.
+ */
+#ifndef HP_PEAK_H
+#define HP_PEAK_H
+
+#include <stdint.h>
+
+#include "boot.h"
+
+#define PEAK_STEP_DEFAULT ((uint64_t)1 << 20)	/* bytes: the least step */
+#define PEAK_ENTRIES 8192			/* stacks a peak table holds */
+
+/* Live bytes at which the next peak is taken; UINT64_MAX: the table is off. */
+extern uint64_t peak_next_bytes HP_HIDDEN;
+
+/* Switch the table on with the least step min_step (0: off). */
+HP_HIDDEN void peak_init(uint64_t min_step);
+
+/* The process's live bytes counter reached live (>= peak_next_bytes) at ms: take the
+ * peak unless another thread is taking it. Never blocks, never allocates. */
+HP_HIDDEN void peak_take(uint64_t ms, int64_t live);
+
+HP_HIDDEN void peak_after_fork(void);
+
+#endif

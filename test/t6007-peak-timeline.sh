@@ -1,0 +1,160 @@
+#!/bin/sh
+# The peak table and the timeline every dump carries (issue 21): real programs under
+# heapprof.so, dumped by HEAPPROF_AT_EXIT, HEAPPROF_AT_CRASH or gcore, exact figures
+# where the dump has them and the step's bound where the peak is taken.
+. "$(dirname "$0")/lib.sh"
+need_tool python3
+
+MIB=1048576
+STEP=$MIB	# HEAPPROF_PEAK_STEP's default: below 100 MiB, 1% is less
+FULL=$(printf '\342\226\210')	# U+2588, a full block
+
+# snap NAME ARGS...: peaks ARGS under heapprof.so, its at-exit snapshot in NAME.snap
+snap()
+{
+	name=$1
+	shift
+	HEAPPROF_AT_EXIT=1 HEAPPROF_OUTPUT=$name.snap LD_PRELOAD=$PRELOAD \
+		$PROGS/peaks "$@" 2>$name.err && test -f $name.snap
+}
+
+# json_check FILE 'python expression over j (the report), true when right'
+json_check()
+{
+	python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+t = j.get("timeline", [])
+live = [s["live_bytes"] for s in t]
+ok = eval("(" + sys.argv[2] + ")")
+if not ok:
+	print("not so:", sys.argv[2], "\npeak:", j.get("peak"), "\ntimeline:", t)
+sys.exit(0 if ok else 1)' "$@"
+}
+
+snap rise rise || echo "# peaks rise failed: $(cat rise.err)"
+
+test_case 'rise: --peak gives each function its bytes at the peak, within the step' '
+	heapprof-analyze --peak -f collapsed $PROGS/peaks rise.snap >peak.txt 2>peak.err &&
+	got=$(bytes_for rise peak.txt) &&
+	[ $got -le $((80 * MIB)) ] && [ $got -gt $((80 * MIB - STEP)) ] &&
+	[ $(bytes_for hold_a peak.txt) -eq 0 ] && [ $(bytes_for hold_b peak.txt) -eq 0 ] &&
+	grep -q "^heapprof-analyze: peak: $got bytes in [0-9]* blocks at [0-9.]* s (now: 15728640 bytes in 15 blocks)$" peak.err
+'
+
+test_case 'rise: the plain report gives now, exactly' '
+	heapprof-analyze -f collapsed $PROGS/peaks rise.snap >now.txt &&
+	expect_bytes hold_a $((10 * MIB)) now.txt && expect_bytes hold_b $((5 * MIB)) now.txt &&
+	expect_bytes rise 0 now.txt
+'
+
+test_case 'rise: the JSON timeline peaks at the peak and ends now' '
+	heapprof-analyze --peak -f json $PROGS/peaks rise.snap >peak.json &&
+	json_check peak.json "max(live) >= j[\"peak\"][\"live_bytes\"] > 80 * $MIB - $STEP and
+		max(live) <= 80 * $MIB and t[0] == dict(time_s=0, live_bytes=0, live_blocks=0,
+		alloc_calls=0, alloc_bytes=0) and
+		t[-1][\"live_bytes\"] == 15 * $MIB and t[-1][\"live_blocks\"] == 15 and
+		t[-1][\"alloc_calls\"] == 95 and t[-1][\"alloc_bytes\"] == 95 * $MIB and
+		all(a[\"time_s\"] <= b[\"time_s\"] for a, b in zip(t, t[1:]))"
+'
+
+test_case 'rise: text --peak says the peak and now, --timeline charts it' '
+	heapprof-analyze --peak --timeline $PROGS/peaks rise.snap >peak.txt &&
+	grep -q "^  peak:       [0-9]* bytes in [0-9]* blocks at [0-9.]* s (now: 15728640 bytes in 15 blocks)$" peak.txt &&
+	grep -q "^timeline: [0-9]* samples over" peak.txt &&
+	grep -q "^ *80.0 MiB |.*$FULL" peak.txt &&
+	grep -q " 15728640 *15 *95 *99614720  now$" peak.txt && grep -q "  peak$" peak.txt
+'
+
+test_case '--peak-diff: what grew to the peak and went away since' '
+	heapprof-analyze --peak-diff -f collapsed $PROGS/peaks rise.snap >diff.txt &&
+	expect_bytes hold_a -$((10 * MIB)) diff.txt && expect_bytes hold_b -$((5 * MIB)) diff.txt &&
+	[ $(bytes_for rise diff.txt) -le $((80 * MIB)) ] &&
+	[ $(bytes_for rise diff.txt) -gt $((80 * MIB - STEP)) ]
+'
+
+test_case 'a ring filled many times: from the start to the snapshot, the spike kept' '
+	snap ring ring 1000 && HEAPPROF_TIMELINE=16 snap ring16 ring 1000 &&
+	heapprof-analyze -f json $PROGS/peaks ring16.snap >ring.json &&
+	heapprof-analyze -f collapsed $PROGS/peaks ring16.snap >ring.txt &&
+	now=$(bytes_for churn ring.txt) &&
+	json_check ring.json "len(t) <= 17 and t[0][\"time_s\"] == 0 and t[-1][\"time_s\"] >= 0.9 and
+		t[-1][\"live_bytes\"] == $now and len(t) >= 8 and
+		40 * $MIB - $STEP < max(live) <= 41 * $MIB and
+		0.2 < t[live.index(max(live))][\"time_s\"] < 0.7 and
+		all(a[\"time_s\"] <= b[\"time_s\"] for a, b in zip(t, t[1:]))" &&
+	heapprof-analyze -f json $PROGS/peaks ring.snap >big.json &&
+	json_check big.json "len(t) > 17 and 40 * $MIB - $STEP < max(live) <= 41 * $MIB"
+'
+
+test_case 'threads crossing the peak together: the peak table adds up' '
+	snap threads threads &&
+	heapprof-analyze --peak -f collapsed $PROGS/peaks threads.snap >peak.txt 2>peak.err &&
+	! grep -q skipped peak.err &&
+	total=$(sed -n "s/^heapprof-analyze: peak: \([0-9]*\) bytes.*/\1/p" peak.err) &&
+	sum=$(awk "{ t += \$NF } END { print t }" peak.txt) &&
+	echo "peak $total, entries $sum" && [ "$total" = "$sum" ] &&
+	[ $(bytes_for worker peak.txt) -gt $((32 * MIB - STEP)) ] &&
+	[ $(bytes_for worker peak.txt) -le $((32 * MIB)) ] &&
+	heapprof-analyze -f collapsed $PROGS/peaks threads.snap >now.txt &&
+	expect_bytes worker $((16 * MIB)) now.txt
+'
+
+test_case 'HEAPPROF_AT_CRASH snapshots carry both' '
+	{ PEAKS_END=abort HEAPPROF_AT_CRASH=1 HEAPPROF_OUTPUT=crash.snap LD_PRELOAD=$PRELOAD \
+		$PROGS/peaks rise 2>crash.err; true; } && test -f crash.snap &&
+	heapprof-analyze --peak -f collapsed $PROGS/peaks crash.snap >peak.txt 2>/dev/null &&
+	[ $(bytes_for rise peak.txt) -gt $((80 * MIB - STEP)) ] &&
+	heapprof-analyze -f json $PROGS/peaks crash.snap >crash.json &&
+	json_check crash.json "t[-1][\"live_bytes\"] == 15 * $MIB and max(live) > 79 * $MIB"
+'
+
+if command -v gcore >/dev/null 2>&1; then
+test_case 'gcore cores carry both' '
+	PEAKS_END=wait run_preloaded $PROGS/peaks rise && take_core rise.core &&
+	heapprof-analyze --peak -f collapsed $PROGS/peaks rise.core >peak.txt 2>/dev/null &&
+	[ $(bytes_for rise peak.txt) -gt $((80 * MIB - STEP)) ] &&
+	heapprof-analyze -f json $PROGS/peaks rise.core >core.json &&
+	json_check core.json "t[-1][\"live_bytes\"] == 15 * $MIB and max(live) > 79 * $MIB"
+'
+else
+	skip_case 'gcore cores carry both' 'gcore is not installed'
+fi
+
+test_case 'switched off: no peak table, no timeline, and each says so' '
+	HEAPPROF_PEAK_STEP=0 HEAPPROF_TIMELINE=0 snap off rise &&
+	heapprof-analyze -f collapsed $PROGS/peaks off.snap >now.txt &&
+	expect_bytes hold_a $((10 * MIB)) now.txt &&
+	{ heapprof-analyze --peak $PROGS/peaks off.snap >out 2>err; [ $? -eq 2 ]; } &&
+	grep -q "holds no peak table" err &&
+	heapprof-analyze --timeline $PROGS/peaks off.snap >out 2>err &&
+	grep -q "holds no timeline" err && grep -q "^timeline: none" out &&
+	heapprof-analyze -f json $PROGS/peaks off.snap >off.json &&
+	json_check off.json "\"timeline\" not in j and \"peak\" not in j"
+'
+
+# the newest peak table, damaged: the one before it is read, with a warning; a
+# timeline whose times go back is left out with one
+test_case 'a damaged peak table or timeline is skipped with a note' '
+	python3 -c "import struct, sys
+d = bytearray(open(\"rise.snap\", \"rb\").read())
+def recs(magic):
+	at, out = 0, []
+	while True:
+		at = d.find(struct.pack(\"<Q\", magic), at)
+		if at < 0:
+			return out
+		if at % 8 == 0:
+			out.append(at)
+		at += 8
+peaks = recs(0xA3E15045414B5632)
+newest = max(peaks, key=lambda a: struct.unpack_from(\"<Q\", d, a + 24)[0])
+b = struct.unpack_from(\"<q\", d, newest + 128 + 8)[0]
+struct.pack_into(\"<q\", d, newest + 128 + 8, b + 4096)
+tl = recs(0xA3E1544C494E5632)[0]
+struct.pack_into(\"<Q\", d, tl + 64 + 40, 10**9)
+open(\"bad.snap\", \"wb\").write(d)" &&
+	heapprof-analyze --peak -f json $PROGS/peaks bad.snap >bad.json 2>bad.err &&
+	grep -q "peak table at 0x[0-9a-f]* skipped: cut off, or its entries do not add up" bad.err &&
+	grep -q "timeline at 0x[0-9a-f]* skipped: its sample times go back" bad.err &&
+	json_check bad.json "\"timeline\" not in j and 78 * $MIB < j[\"peak\"][\"live_bytes\"] < 80 * $MIB"
+'
