@@ -67,6 +67,17 @@ test_case 'text: the summary and a line per stack' '
 	grep -q "^  lifetimes: 5 freed after 20[0-9.]* ms on average" all.txt
 '
 
+test_case 'views merge the stacks lifetimes too; --by-thread keeps them' '
+	heapprof-analyze -f json --lifetimes --max-frames=1 $PROGS/lifetimes all.core >cut.json &&
+	[ "$(grep -c "\"path\": \[\"\[truncated\]\", \"site_old\"\]" cut.json)" = 1 ] &&
+	python3 lt.py cut.json site_old >old && [ "$(field old aged)" = 2 ] &&
+	[ "$(field old age_min_ms)" -ge 290 ] &&
+	heapprof-analyze -f json --lifetimes --by-thread --metric=alloc_objects \
+		$PROGS/lifetimes all.core >thr.json &&
+	python3 lt.py thr.json site_xthread >x && [ "$(field x freed)" = 1 ] &&
+	python3 lt.py thr.json site_temp >temp && [ "$(field temp temporary)" = 100 ]
+'
+
 test_case 'a ring of 64 calls: only its window, 32 of the 100 temporaries' '
 	HEAPPROF_EVENTS=64 run_preloaded $PROGS/lifetimes 100 && take_core small.core &&
 	heapprof-analyze -f json --lifetimes --metric=alloc_objects $PROGS/lifetimes small.core \
