@@ -106,8 +106,8 @@ int chart_write_svg(const struct chart_point *p, size_t n, size_t peak, const ch
 	chart_scale(p, n, x, y, w, h, &g);
 	fprintf(f, "<g id=\"timeline\" font-size=\"11\">\n"
 		"<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#fff\" "
-		"stroke=\"#bbb\"/>\n<polygon fill=\"#e8a85c\" fill-opacity=\"0.6\" stroke=\"#b0641c\" "
-		"points=\"%.2f,%.2f", x, y, w, h, chart_x(&g, p[0].t), y + h);
+		"stroke=\"#bbb\"/>\n<polygon fill=\"#e8a85c\" fill-opacity=\"0.6\" "
+		"stroke=\"#b0641c\" points=\"%.2f,%.2f", x, y, w, h, chart_x(&g, p[0].t), y + h);
 	for (size_t i = 0; i < n; i++)
 		fprintf(f, " %.2f,%.2f", chart_x(&g, p[i].t), chart_y(&g, p[i].v));
 	fprintf(f, " %.2f,%.2f\"/>\n", chart_x(&g, p[n - 1].t), y + h);

@@ -54,8 +54,10 @@ static struct report_life *life_of(struct lifetimes *lt, struct lt_map *m,
 	}
 	at = map_find(lt, m->slot, m->cap, s);
 	if (!*at) {
-		if (lt->n == lt->cap)
-			lt->v = xrealloc(lt->v, (lt->cap = lt->cap ? lt->cap * 2 : 64) * sizeof(*lt->v));
+		if (lt->n == lt->cap) {
+			lt->cap = lt->cap ? lt->cap * 2 : 64;
+			lt->v = xrealloc(lt->v, lt->cap * sizeof(*lt->v));
+		}
 		lt->v[lt->n] = (struct life_entry){ .stack = s };
 		*at = ++lt->n;
 	}
@@ -419,7 +421,8 @@ void lifetimes_write_summary(const struct report_lifetimes *s, FILE *f)
 	char a[32], b[32], c[32];
 
 	if (!s->rings)
-		fputs("  lifetimes:  no event rings (HEAPPROF_EVENTS=N): live blocks' ages only\n", f);
+		fputs("  lifetimes:  no event rings (HEAPPROF_EVENTS=N): live blocks' ages only\n",
+		      f);
 	else if (s->whole)
 		fprintf(f, "  lifetimes:  event rings of %zu threads, every call since each "
 			"thread's first, up to +%s\n", s->rings, span((uint64_t)s->end_ns, a, 32));
