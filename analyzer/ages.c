@@ -39,8 +39,7 @@ int64_t ages_parse_duration(const char *s)
 	return v * unit > 9e18 ? -1 : (int64_t)(v * unit);
 }
 
-/* A block's time in ms (v2: since the process start; v1: monotonic), or false. */
-static bool block_ms(const struct hp_block *b, uint64_t *ms)
+bool ages_block_ms(const struct hp_block *b, uint64_t *ms)
 {
 	if (b->version == 2) {
 		*ms = b->age_ms;
@@ -64,7 +63,7 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 		struct decoded d;
 		uint64_t ms;
 
-		if (scan_block_decoded(img, &scan->list.v[i], buf, &d) && block_ms(&d.block, &ms) &&
+		if (scan_block_decoded(img, &scan->list.v[i], buf, &d) && ages_block_ms(&d.block, &ms) &&
 		    ms > newest[d.block.version])
 			newest[d.block.version] = ms;
 	}
@@ -80,7 +79,7 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 		scan->list.v[i].out = older_than_ms >= 0;
 		if (!scan_block_decoded(img, &scan->list.v[i], buf, &d))
 			continue;
-		if (!block_ms(&d.block, &ms)) {
+		if (!ages_block_ms(&d.block, &ms)) {
 			sum->untimed_bytes += d.block.size;
 			sum->untimed_blocks++;
 			continue;

@@ -8,6 +8,7 @@
 #ifndef HP_AGES_H
 #define HP_AGES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -35,6 +36,11 @@ int64_t ages_parse_duration(const char *s);
  */
 void ages_apply(const struct image *img, struct scan_result *scan, int64_t older_than_ms,
 		struct age_summary *sum);
+
+/* A block's time in ms (v2: since the process start; v1: monotonic), or false (v1 with
+ * none recorded). */
+struct hp_block;
+bool ages_block_ms(const struct hp_block *b, uint64_t *ms);
 
 /* Bucket k's name ("under 1 s", ..., "over 1 day"). */
 const char *ages_bucket_name(unsigned k);

@@ -15,6 +15,8 @@
 #define FLAME_FRAME_H 16
 #define FLAME_TOP 44		/* title, search and reset above the frames */
 #define FLAME_MIN_W 0.1
+#define FLAME_CHART_H 110	/* a timeline's band: its plot, 80 high, and its labels */
+#define FLAME_CHART_X 80.0	/* room for the value axis' labels */
 
 struct node {
 	const char *name;
@@ -204,6 +206,12 @@ static const char flame_script[] =
 int flame_write(const struct flame_stack *stacks, size_t n, const char *unit, const char *title,
 		FILE *f)
 {
+	return flame_write_with(stacks, n, unit, title, NULL, f);
+}
+
+int flame_write_with(const struct flame_stack *stacks, size_t n, const char *unit,
+		     const char *title, const struct flame_timeline *tl, FILE *f)
+{
 	struct node *root = xcalloc(1, sizeof(*root));
 	struct layout l = { .f = f, .unit = unit ? unit : "" };
 	unsigned depth;
@@ -222,6 +230,8 @@ int flame_write(const struct flame_stack *stacks, size_t n, const char *unit, co
 	l.total = root->value;
 	l.scale = l.total ? (FLAME_WIDTH - 2 * FLAME_PAD) / l.total : 0;
 	l.height = FLAME_TOP + (depth + 1) * FLAME_FRAME_H + 2 * FLAME_PAD;
+	if (tl && tl->n)	/* frames count from the bottom: the band goes above them */
+		l.height += FLAME_CHART_H;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
 		"height=\"%u\" viewBox=\"0 0 %.0f %u\" onload=\"init()\">\n"
@@ -239,6 +249,9 @@ int flame_write(const struct flame_stack *stacks, size_t n, const char *unit, co
 		"<text id=\"search\" class=\"button\" x=\"%.1f\" y=\"24\" text-anchor=\"end\">Search</text>\n"
 		"<text id=\"matched\" x=\"%.1f\" y=\"40\" text-anchor=\"end\"></text>\n",
 		FLAME_PAD, FLAME_WIDTH - FLAME_PAD, FLAME_WIDTH - FLAME_PAD);
+	if (tl && tl->n)
+		chart_write_svg(tl->points, tl->n, tl->peak, tl->unit, FLAME_CHART_X,
+				FLAME_TOP + 10, FLAME_WIDTH - FLAME_CHART_X - 2 * FLAME_PAD, 80, f);
 	put_frame(&l, root, FLAME_PAD, 0);
 	fputs("</svg>\n", f);
 	node_free(root);

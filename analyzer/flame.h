@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "chart.h"
+
 struct flame_stack {
 	const char *const *frames;	/* n_frames names, outermost (main, _start) first */
 	size_t n_frames;
@@ -28,5 +30,18 @@ struct flame_stack {
  */
 int flame_write(const struct flame_stack *stacks, size_t n, const char *unit, const char *title,
 		FILE *f);
+
+/* A timeline to draw above the frames (chart.h): points[0..n-1], n >= 1, the peak's
+ * index, the points' unit ("bytes"). */
+struct flame_timeline {
+	const struct chart_point *points;
+	size_t n, peak;
+	const char *unit;
+};
+
+/* flame_write(), with the timeline tl drawn between the title and the frames (NULL:
+ * none, the same bytes as flame_write). */
+int flame_write_with(const struct flame_stack *stacks, size_t n, const char *unit,
+		     const char *title, const struct flame_timeline *tl, FILE *f);
 
 #endif

@@ -17,6 +17,7 @@
 #include "graph.h"
 #include "image.h"
 #include "leaks.h"
+#include "lifetimes.h"
 #include "memory.h"
 #include "pinned.h"
 #include "report.h"
@@ -57,6 +58,7 @@ struct opts {
 	bool age;			/* --age */
 	int64_t older_than_ms;		/* --older-than, -1 if not given */
 	bool memory;			/* --memory */
+	bool lifetimes;			/* --lifetimes */
 	const char *why;		/* --why=REGEX or 0xADDR */
 	size_t by_top;			/* --by: rows shown, the --top given (0: all) */
 	bool peak;			/* --peak: the stacks at the peak */
@@ -68,7 +70,7 @@ enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBA
        OPT_METRIC, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_SHORT, OPT_BASE, OPT_FOCUS,
        OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY, OPT_LEAKS, OPT_FAILLEAK, OPT_SUPP,
        OPT_AGE, OPT_OLDER, OPT_BASEPROG, OPT_MEMORY, OPT_MAXRATIO, OPT_WHY, OPT_PEAK,
-       OPT_PEAKDIFF, OPT_TIMELINE };
+       OPT_PEAKDIFF, OPT_TIMELINE, OPT_LIFETIMES };
 
 /*
  * The options, once: --help is printed from this table and getopt_long's is built
@@ -96,6 +98,10 @@ static const struct opt_def {
 	{ .name = "age", OPT_AGE, no_argument, NULL,
 	  "live bytes by age; a block's age counts from the newest\n"
 	  "live block's allocation (a core has no time of its own)" },
+	{ .name = "lifetimes", OPT_LIFETIMES, no_argument, NULL,
+	  "how long each stack's blocks live: allocation to free\n"
+	  "of the blocks the event rings hold (HEAPPROF_EVENTS=N),\n"
+	  "temporary allocations, live blocks' ages" },
 	{ .name = "older-than", OPT_OLDER, required_argument, "D",
 	  "only blocks allocated D (90s, 5m, 2h, 1d) before the newest" },
 	{ .name = "top", OPT_TOP, required_argument, "N",
@@ -357,6 +363,7 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 	case OPT_SUPP: o->suppressions = optarg; break;
 	case OPT_SHORT: o->report.short_names = true; break;
 	case OPT_AGE: o->age = true; break;
+	case OPT_LIFETIMES: o->lifetimes = true; break;
 	case OPT_OLDER:
 		if ((o->older_than_ms = ages_parse_duration(optarg)) < 0)
 			bad_usage("--older-than needs a duration such as 90s, 5m, 2h or 1d, not '%s'",
@@ -430,9 +437,10 @@ static void check_format(const struct opts *o)
 		{ OUT_AGES, "--age", "an age summary" },
 		{ OUT_SUMMARY, "--memory", "a memory summary" },
 		{ OUT_SIGNED, "--peak-diff", "negative figures" },
+		{ OUT_LIFETIMES, "--lifetimes", "lifetimes per stack" },
 	};
 	const bool given[] = { o->base != NULL, o->view.by != BY_NONE, o->age, o->memory,
-			       o->peak_diff };
+			       o->peak_diff, o->lifetimes };
 	char msg[300];
 
 	if (o->report.events)
@@ -482,6 +490,9 @@ static void parse(struct opts *o, int argc, char **argv)
 		parse_option(o, c, &top_set);
 	if (o->older_than_ms >= 0 && o->leak_mask)
 		bad_usage("%s", "--older-than and --leaks cannot be combined yet");
+	if (o->lifetimes && (o->leak_mask || o->base || o->report.events || o->why))
+		bad_usage("%s", "--lifetimes goes with one report of stacks: not with --leaks, "
+			  "--base, --events or --why");
 	/* a path of pointers lives in one heap: NEW - OLD has none */
 	if (o->why && (o->base || o->report.events))
 		bad_usage("%s", "--why cannot be combined with --base or --events: it follows the "
@@ -804,7 +815,7 @@ static struct sym *scan_and_open_symbols(const struct opts *o, const struct imag
 	warn_hold();
 	threaded = pthread_create(&t, NULL, sym_thread, &job) == 0;
 	(needs_graph(o) ? scan_image_graph_with :
-	 o->memory || o->age || o->older_than_ms >= 0 ? scan_image_blocks_with :
+	 o->memory || o->age || o->lifetimes || o->older_than_ms >= 0 ? scan_image_blocks_with :
 	 scan_image_with)(img, o->jobs, &o->join, scan);
 	if (threaded)
 		pthread_join(t, NULL);
@@ -821,6 +832,7 @@ struct session {
 	char *source;
 	struct leak_summary leaks;	/* --leaks */
 	struct age_summary ages;	/* --age, --older-than */
+	struct lifetimes lifetimes;	/* --lifetimes */
 	struct alloc alloc;		/* --leaks, --memory */
 	struct memory_summary memory;
 	struct pinned pinned;		/* --memory */
@@ -845,6 +857,8 @@ static void read_timeline(const struct opts *o, struct session *s)
 
 static void make_report(const struct opts *o, const struct report_opts *ro, struct session *s)
 {
+	struct report_opts with;
+
 	memset(s, 0, sizeof(*s));
 	open_memory(o, &s->img, &s->source);
 	s->sym = scan_and_open_symbols(o, &s->img, &s->scan);
@@ -889,7 +903,13 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 	}
 	if (o->report.metric == METRIC_RETAINED_SPACE && !o->why)
 		graph_add_retained(s->graph, &s->scan, &s->keying);
-	report_build(&s->r, &s->scan, &s->img, s->sym, ro);
+	with = *ro;
+	if (o->lifetimes) {	/* after --older-than marked the blocks it leaves out */
+		lifetimes_apply(&s->img, &s->scan, &s->lifetimes);
+		s->r.lifetimes = &s->lifetimes.sum;
+		with.lifetimes = &s->lifetimes;
+	}
+	report_build(&s->r, &s->scan, &s->img, s->sym, &with);
 	timeline_attach(&s->r, &s->tl);
 	s->r.show_timeline = o->timeline;
 }
@@ -917,6 +937,7 @@ static void end_session(struct session *s)
 {
 	report_free(&s->r);
 	timeline_free(&s->tl);
+	lifetimes_free(&s->lifetimes);
 	graph_free(s->graph);
 	pinned_free(&s->pinned);
 	alloc_close(&s->alloc);

@@ -1,8 +1,9 @@
 /*
  * -f html: the report as one self-contained page (analyzer/html/page.html, built in):
  * a flame graph and icicle, search, a metric switcher, the stacks and bottom-up tables
- * drawn by the page's own script from the report's data, embedded as JSON. The page
- * fetches nothing. The summary is the text report's, word for word.
+ * (and the timeline, when the dump holds one) drawn by the page's own script from the
+ * report's data, embedded as JSON. The page fetches nothing. The summary is the text
+ * report's, word for word.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -224,6 +225,33 @@ static void ages(const struct report *r, FILE *f)
 	fputs("]", f);
 }
 
+/* The timeline (issue 21) as columns, the page's compact form: seconds, live bytes and
+ * blocks, allocation calls and bytes so far; and the peak's index. */
+static void timeline(const struct report *r, FILE *f)
+{
+	static const char *const col[] = { "t", "b", "n", "c", "a" };
+
+	if (!r->ntimeline)
+		return;
+	fputs(",\n\"timeline\":{", f);
+	for (int k = 0; k < 5; k++) {
+		fprintf(f, "%s\"%s\":[", k ? "," : "", col[k]);
+		for (size_t i = 0; i < r->ntimeline; i++) {
+			const struct report_sample *s = &r->timeline[i];
+			const uint64_t v[] = { 0, s->live_bytes, s->live_blocks, s->alloc_calls,
+					       s->alloc_bytes };
+
+			fputs(i ? "," : "", f);
+			if (k)
+				fprintf(f, "%" PRIu64, v[k]);
+			else
+				fprintf(f, "%.9g", s->time_s);
+		}
+		putc(']', f);
+	}
+	fprintf(f, ",\"peak\":%zu}", r->timeline_peak);
+}
+
 /* A frame of a pinned stack, as the JSON report's but for the page's needs. */
 static void mem_frame(const struct report_frame *fr, FILE *f)
 {
@@ -283,6 +311,7 @@ static void data(const struct report *r, FILE *f)
 	fputs("\"frees\"]", f);
 	metrics(r, f);
 	ages(r, f);
+	timeline(r, f);
 	memory(r, f);
 	stacks(&pg, r, f);
 	fputs(",\n\"names\":[", f);

@@ -131,6 +131,30 @@ static void ages(const struct age_summary *a, FILE *f)
 	fputs("},\n", f);
 }
 
+static void lifetimes(const struct report_lifetimes *l, FILE *f)
+{
+	fprintf(f, "  \"lifetimes\": {\"rings\": %zu, \"whole\": %s, \"window_ns\": %" PRId64
+		", \"end_ns\": %" PRId64 ",\n    \"calls\": %" PRIu64 ", \"allocs\": %" PRIu64
+		", \"frees\": %" PRIu64 ", \"paired\": %" PRIu64 ", \"cross_thread\": %" PRIu64
+		", \"before\": %" PRIu64 ",\n    \"temporary\": %" PRIu64 ", \"no_site\": %"
+		PRIu64 ", \"aged\": %" PRIu64 ", \"newest_ms\": %" PRIu64 "},\n", l->rings,
+		l->whole ? "true" : "false", l->window_ns, l->end_ns, l->calls, l->allocs, l->frees,
+		l->paired, l->cross_thread, l->before, l->temporary, l->no_site, l->aged,
+		l->newest_ms);
+}
+
+/* A stack's lifetimes: means are left to the reader, so that every figure stays exact. */
+static void life(const struct report_life *l, FILE *f)
+{
+	fprintf(f, ",\n     \"lifetime\": {\"freed\": %" PRIu64 ", \"freed_sum_ns\": %" PRIu64
+		", \"freed_min_ns\": %" PRIu64 ", \"freed_max_ns\": %" PRIu64
+		", \"temporary\": %" PRIu64 ",\n       \"aged\": %" PRIu64
+		", \"age_sum_ms\": %" PRIu64 ", \"age_min_ms\": %" PRIu64
+		", \"age_max_ms\": %" PRIu64 "}", l->freed, l->freed_sum_ns, l->freed_min_ns,
+		l->freed_max_ns, l->temporary, l->aged, l->age_sum_ms, l->age_min_ms,
+		l->age_max_ms);
+}
+
 static void leaks(const struct leak_summary *l, FILE *f)
 {
 	fputs("  \"leaks\": {\"classes\": [", f);
@@ -203,6 +227,8 @@ static int write_json(const struct report *r, FILE *f)
 		ages(r->ages, f);
 	if (r->leaks)
 		leaks(r->leaks, f);
+	if (r->lifetimes)
+		lifetimes(r->lifetimes, f);
 	fputs("  \"base\": ", f);
 	if (r->diff) {
 		fputs("{\"source\": ", f);
@@ -257,6 +283,8 @@ static int write_json(const struct report *r, FILE *f)
 			fprintf(f, "%s{\"size\": %" PRIu64 ", \"count\": %" PRIu64 "}", j ? ", " : "",
 				s->sizes[j].size, s->sizes[j].count);
 		putc(']', f);
+		if (r->lifetimes)
+			life(&s->life, f);
 		path(r, s, &p, f);
 		fputs(",\n     \"frames\": [", f);
 		for (unsigned j = 0; j < s->nframes; j++) {
@@ -271,4 +299,5 @@ static int write_json(const struct report *r, FILE *f)
 }
 
 const struct out_format out_json = { "json", write_json,
-				     OUT_SIGNED | OUT_SIZES | OUT_AGES | OUT_SUMMARY };
+				     OUT_SIGNED | OUT_SIZES | OUT_AGES | OUT_SUMMARY |
+				     OUT_LIFETIMES };

@@ -9,6 +9,7 @@
 
 #include "ages.h"
 #include "leaks.h"
+#include "lifetimes.h"
 #include "memory.h"
 #include "report.h"
 #include "timeline.h"
@@ -143,6 +144,8 @@ static void summary(const struct report *r, FILE *f)
 		ages_write_summary(r->ages, f);
 	if (r->memory)
 		memory_write_text(r->memory, f);
+	if (r->lifetimes)
+		lifetimes_write_summary(r->lifetimes, f);
 }
 
 static void sizes(const struct report *r, const struct report_stack *s, FILE *f)
@@ -247,6 +250,8 @@ static int write_text(const struct report *r, FILE *f)
 		if (report_leak_class(s))
 			fprintf(f, "    are %s\n", report_leak_class(s));
 		others(r, s, f);
+		if (r->lifetimes)
+			lifetimes_write_stack(&s->life, f);
 		if (s->flags & STACK_UNKNOWN)
 			fputs("    [unknown stack: no readable stack record]\n", f);
 		else if (!s->nframes)
@@ -268,4 +273,5 @@ static int write_text(const struct report *r, FILE *f)
 }
 
 const struct out_format out_text = { "text", write_text,
-				     OUT_SIGNED | OUT_SIZES | OUT_BY | OUT_AGES | OUT_SUMMARY };
+				     OUT_SIGNED | OUT_SIZES | OUT_BY | OUT_AGES | OUT_SUMMARY |
+				     OUT_LIFETIMES };

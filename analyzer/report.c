@@ -9,6 +9,7 @@
 
 #include "image.h"
 #include "leaks.h"
+#include "lifetimes.h"
 #include "names.h"
 #include "report.h"
 #include "report_int.h"
@@ -313,6 +314,8 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 			continue;
 		}
 		v[keep] = rk[i].f;
+		if (o->lifetimes && lifetimes_of(o->lifetimes, s))
+			v[keep].life = *lifetimes_of(o->lifetimes, s);
 		v[keep].flags = s->flags;
 		v[keep].recorded_frames = s->nframes;
 		if (o->by_thread) {

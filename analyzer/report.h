@@ -15,6 +15,7 @@
 struct image;
 struct sym;
 struct leak_summary;
+struct lifetimes;
 
 struct report_frame {
 	uint64_t pc;
@@ -44,6 +45,18 @@ int report_metric_parse(const char *name);
 /* What a metric counts: "bytes", "blocks", "calls", "ns". */
 const char *report_metric_unit(enum report_metric m);
 
+/*
+ * --lifetimes: how long a stack's blocks live (lifetimes.h). Sums, minima and maxima,
+ * so that stacks a view merges add up; 0 blocks: nothing known.
+ */
+struct report_life {
+	uint64_t freed;			/* blocks allocated and freed in the rings' window */
+	uint64_t freed_sum_ns, freed_min_ns, freed_max_ns; /* allocation to free */
+	uint64_t temporary;		/* freed by the thread's next call (heaptrack's) */
+	uint64_t aged;			/* live blocks with a time, as found */
+	uint64_t age_sum_ms, age_min_ms, age_max_ms; /* from the newest live block */
+};
+
 struct report_stack {
 	uint64_t value;			/* the report's metric */
 	uint64_t bytes, blocks;		/* live; estimates when the report is sampled */
@@ -60,6 +73,26 @@ struct report_stack {
 	size_t nsizes;
 	const struct report_frame *frames; /* [0] innermost */
 	unsigned nframes;
+	struct report_life life;	/* --lifetimes; else all 0 */
+};
+
+/* --lifetimes: what the event rings held, for the summary. */
+struct report_lifetimes {
+	size_t rings;			/* event rings read */
+	bool whole;			/* no ring lost a call: the window is the whole run */
+	int64_t window_ns;		/* else its start, ns since the process start: the
+					 * latest oldest call of the rings that wrapped */
+	int64_t end_ns;			/* the newest call of any ring */
+	uint64_t calls;			/* calls in the window, every thread */
+	uint64_t allocs, frees;		/* blocks made, blocks freed (realloc both) */
+	uint64_t paired;		/* frees whose allocation is in the window */
+	uint64_t cross_thread;		/* ... made by another thread */
+	uint64_t before;		/* frees of blocks made before the window */
+	uint64_t temporary;
+	uint64_t no_site;		/* paired or temporary blocks with no site (sampled out,
+					 * untagged): in the totals, under no stack */
+	uint64_t aged;			/* live blocks with a time */
+	uint64_t newest_ms;		/* the newest live block's time: ages count from it */
 };
 
 /* One allocator call from an event ring (--events). */
@@ -165,6 +198,7 @@ struct report {
 	const struct leak_summary *leaks; /* --leaks: classes (leaks.h); else NULL */
 	const struct age_summary *ages;	/* --age, --older-than (ages.h); else NULL */
 	const struct memory_summary *memory; /* --memory (memory.h); else NULL */
+	const struct report_lifetimes *lifetimes; /* --lifetimes; else NULL */
 	char **owned;			/* names the report made (--short-names) */
 	size_t nowned;
 	/* views.c, diff.c (issue 12) */
@@ -194,6 +228,7 @@ struct report_opts {
 	bool events;		/* build the event rings too */
 	bool event_stacks;	/* ... each call with its site's stack */
 	bool short_names;	/* C++ templates and parameter lists left out */
+	const struct lifetimes *lifetimes; /* --lifetimes: each stack's (lifetimes.h) */
 };
 
 /* Build r from a scan; symbolizes only the stacks shown (and, with o->events, the
@@ -254,6 +289,7 @@ const char *report_thousands(uint64_t v, char *buf);
 #define OUT_ALL		(1u << 4)	/* every metric per stack: wants every stack with any
 					 * figure (report_opts.all_stacks) */
 #define OUT_SUMMARY	(1u << 5)	/* the leak and memory summaries */
+#define OUT_LIFETIMES	(1u << 6)	/* each stack's lifetimes (--lifetimes) */
 
 struct out_format {
 	const char *name;

@@ -123,6 +123,11 @@ static struct stack **find(struct stacks *t, uint64_t hash, const struct stack_k
 	}
 }
 
+const struct stack *stacks_lookup(const struct stacks *t, const struct stack_key *k)
+{
+	return t->cap ? *find((struct stacks *)t, hash_key(k), k) : NULL;
+}
+
 static struct stack **find_or_insert(struct stacks *t, const struct stack_key *k)
 {
 	uint64_t hash = hash_key(k);

@@ -76,6 +76,8 @@ struct stacks {
 void stacks_init(struct stacks *t);
 /* Add a group of blocks and counters to the stack k (created if new). */
 void stacks_add_group(struct stacks *t, const struct stack_key *k, const struct stack_add *a);
+/* The stack k, or NULL when the table has none. */
+const struct stack *stacks_lookup(const struct stacks *t, const struct stack_key *k);
 /* A stack's bytes and blocks, sampled estimates rounded in; saturating. */
 uint64_t stack_bytes(const struct stack *s);
 uint64_t stack_blocks(const struct stack *s);

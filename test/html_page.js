@@ -10,6 +10,8 @@
 //   hover NAME TEXT      the tooltip over NAME's box holds TEXT
 //   diff                 rows of growth are marked, and boxes coloured red or blue
 //   text SELECTOR TEXT   the element's text holds TEXT
+//   timeline PEAK        the timeline chart is shown, its peak marker says PEAK bytes
+//                        (as "83,886,080"), and the tooltip over it gives those figures
 //   shot FILE            a screenshot of the top of the page
 'use strict';
 module.exports = async (page, args, assert) => {
@@ -81,6 +83,18 @@ async function step(page, args, assert) {
 	case 'text': {
 		const t = await page.eval(`document.querySelector(${q(a[0])}).textContent`);
 		assert(t.includes(a[1]), `${a[0]}: ${JSON.stringify(t.slice(0, 300))} lacks ${a[1]}`);
+		break;
+	}
+	case 'timeline': {
+		const r = await page.eval(`(function () { var s = document.getElementById('tl-sec'), p = document.querySelector('#tl-peak circle'),
+			b = p.getBoundingClientRect();
+			p.dispatchEvent(new MouseEvent('mousemove', { bubbles: true, clientX: b.left + b.width / 2, clientY: b.top + b.height / 2 }));
+			return [s.hidden, document.querySelector('#tl-peak title').textContent, document.querySelector('#tl-now title').textContent,
+				document.getElementById('tip').style.display, document.getElementById('tip').textContent,
+				document.querySelectorAll('#tl polygon').length]; })()`);
+		assert(!r[0] && r[5] === 1, 'timeline not drawn: ' + JSON.stringify(r));
+		assert(r[1].startsWith('peak: ' + a[0] + ' bytes in '), 'peak marker: ' + r[1]);
+		assert(r[3] === 'block' && r[4].includes('(peak)') && r[4].includes('live bytes: ' + a[0]), 'tooltip: ' + JSON.stringify(r[4]));
 		break;
 	}
 	case 'shot':

@@ -1,12 +1,14 @@
 #!/bin/sh
 # The SVG flame graph writer (analyzer/flame.c): the unit program's checks, then its
-# SVG must be well-formed XML (xmllint), render (rsvg-convert) and carry exact totals.
+# SVG must be well-formed XML (xmllint), render (rsvg-convert) and carry exact totals;
+# so must the one with a timeline chart (chart.c's unit program).
 . "$(dirname "$0")/lib.sh"
 
 run_tap flame_test "$BUILD/unit/flame_test" flame.svg
+run_tap chart_test "$BUILD/unit/chart_test" timeline.svg
 
 if command -v xmllint >/dev/null; then
-	test_case 'the SVG is well-formed XML' 'xmllint --noout flame.svg'
+	test_case 'the SVG is well-formed XML' 'xmllint --noout flame.svg timeline.svg'
 else
 	skip_case 'the SVG is well-formed XML' 'xmllint missing (Debian libxml2-utils)'
 fi
@@ -14,7 +16,8 @@ fi
 if command -v rsvg-convert >/dev/null; then
 	test_case 'rsvg-convert renders it' '
 		rsvg-convert -o flame.png flame.svg 2>err && ! test -s err &&
-		[ "$(head -c 4 flame.png | tail -c 3)" = PNG ]
+		[ "$(head -c 4 flame.png | tail -c 3)" = PNG ] &&
+		rsvg-convert -o timeline.png timeline.svg 2>err && ! test -s err
 	'
 else
 	skip_case 'rsvg-convert renders it' 'rsvg-convert missing (Debian librsvg2-bin)'

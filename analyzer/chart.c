@@ -1,0 +1,127 @@
+/* The timeline chart (see chart.h): a round scale, a polygon and two markers. */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "chart.h"
+
+uint64_t chart_round_up(uint64_t v, uint64_t *unit)
+{
+	static const uint64_t steps[] = { 1, 2, 5 };
+	uint64_t u = 1, m;
+
+	while (v / u >= 1024 && u < (1ULL << 60))
+		u *= 1024;
+	*unit = u;
+	/* in units: the next 1, 2, 5, 10, 20, ... at or above v / u (never above 1000) */
+	for (m = 1; m <= 1000; m *= 10)
+		for (size_t i = 0; i < 3; i++)
+			if (steps[i] * m * u >= v && steps[i] * m <= 1000)
+				return steps[i] * m * u;
+	/* v / u is within 1000..1023: one unit up, if there is one */
+	if (u < (1ULL << 60)) {
+		*unit = u * 1024;
+		return u * 1024;
+	}
+	return v;
+}
+
+void chart_scale(const struct chart_point *p, size_t n, double x, double y, double w, double h,
+		 struct chart_geom *g)
+{
+	uint64_t top = 0;
+
+	for (size_t i = 0; i < n; i++)
+		top = p[i].v > top ? p[i].v : top;
+	*g = (struct chart_geom){ x, y, w, h, n ? p[0].t : 0, n ? p[n - 1].t : 0, 0, 1 };
+	if (!(g->t1 > g->t0))
+		g->t1 = g->t0 + 1;	/* one sample, or all at once: a flat line across */
+	g->vmax = chart_round_up(top, &g->vunit);
+}
+
+double chart_x(const struct chart_geom *g, double t)
+{
+	return g->x + (t - g->t0) / (g->t1 - g->t0) * g->w;
+}
+
+double chart_y(const struct chart_geom *g, uint64_t v)
+{
+	return g->y + g->h - (double)v / (double)g->vmax * g->h;
+}
+
+/* v in the scale's unit: "80 MiB", "2.5 KiB", "512 bytes" */
+static const char *in_unit(uint64_t v, uint64_t unit, const char *what, char *buf, size_t size)
+{
+	static const char *const names[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+	unsigned k = 0;
+
+	if (unit == 1 || strcmp(what, "bytes")) {
+		snprintf(buf, size, "%" PRIu64 " %s", v, what);
+		return buf;
+	}
+	while (unit >> (10 * (k + 2)) && k < 5)
+		k++;
+	snprintf(buf, size, "%.4g %s", (double)v / (double)unit, names[k]);
+	return buf;
+}
+
+/* 1234567 -> "1,234,567" */
+static const char *grouped(uint64_t v, char *buf)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v), k = 0;
+
+	for (int i = 0; i < n; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[k++] = ',';
+		buf[k++] = tmp[i];
+	}
+	buf[k] = 0;
+	return buf;
+}
+
+static void marker(const struct chart_geom *g, const struct chart_point *p, const char *what,
+		   const char *unit, const char *colour, FILE *f)
+{
+	double x = chart_x(g, p->t), y = chart_y(g, p->v);
+	char a[40], b[40], c[40];
+	bool right = x > g->x + g->w * 0.75;	/* the label inside the picture */
+
+	fprintf(f, "<g class=\"mark\"><title>%s: %s %s in %s blocks at %.3f s</title>"
+		"<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\"/>"
+		"<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"%s\" fill=\"%s\">%s %s</text></g>\n",
+		what, grouped(p->v, a), unit, grouped(p->n, b), p->t, x, y, colour,
+		right ? x - 6 : x + 6, y < g->y + 12 ? y + 12 : y - 4, right ? "end" : "start",
+		colour, what, in_unit(p->v, g->vunit, unit, c, sizeof(c)));
+}
+
+int chart_write_svg(const struct chart_point *p, size_t n, size_t peak, const char *unit,
+		    double x, double y, double w, double h, FILE *f)
+{
+	struct chart_geom g;
+	char a[40];
+
+	if (!n)
+		return 0;
+	chart_scale(p, n, x, y, w, h, &g);
+	fprintf(f, "<g id=\"timeline\" font-size=\"11\">\n"
+		"<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#fff\" "
+		"stroke=\"#bbb\"/>\n<polygon fill=\"#e8a85c\" fill-opacity=\"0.6\" "
+		"stroke=\"#b0641c\" points=\"%.2f,%.2f", x, y, w, h, chart_x(&g, p[0].t), y + h);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, " %.2f,%.2f", chart_x(&g, p[i].t), chart_y(&g, p[i].v));
+	fprintf(f, " %.2f,%.2f\"/>\n", chart_x(&g, p[n - 1].t), y + h);
+	/* the axes: 0 and the top of the scale, the first and last sample's time */
+	fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">%s</text>\n", x - 4, y + 9,
+		in_unit(g.vmax, g.vunit, unit, a, sizeof(a)));
+	fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">0</text>\n", x - 4, y + h);
+	fprintf(f, "<text x=\"%.2f\" y=\"%.2f\">%.3g s</text>\n", x, y + h + 12, g.t0);
+	fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">%.3g s</text>\n", x + w,
+		y + h + 12, p[n - 1].t);
+	fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"middle\">live %s over time</text>\n",
+		x + w / 2, y + h + 12, unit);
+	marker(&g, &p[peak < n ? peak : 0], "peak", unit, "#b00", f);
+	marker(&g, &p[n - 1], "now", unit, "#05b", f);
+	fputs("</g>\n", f);
+	return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,467 @@
+/*
+ * Lifetimes (see lifetimes.h): the rings' calls merged by time and paired by address
+ * inside the window every ring covers, temporary allocations within each thread's
+ * ring, and the live blocks' ages; each figure filed under its site's stack.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ages.h"
+#include "collect.h"
+#include "image.h"
+#include "lifetimes.h"
+#include "util.h"
+
+static const uint64_t no_pcs[1];
+
+/* ---- the figures per stack: an open-addressed map from stack to lt->v ------------- */
+
+struct lt_map {
+	size_t *slot;			/* index + 1 into lt->v; 0 empty */
+	size_t cap;			/* a power of two */
+};
+
+static size_t ptr_hash(const void *p, size_t cap)
+{
+	return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15ULL) & (cap - 1);
+}
+
+static size_t *map_find(const struct lifetimes *lt, const size_t *slot, size_t cap,
+			const struct stack *s)
+{
+	size_t i = ptr_hash(s, cap);
+
+	while (slot[i] && lt->v[slot[i] - 1].stack != s)
+		i = (i + 1) & (cap - 1);
+	return (size_t *)&slot[i];
+}
+
+/* The stack's figures, made on first use. */
+static struct report_life *life_of(struct lifetimes *lt, struct lt_map *m,
+				   const struct stack *s)
+{
+	size_t *at;
+
+	if ((lt->n + 1) * 2 > m->cap) {
+		size_t cap = m->cap ? m->cap * 2 : 64, *slot = xcalloc(cap, sizeof(*slot));
+
+		for (size_t i = 0; i < lt->n; i++)
+			*map_find(lt, slot, cap, lt->v[i].stack) = i + 1;
+		free(m->slot);
+		m->slot = slot;
+		m->cap = cap;
+	}
+	at = map_find(lt, m->slot, m->cap, s);
+	if (!*at) {
+		if (lt->n == lt->cap) {
+			lt->cap = lt->cap ? lt->cap * 2 : 64;
+			lt->v = xrealloc(lt->v, lt->cap * sizeof(*lt->v));
+		}
+		lt->v[lt->n] = (struct life_entry){ .stack = s };
+		*at = ++lt->n;
+	}
+	return &lt->v[*at - 1].life;
+}
+
+static void add_freed(struct report_life *l, uint64_t ns)
+{
+	if (!l->freed || ns < l->freed_min_ns)
+		l->freed_min_ns = ns;
+	if (ns > l->freed_max_ns)
+		l->freed_max_ns = ns;
+	l->freed++;
+	l->freed_sum_ns += ns;
+}
+
+static void add_age(struct report_life *l, uint64_t ms)
+{
+	if (!l->aged || ms < l->age_min_ms)
+		l->age_min_ms = ms;
+	if (ms > l->age_max_ms)
+		l->age_max_ms = ms;
+	l->aged++;
+	l->age_sum_ms += ms;
+}
+
+void lifetimes_merge(struct report_life *into, const struct report_life *from)
+{
+	if (from->freed) {
+		if (!into->freed || from->freed_min_ns < into->freed_min_ns)
+			into->freed_min_ns = from->freed_min_ns;
+		if (from->freed_max_ns > into->freed_max_ns)
+			into->freed_max_ns = from->freed_max_ns;
+	}
+	if (from->aged) {
+		if (!into->aged || from->age_min_ms < into->age_min_ms)
+			into->age_min_ms = from->age_min_ms;
+		if (from->age_max_ms > into->age_max_ms)
+			into->age_max_ms = from->age_max_ms;
+	}
+	into->freed += from->freed;
+	into->freed_sum_ns += from->freed_sum_ns;
+	into->temporary += from->temporary;
+	into->aged += from->aged;
+	into->age_sum_ms += from->age_sum_ms;
+}
+
+/*
+ * The stack the join filed site id's blocks under (collect.c's join_site, keyed the
+ * same way), or NULL: no site, or one the join left out (--region).
+ */
+static const struct stack *site_stack(const struct scan_result *scan, uint32_t id)
+{
+	const struct decoded_stack *k = NULL;
+	const struct decoded_site *site = id ? collect_site(&scan->found, id, &k) : NULL;
+	struct stack_key key = { no_pcs, 0, 0, 0 };
+
+	if (scan->found.opts.region &&
+	    (!site || site->flags != scan->join.region_id || scan->join.region_unknown))
+		return NULL;
+	if (id && !k)
+		key.flags = STACK_UNKNOWN;
+	else if (k)
+		key = (struct stack_key){ k->pcs, k->nframes,
+					  k->flags & HP2_STACK_TRUNCATED ? STACK_TRUNCATED : 0, 0 };
+	if (scan->found.opts.by_thread && site)
+		key.tid = site->tid;
+	return stacks_lookup(&scan->stacks, &key);
+}
+
+/* ---- the rings --------------------------------------------------------------------- */
+
+struct ring {
+	struct hp_event *ev;
+	size_t n;
+};
+
+/* One call, ready to merge: its time since the process start, its ring. */
+struct call {
+	int64_t t;
+	uint32_t ring;
+	const struct hp_event *e;
+};
+
+/* The block a call frees (0: none): free's argument, and realloc's old block unless it
+ * failed (a NULL result with a size left the block alone). */
+static uint64_t call_frees(const struct hp_event *e)
+{
+	if (e->entry == HP2_ENTRY_FREE)
+		return e->arg[0];
+	if (e->entry == HP2_ENTRY_REALLOC || e->entry == HP2_ENTRY_REALLOCARRAY)
+		return e->result || (e->entry == HP2_ENTRY_REALLOC && !e->arg[1]) ? e->arg[0] : 0;
+	return 0;
+}
+
+/* The block a call made (0: none, or it failed). */
+static uint64_t call_makes(const struct hp_event *e)
+{
+	if (e->entry == HP2_ENTRY_FREE || e->entry == HP2_ENTRY_NONE ||
+	    e->entry >= HP2_ENTRY_COUNT)
+		return 0;
+	/* posix_memalign's slot holds the pointer, or its error number */
+	if (e->entry == HP2_ENTRY_POSIX_MEMALIGN && e->result < 4096)
+		return 0;
+	return e->result;
+}
+
+static int call_cmp(const void *a, const void *b)
+{
+	const struct call *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	if (x->ring != y->ring)
+		return x->ring < y->ring ? -1 : 1;
+	return (x->e->seq > y->e->seq) - (x->e->seq < y->e->seq);
+}
+
+static int64_t call_time(const struct scan_result *scan, const struct hp_event *e)
+{
+	const struct join_info *j = &scan->join;
+
+	return (int64_t)(e->mono_ns - (j->have_proc ? j->proc.start_mono_ns : 0));
+}
+
+/*
+ * heaptrack's temporary allocation: a block freed by the very next call that frees or
+ * makes one (free(NULL) and failed calls are none); here within one thread's ring, and
+ * only where the ring's sequence numbers run without a gap.
+ */
+static void temporaries(struct lifetimes *lt, struct lt_map *m, const struct scan_result *scan,
+			const struct ring *g, int64_t window)
+{
+	const struct hp_event *last = NULL;
+	uint64_t prev_seq = 0;
+
+	for (size_t i = 0; i < g->n; i++) {
+		const struct hp_event *e = &g->ev[i];
+		uint64_t freed = call_frees(e), made = call_makes(e);
+
+		if (call_time(scan, e) < window)
+			continue;
+		if (e->seq != prev_seq + 1)
+			last = NULL;
+		prev_seq = e->seq;
+		if (freed) {
+			if (last && last->result == freed) {
+				const struct stack *s = site_stack(scan, last->site);
+
+				lt->sum.temporary++;
+				if (s)
+					life_of(lt, m, s)->temporary++;
+				else
+					lt->sum.no_site++;
+			}
+			last = NULL;
+		}
+		if (made)
+			last = e;
+	}
+}
+
+/* An open-addressed map from block address to the call that made it. */
+struct made {
+	uint64_t addr;			/* 0: empty */
+	const struct call *c;
+	bool dead;			/* a tombstone */
+};
+
+static struct made *made_find(struct made *v, size_t cap, uint64_t addr, bool insert)
+{
+	size_t i = (size_t)((addr >> 4) * 0x9E3779B97F4A7C15ULL) & (cap - 1);
+	struct made *tomb = NULL;
+
+	for (;; i = (i + 1) & (cap - 1)) {
+		if (!v[i].addr)
+			return insert && tomb ? tomb : insert ? &v[i] : NULL;
+		if (v[i].dead) {
+			if (!tomb)
+				tomb = &v[i];
+		} else if (v[i].addr == addr) {
+			return &v[i];
+		}
+	}
+}
+
+/* Every call of the window in time order, each free paired with the call that made
+ * its block. */
+static void pairs(struct lifetimes *lt, struct lt_map *m, const struct scan_result *scan,
+		  struct call *c, size_t n)
+{
+	size_t cap = 64;
+	struct made *made;
+
+	while (cap < 4 * n)
+		cap *= 2;
+	made = xcalloc(cap, sizeof(*made));
+	qsort(c, n, sizeof(*c), call_cmp);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t freed = call_frees(c[i].e), addr = call_makes(c[i].e);
+		struct made *at;
+
+		if (freed) {
+			lt->sum.frees++;
+			at = made_find(made, cap, freed, false);
+			if (at) {
+				const struct stack *s = site_stack(scan, at->c->e->site);
+
+				lt->sum.paired++;
+				lt->sum.cross_thread += at->c->ring != c[i].ring;
+				if (s)
+					add_freed(life_of(lt, m, s), (uint64_t)(c[i].t - at->c->t));
+				else
+					lt->sum.no_site++;
+				at->dead = true;
+			} else {
+				lt->sum.before++;
+			}
+		}
+		if (addr) {
+			lt->sum.allocs++;
+			/* a tombstone or an empty slot; the map never fills: cap >= 4n */
+			at = made_find(made, cap, addr, true);
+			*at = (struct made){ addr, &c[i], false };
+		}
+	}
+	free(made);
+}
+
+/* The rings' calls: the window, the temporaries, the pairs. */
+static void rings(struct lifetimes *lt, struct lt_map *m, const struct image *img,
+		  const struct scan_result *scan)
+{
+	const struct decode_src src = { img, NULL };
+	size_t nrec, ncalls = 0, k = 0;
+	const struct decoded *rec = collect_records(&scan->found, DEC_RING, &nrec);
+	struct ring *g = xcalloc(nrec ? nrec : 1, sizeof(*g));
+	int64_t window = INT64_MIN;
+	struct call *c;
+
+	lt->sum.rings = nrec;
+	for (size_t i = 0; i < nrec; i++) {
+		g[i].ev = xmalloc((rec[i].ring.n ? rec[i].ring.n : 1) * sizeof(*g[i].ev));
+		g[i].n = decode_ring_events(&src, &rec[i].ring, g[i].ev, rec[i].ring.n);
+		if (!g[i].n)
+			continue;
+		/* a ring that lost its first calls covers only the time since its oldest one */
+		if (g[i].ev[0].seq > 1 && call_time(scan, &g[i].ev[0]) > window)
+			window = call_time(scan, &g[i].ev[0]);
+		if (call_time(scan, &g[i].ev[g[i].n - 1]) > lt->sum.end_ns)
+			lt->sum.end_ns = call_time(scan, &g[i].ev[g[i].n - 1]);
+		ncalls += g[i].n;
+	}
+	lt->sum.whole = window == INT64_MIN;
+	lt->sum.window_ns = lt->sum.whole ? 0 : window;
+	c = xcalloc(ncalls ? ncalls : 1, sizeof(*c));
+	for (size_t i = 0; i < nrec; i++) {
+		temporaries(lt, m, scan, &g[i], window);
+		for (size_t e = 0; e < g[i].n; e++)
+			if (call_time(scan, &g[i].ev[e]) >= window)
+				c[k++] = (struct call){ call_time(scan, &g[i].ev[e]), (uint32_t)i,
+							&g[i].ev[e] };
+	}
+	lt->sum.calls = k;
+	pairs(lt, m, scan, c, k);
+	free(c);
+	for (size_t i = 0; i < nrec; i++)
+		free(g[i].ev);
+	free(g);
+}
+
+/* ---- the live blocks ----------------------------------------------------------------- */
+
+static const struct stack *block_stack(const struct scan_result *scan, const struct hp_block *b)
+{
+	const struct join_opts *o = &scan->found.opts;
+
+	if (b->version == 2)
+		return site_stack(scan, b->site);
+	if (o->region)		/* v1 blocks have no site, so no region */
+		return NULL;
+	return stacks_lookup(&scan->stacks, &(struct stack_key){ b->pcs ? b->pcs : no_pcs,
+			     b->nframes, 0, o->by_thread ? b->tid : 0 });
+}
+
+/* Each live block's age from the newest live block of its format (as ages.c measures). */
+static void ages(struct lifetimes *lt, struct lt_map *m, const struct image *img,
+		 const struct scan_result *scan)
+{
+	struct decode_buf *buf = xmalloc(sizeof(*buf));
+	uint64_t newest[3] = { 0 };
+	struct decoded d;
+	uint64_t ms;
+
+	for (size_t i = 0; i < scan->list.n; i++)
+		if (scan_block_decoded(img, &scan->list.v[i], buf, &d) &&
+		    ages_block_ms(&d.block, &ms) && ms > newest[d.block.version])
+			newest[d.block.version] = ms;
+	lt->sum.newest_ms = newest[2];
+	for (size_t i = 0; i < scan->list.n; i++) {
+		const struct stack *s;
+
+		if (scan->list.v[i].out || !scan_block_decoded(img, &scan->list.v[i], buf, &d) ||
+		    !ages_block_ms(&d.block, &ms))
+			continue;
+		lt->sum.aged++;
+		if ((s = block_stack(scan, &d.block)))
+			add_age(life_of(lt, m, s), newest[d.block.version] - ms);
+	}
+	free(buf);
+}
+
+void lifetimes_apply(const struct image *img, const struct scan_result *scan,
+		     struct lifetimes *lt)
+{
+	struct lt_map m = { 0 };
+
+	memset(lt, 0, sizeof(*lt));
+	rings(lt, &m, img, scan);
+	ages(lt, &m, img, scan);
+	/* lookups go through a map of their own: keep the one built here */
+	lt->map = m.slot;
+	lt->map_cap = m.cap;
+}
+
+const struct report_life *lifetimes_of(const struct lifetimes *lt, const struct stack *s)
+{
+	size_t at;
+
+	if (!lt || !lt->map_cap)
+		return NULL;
+	at = *map_find(lt, lt->map, lt->map_cap, s);
+	return at ? &lt->v[at - 1].life : NULL;
+}
+
+void lifetimes_free(struct lifetimes *lt)
+{
+	free(lt->v);
+	free(lt->map);
+	memset(lt, 0, sizeof(*lt));
+}
+
+/* ---- text ------------------------------------------------------------------------ */
+
+/* ns as "640 ns", "812 us", "12.3 ms", "1.234 s" */
+static const char *span(uint64_t ns, char *buf, size_t size)
+{
+	if (ns >= 1000000000u)
+		snprintf(buf, size, "%.3f s", (double)ns / 1e9);
+	else if (ns >= 1000000u)
+		snprintf(buf, size, "%.1f ms", (double)ns / 1e6);
+	else if (ns >= 1000u)
+		snprintf(buf, size, "%" PRIu64 " us", ns / 1000);
+	else
+		snprintf(buf, size, "%" PRIu64 " ns", ns);
+	return buf;
+}
+
+void lifetimes_write_summary(const struct report_lifetimes *s, FILE *f)
+{
+	char a[32], b[32], c[32];
+
+	if (!s->rings)
+		fputs("  lifetimes:  no event rings (HEAPPROF_EVENTS=N): live blocks' ages only\n",
+		      f);
+	else if (s->whole)
+		fprintf(f, "  lifetimes:  event rings of %zu threads, every call since each "
+			"thread's first, up to +%s\n", s->rings, span((uint64_t)s->end_ns, a, 32));
+	else
+		fprintf(f, "  lifetimes:  event rings of %zu threads, window +%s to +%s (the span "
+			"every ring covers)\n", s->rings, span((uint64_t)s->window_ns, a, 32),
+			span((uint64_t)s->end_ns, b, 32));
+	if (s->rings) {
+		fprintf(f, "              %s calls made %s blocks and freed %s: ",
+			report_thousands(s->calls, a), report_thousands(s->allocs, b),
+			report_thousands(s->frees, c));
+		fprintf(f, "%s with their allocation (%s by another thread), %s made before "
+			"the window\n", report_thousands(s->paired, a),
+			report_thousands(s->cross_thread, b), report_thousands(s->before, c));
+		fprintf(f, "              %s temporary (freed by the thread's next call)\n",
+			report_thousands(s->temporary, a));
+	}
+	fprintf(f, "              %s live blocks with a time, aged from the newest (+%s)\n",
+		report_thousands(s->aged, a), span(s->newest_ms * 1000000, b, 32));
+}
+
+void lifetimes_write_stack(const struct report_life *l, FILE *f)
+{
+	char a[32], b[32], c[32], n[32];
+
+	if (!l->freed && !l->temporary && !l->aged)
+		return;
+	fputs("  lifetimes:", f);
+	if (l->freed)
+		fprintf(f, " %s freed after %s on average (%s to %s)",
+			report_thousands(l->freed, n), span(l->freed_sum_ns / l->freed, a, 32),
+			span(l->freed_min_ns, b, 32), span(l->freed_max_ns, c, 32));
+	if (l->temporary)
+		fprintf(f, "%s %s temporary", l->freed ? "," : "",
+			report_thousands(l->temporary, n));
+	if (l->aged)
+		fprintf(f, "%s %s live aged %s on average (%s to %s)",
+			l->freed || l->temporary ? ";" : "", report_thousands(l->aged, n),
+			span(l->age_sum_ms / l->aged * 1000000, a, 32),
+			span(l->age_min_ms * 1000000, b, 32), span(l->age_max_ms * 1000000, c, 32));
+	fputc('\n', f);
+}
