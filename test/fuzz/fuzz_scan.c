@@ -1,12 +1,14 @@
 /*
  * libFuzzer target: any bytes as a raw memory image of any target (the first byte
  * picks word size and byte order, the next eight the address), through the scan and
- * the stack totals. Build and run: make fuzz (needs clang).
+ * the stack totals; the same bytes as Python name records, code objects and location
+ * tables (analyzer/python.c). Build and run: make fuzz (needs clang).
  */
 #include <stdint.h>
 #include <string.h>
 
 #include "image.h"
+#include "python.h"
 #include "scan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -16,6 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct image img;
 	struct seg seg;
 	struct scan_result r;
+	struct py_mem m;
+	struct py_name n;
 	uint64_t addr;
 
 	if (size < 9)
@@ -34,5 +38,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	img.nsegs = 1;
 	scan_image(&img, 1, &r);
 	scan_result_free(&r);
+	m = python_mem_image(&img);
+	python_name_record(&m, addr, data[0], &n);
+	python_name_code(&m, 0x030B0000u + ((data[0] >> 2) % 3 << 16), addr, data[0], &n);
+	python_line(data + 9, size - 9, 1, (uint32_t)data[0] << 4);
 	return 0;
 }
