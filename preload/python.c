@@ -154,14 +154,21 @@ static bool layout_from_debug_offsets(const uint64_t *d)
 	return true;
 }
 
+/* The symbol's st_size; 0 where the libc has no dladdr1 (musl; glibc's RTLD_DL_SYMENT
+ * is an enum, not a macro): then no layout is trusted, since nothing checks that this
+ * build of the version is the one we know. */
 static size_t symbol_size(const void *sym)
 {
+#ifdef __GLIBC__
 	Dl_info info;
 	const ElfW(Sym) *s = NULL;
 
-	if (!dladdr1(sym, &info, (void **)&s, RTLD_DL_SYMENT) || !s)
-		return 0;
-	return s->st_size;
+	if (dladdr1(sym, &info, (void **)&s, RTLD_DL_SYMENT) && s)
+		return s->st_size;
+#else
+	(void)sym;
+#endif
+	return 0;
 }
 
 static int resolve(void)
@@ -262,7 +269,7 @@ unsigned python_capture(struct python_frame *out, unsigned max)
 		/* not started yet (CPython's _PyFrame_IsIncomplete): no line to give */
 		if (owner != OWNED_BY_GENERATOR && off < 2 * (intptr_t)ld_int(code, l->co_firsttraceable))
 			continue;
-		if (off < 0 || off > UINT32_MAX)
+		if (off < 0 || (uint64_t)off > UINT32_MAX)
 			continue;
 		out[n].code = code;
 		out[n].offset = (uint32_t)off;
