@@ -180,7 +180,7 @@ static int resolve(void)
 	const struct py_layout *l = NULL;
 
 	if (!any)
-		return -1;	/* no Python here */
+		return 0;	/* no Python yet: a later call, after a dlopen, looks again */
 	if (!rt || !ver || !code_type) {
 		say_unknown(" is not supported (heapprof knows 3.11 to 3.13): native stacks only", 0, any);
 		return -1;

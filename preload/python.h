@@ -27,9 +27,10 @@ struct python_frame {
  * Find the interpreter linked into this process (the executable or a libpython, by
  * dlsym of _PyRuntime, Py_Version and PyCode_Type) and choose its layout. Returns its
  * PY_VERSION_HEX when heapprof knows that layout, else 0: no Python in the process
- * (silently), or one it does not know (one line on stderr). The first call decides;
- * later calls return its answer. Calls dlsym: at start-up or after a dlopen, never
- * inside a hook.
+ * (silently), or one it does not know (one line on stderr). The first call that finds
+ * an interpreter decides, and later calls return its answer; while there is none, each
+ * call looks again (a libpython dlopen'ed with RTLD_GLOBAL is found after its dlopen).
+ * Calls dlsym: at start-up or after a dlopen, never inside a hook.
  */
 HP_HIDDEN uint32_t python_init(void);
 

@@ -34,6 +34,18 @@ for label in $PYTHONS; do
 	'
 done
 
+# an embedding program: no Python at first, then a libpython loaded with RTLD_GLOBAL
+py=$(python_path 3.12)
+if [ -z "$py" ]; then
+	skip_case "python loaded later by dlopen is found then" "no python 3.12 on this machine"
+else
+	test_case "python loaded later by dlopen is found then" '
+		lib=$(ls "$(dirname "$py")"/../lib/libpython3.12.so.1.0) &&
+		"$PROGS/pyhost" "$LIB" "$lib" >out 2>err &&
+		grep -qx "0 0x30c0[0-9a-f]* 0" out && ! [ -s err ] || { cat out err; false; }
+	'
+fi
+
 # pyenv keeps these; a Python before 3.11 has no Py_Version, no layout we know
 for label in 2.7 3.10; do
 	py=$(python_path "$label")
