@@ -270,6 +270,61 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_STACK_TRUNCATED 0x1u		/* stack flag: cut at the frame limit */
 #define HP2_MAX_FRAMES 1024			/* nframes never exceeds this */
 
+/*
+ * Python frames (CPython 3.11 and later, 64-bit targets only). A stack record whose
+ * flags have HP2_STACK_PYTHON holds its native pcs first, innermost first, then one
+ * pair of words per Python frame, innermost first; nframes counts every word of both.
+ * The stack table stores, compares and replays the words as it does pcs, so a site is
+ * per (native stack, Python stack):
+ *
+ *   word A  HP2_PYFRAME_TAG (48..63) | flags (32..47, HP2_PYFRAME_*) |
+ *           instruction offset (0..31): bytes from the code's first instruction to
+ *           the one running, as PyCode_Addr2Line takes it
+ *   word B  the address of the frame's name record below or, with HP2_PYFRAME_RAW,
+ *           of the code object itself (no record could be made)
+ *
+ * A's top 16 bits make an address no 64-bit machine maps (not canonical on x86_64,
+ * above any aarch64 user or kernel address), so no native pc equals a word A. Frames
+ * up to and including one with HP2_PYFRAME_ENTRY are those one call of the evaluation
+ * loop ran: the n-th such group, counted from the innermost, replaces the n-th native
+ * frame in _PyEval_EvalFrameDefault.
+ *
+ * Python name record (48 bytes + the names and the line table, 64-aligned): made
+ * the first time a code object is recorded, so that its frames keep their names
+ * after the object is freed
+ *   w0 HP2_PYCODE_MAGIC   w1 check (of w2..w5 and every word of the bytes)
+ *   w2 the code object's address when it was recorded
+ *   w3 the interpreter's PY_VERSION_HEX (0..31) | co_firstlineno (32..63)
+ *   w4 bytes of co_qualname (0..15) | of co_filename (16..31) | of co_linetable (32..63)
+ *   w5 flags (0..7: HP2_PYCODE_*)
+ *   then co_qualname in UTF-8, co_filename in UTF-8, co_linetable as the interpreter
+ *   stores it (PEP 626/657 location table), no NULs, zero-padded to a multiple of 8.
+ *   Names are cut at HP2_PYCODE_MAX_NAME, files at HP2_PYCODE_MAX_FILE, tables at
+ *   HP2_PYCODE_MAX_LINES bytes (with a flag): offsets past a cut table have no line.
+ */
+#define HP2_PYCODE_MAGIC 0xA3E15059434F4445ULL
+#define HP2_PYCODE_WORDS 6			/* record words before the bytes */
+#define HP2_PYCODE_NAME_CUT 0x1u
+#define HP2_PYCODE_FILE_CUT 0x2u
+#define HP2_PYCODE_LINES_CUT 0x4u
+#define HP2_PYCODE_MAX_NAME 255
+#define HP2_PYCODE_MAX_FILE 1023
+#define HP2_PYCODE_MAX_LINES 65535
+#define HP2_PYFRAME_TAG 0xF17Eu
+#define HP2_PYFRAME_ENTRY 0x1u			/* outermost frame of its loop call */
+#define HP2_PYFRAME_RAW 0x2u			/* word B is the code object */
+#define HP2_STACK_PYTHON 0x2u			/* stack flag: Python pairs follow */
+
+static inline uint64_t hp2_pyframe_word(uint32_t offset, unsigned flags)
+{
+	return (uint64_t)HP2_PYFRAME_TAG << 48 | (uint64_t)(flags & 0xFFFFu) << 32 | offset;
+}
+
+static inline int hp2_is_pyframe_word(uint64_t w)
+{
+	return (w >> 48) == HP2_PYFRAME_TAG;
+}
+
 /* Entry points (site records): which call made the block. */
 enum hp2_entry {
 	HP2_ENTRY_NONE,

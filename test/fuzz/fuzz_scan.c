@@ -1,12 +1,15 @@
 /*
  * libFuzzer target: any bytes as a raw memory image of any target (the first byte
  * picks word size and byte order, the next eight the address), through the scan, the
- * stack totals and the timeline and peak table readers. Build and run: make fuzz (needs clang).
+ * stack totals and the timeline and peak table readers; the same bytes as Python name
+ * records, code objects and location tables (analyzer/python.c). Build and run: make fuzz
+ * (needs clang).
  */
 #include <stdint.h>
 #include <string.h>
 
 #include "image.h"
+#include "python.h"
 #include "scan.h"
 #include "timeline.h"
 #include "util.h"
@@ -18,6 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct image img;
 	struct seg seg;
 	struct scan_result r;
+	struct py_mem m;
+	struct py_name n;
 	uint64_t addr;
 
 	if (size < 9)
@@ -47,5 +52,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		timeline_free(&t);
 	}
 	scan_result_free(&r);
+	m = python_mem_image(&img);
+	python_name_record(&m, addr, data[0], &n);
+	python_name_code(&m, 0x030B0000u + ((data[0] >> 2) % 3 << 16), addr, data[0], &n);
+	python_line(data + 9, size - 9, 1, (uint32_t)data[0] << 4);
 	return 0;
 }

@@ -56,6 +56,7 @@ gzip -9 -n -c "$out/core/v2-w8le" >"$out/core/v2-w8le.gz"
 zstd -q -19 -c "$out/core/v2-sampled-w4be" >"$out/core/v2-sampled-w4be.zst"
 xz -9 -T1 -c "$out/core/v1-w8be" >"$out/core/v1-w8be.xz"
 head -c 150 "$out/core/v2-w8le.gz" >"$out/core/v2-w8le-cut.gz"
+$GEN pyname "$out/scan/python-name-w8le"
 "$MKDUMP" -R 7 -n 512 "$tmp/noise.bin"
 $GEN scan 8 0 0x10000 "$tmp/noise.bin" "$out/scan/noise"
 

@@ -3,6 +3,7 @@
   scan W BE ADDR IMAGE OUT        fuzz_scan's input: flags byte, address, image
   core W BE ADDR IMAGE OUT        a minimal ELF core: one note, the image as a PT_LOAD
   module W BE ADDR AT IMAGE OUT   IMAGE with a module record (an unloaded plugin) at AT
+  pyname OUT                      fuzz_scan's input: a Python name record at 0x7000
   cut CORE OUT                    a 64-bit LE core cut to its CORE notes (file list,
                                   auxv, registers), the pages holding heapprof words
                                   and those starting with an ELF header"""
@@ -13,6 +14,7 @@ M64 = (1 << 64) - 1
 MUL = 0x9E3779B97F4A7C15
 SEED2 = 0xBB67AE8584CAA73B
 MODULE_MAGIC = 0xA3E14D4F44563253
+PYCODE_MAGIC = 0xA3E15059434F4445
 MACHINE = {(8, 0): 62, (4, 0): 3, (8, 1): 22, (4, 1): 8}  # x86_64, i386, s390x, mips
 
 
@@ -72,6 +74,19 @@ def module(w, be, addr, at, image, out):
     open(out, 'wb').write(bytes(data))
 
 
+def pyname(out):
+    """A Python name record at 0x7000 (docs/FORMAT.md's vector) as a scan seed."""
+    at = 0x7000
+    body = b'Cache.filla.py\xe8\x02'
+    body += b'\0' * (-len(body) % 8)
+    w = [0x7f0000123450, 0x030C01F0 | 3 << 32, 10 | 4 << 16 | 2 << 32, 0]
+    x = mix(SEED2, at)
+    for v in w + list(struct.unpack('<%dQ' % (len(body) // 8), body)):
+        x = mix(x, v)
+    rec = struct.pack('<6Q', PYCODE_MAGIC, x ^ (x >> 31), *w) + body
+    open(out, 'wb').write(bytes([0]) + struct.pack('<Q', at) + rec)
+
+
 def cut(src, dst):
     d = open(src, 'rb').read()
     assert d[:4] == b'\x7fELF' and d[4] == 2 and d[5] == 1, 'a 64-bit LE core'
@@ -118,6 +133,8 @@ def main(a):
         core(num(a[1]), num(a[2]), num(a[3]), a[4], a[5])
     elif a[0] == 'module':
         module(num(a[1]), num(a[2]), num(a[3]), num(a[4]), a[5], a[6])
+    elif a[0] == 'pyname':
+        pyname(a[1])
     elif a[0] == 'cut':
         cut(a[1], a[2])
     else:
