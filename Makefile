@@ -49,7 +49,11 @@ WRAP_NAMES := malloc free calloc realloc reallocarray posix_memalign aligned_all
 STATIC_LDFLAGS := $(WRAP_NAMES:%=-Wl,--wrap=%) -Wl,-u,__wrap_malloc -Wl,-u,heapprof_api_v1 -Wl,--eh-frame-hdr -lm -pthread
 # unwind tables: on mips and armhf libgcc cannot walk through frames without them
 PRELOAD_CFLAGS := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -funwind-tables -pthread $(SAN_PRE)
-PRELOAD_LIBS := -ldl -lgcc_s -lm -pthread
+# 32-bit targets (mips, armhf) do 64-bit atomics in libatomic: the peak table's and the
+# timeline's sums are 64-bit. Probed, so that 64-bit builds take no such dependency.
+ATOMIC_LIBS := $(shell printf 'unsigned long long x; int main(void) { return (int)__atomic_add_fetch(&x, 1, 5); }' | \
+	$(CC) -x c - -o /dev/null 2>/dev/null || echo -latomic)
+PRELOAD_LIBS := -ldl -lgcc_s -lm -pthread $(ATOMIC_LIBS)
 
 ANALYZER_SRCS := $(wildcard analyzer/*.c)
 ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(B)/%.o)

@@ -35,6 +35,15 @@ extern HP_TLS struct live_pending live_mine HP_HIDDEN;
 extern struct live_sums live_sums HP_HIDDEN;
 extern uint64_t live_next_ms HP_HIDDEN;	/* the next timeline sample; UINT64_MAX: none */
 
+/* When the next sample is due. A 32-bit target has no lock-free 64-bit load (libatomic
+ * would take a lock on every allocation): a torn read there only flushes early or late. */
+static inline uint64_t live_next_due(void)
+{
+	if (__atomic_always_lock_free(sizeof(uint64_t), 0))
+		return __atomic_load_n(&live_next_ms, __ATOMIC_RELAXED);
+	return *(volatile uint64_t *)&live_next_ms;
+}
+
 /* Flush this thread's deltas; ms is now (allocation) or UINT64_MAX (free: no sample). */
 HP_HIDDEN void live_flush(uint64_t ms);
 /* A sampled block's weight (1 / p, as hooks.c's count() takes it) in HP2_COUNT_ONE units. */
@@ -57,7 +66,7 @@ static inline __attribute__((always_inline)) void live_alloc(uint64_t size, unsi
 	else
 		live_sampled(size, 1);
 	t->moved += (int64_t)size;
-	if (unlikely(t->moved >= LIVE_FLUSH_BYTES || ms >= __atomic_load_n(&live_next_ms, __ATOMIC_RELAXED)))
+	if (unlikely(t->moved >= LIVE_FLUSH_BYTES || ms >= live_next_due()))
 		live_flush(ms);
 }
 
