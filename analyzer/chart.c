@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "chart.h"
+#include "report.h"
 
 uint64_t chart_round_up(uint64_t v, uint64_t *unit)
 {
@@ -65,21 +66,6 @@ static const char *in_unit(uint64_t v, uint64_t unit, const char *what, char *bu
 	return buf;
 }
 
-/* 1234567 -> "1,234,567" */
-static const char *grouped(uint64_t v, char *buf)
-{
-	char tmp[32];
-	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v), k = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[k++] = ',';
-		buf[k++] = tmp[i];
-	}
-	buf[k] = 0;
-	return buf;
-}
-
 static void marker(const struct chart_geom *g, const struct chart_point *p, const char *what,
 		   const char *unit, const char *colour, FILE *f)
 {
@@ -90,7 +76,7 @@ static void marker(const struct chart_geom *g, const struct chart_point *p, cons
 	fprintf(f, "<g class=\"mark\"><title>%s: %s %s in %s blocks at %.3f s</title>"
 		"<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\"/>"
 		"<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"%s\" fill=\"%s\">%s %s</text></g>\n",
-		what, grouped(p->v, a), unit, grouped(p->n, b), p->t, x, y, colour,
+		what, report_thousands(p->v, a), unit, report_thousands(p->n, b), p->t, x, y, colour,
 		right ? x - 6 : x + 6, y < g->y + 12 ? y + 12 : y - 4, right ? "end" : "start",
 		colour, what, in_unit(p->v, g->vunit, unit, c, sizeof(c)));
 }
