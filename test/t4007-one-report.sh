@@ -164,7 +164,7 @@ if python3 -c "import jsonschema" 2>/dev/null; then
 		for opts in "" "--by-thread" "--metric=alloc_objects" "--metric=alloc_space --top=2" \
 			"--age" "--older-than=0s" "--memory" "--focus=w_ --hide=main" "--region=none" \
 			"--base=counts.core" "--metric=retained_space" "--leaks=all" "--short-names" \
-			"--lifetimes"; do
+			"--lifetimes" "--peak" "--peak-diff"; do
 			heapprof-analyze -q -f json $opts $C counts.core >o.json 2>/dev/null ||
 				[ $? = 2 ] || { echo "failed: $opts" >&2; return 1; }
 			[ ! -s o.json ] || valid o.json $S || { echo "invalid: $opts" >&2; return 1; }
