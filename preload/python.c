@@ -82,19 +82,6 @@ static inline uint8_t ld_u8(uintptr_t base, size_t off)
 
 /* ---- finding the interpreter -------------------------------------------------- */
 
-static char *put_uint(char *p, unsigned x)
-{
-	char tmp[12];
-	int n = 0;
-
-	do
-		tmp[n++] = (char)('0' + x % 10);
-	while ((x /= 10) != 0);
-	while (n)
-		*p++ = tmp[--n];
-	return p;
-}
-
 /* One line on stderr: "python 3.10 in /usr/lib/libpython3.10.so WHY". */
 static void say_unknown(const char *why, uint32_t version, const void *sym)
 {
@@ -106,9 +93,9 @@ static void say_unknown(const char *why, uint32_t version, const void *sym)
 	if (sym && dladdr(sym, &info) && info.dli_fname && info.dli_fname[0])
 		where = info.dli_fname;
 	if (version) {
-		p = put_uint(p, version >> 24 & 0xFF);
+		p = hp_utoa(p, version >> 24 & 0xFF);
 		*p++ = '.';
-		p = put_uint(p, version >> 16 & 0xFF);
+		p = hp_utoa(p, version >> 16 & 0xFF);
 	} else {
 		memcpy(p, "before 3.11", 11);
 		p += 11;

@@ -358,15 +358,9 @@ static uint64_t dec(const char *s)
  * be short of the program's. */
 static char *read_smaps(pid_t pid, size_t *len)
 {
-	char path[40] = "/proc/", digits[16];
-	size_t n = 0, at = strlen(path);
+	char path[40] = "/proc/";
 
-	do
-		digits[n++] = (char)('0' + pid % 10);
-	while ((pid /= 10) && n < sizeof(digits));
-	while (n)
-		path[at++] = digits[--n];
-	memcpy(path + at, "/smaps", sizeof("/smaps"));
+	memcpy(hp_utoa(path + strlen(path), (uint64_t)pid), "/smaps", sizeof("/smaps"));
 	return slurp(path, len, 256 << 20);
 }
 

@@ -37,8 +37,7 @@ void hp_warn(const char *a, const char *b, const char *c)
 		return;
 }
 
-/* Decimal digits of v at p, NUL-terminated; returns the end. */
-static char *utoa(char *p, uint64_t v)
+char *hp_utoa(char *p, uint64_t v)
 {
 	char tmp[24];
 	int n = 0;
@@ -84,14 +83,14 @@ bool hp_env_u64(const char *name, uint64_t lo, uint64_t hi, uint64_t def, uint64
 		/* One line: HEAPPROF_FRAMES=abc is not a number in 1..1024; using 128 */
 		snprint_pair(what, sizeof(what), name, s);
 		w = stpcpy(w, " is not a number in ");
-		w = utoa(w, lo);
+		w = hp_utoa(w, lo);
 		w = stpcpy(w, "..");
-		w = utoa(w, hi);
+		w = hp_utoa(w, hi);
 		w = stpcpy(w, "; using ");
 		if (def < lo || def > hi)
 			stpcpy(w, "the default");	/* one that depends on other options */
 		else
-			utoa(w, def);
+			hp_utoa(w, def);
 		hp_warn(what, why, NULL);
 		return false;
 	}
@@ -128,14 +127,9 @@ void hp_line_add(struct hp_line *l, const char *s)
 void hp_line_num(struct hp_line *l, uint64_t v)
 {
 	char tmp[24];
-	int n = 0;
 
-	do
-		tmp[n++] = (char)('0' + v % 10);
-	while ((v /= 10) != 0);
-	while (n && l->n < sizeof(l->buf) - 2)
-		l->buf[l->n++] = tmp[--n];
-	l->buf[l->n] = 0;
+	hp_utoa(tmp, v);
+	hp_line_add(l, tmp);
 }
 
 /* "2.53 s", "41 ms" or "370 us": durations in the unit that reads best. */

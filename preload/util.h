@@ -32,6 +32,10 @@ static inline uint32_t hp_tid(void)
 	return likely(t) ? t : hp_tid_slow();
 }
 
+/* The decimal digits of v at p (room for 21 bytes), NUL-terminated; returns the end,
+ * at the NUL. */
+HP_HIDDEN char *hp_utoa(char *p, uint64_t v);
+
 /* ns of CLOCK_MONOTONIC_COARSE (cheap, vDSO): allocation times, seeds; 0 on failure. */
 HP_HIDDEN uint64_t hp_now_ns(void);
 
