@@ -46,13 +46,15 @@ RUST_OBJS := $(filter-out $(STATIC_OUT:%=$(B)/preload/%.o),$(PRELOAD_OBJS)) \
 # the names --wrap sends to us; pkg-config --static --libs heapprof prints them
 WRAP_NAMES := malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign \
 	valloc pvalloc malloc_usable_size getdelim __getdelim getline
-STATIC_LDFLAGS := $(WRAP_NAMES:%=-Wl,--wrap=%) -Wl,-u,__wrap_malloc -Wl,-u,heapprof_api_v1 -Wl,--eh-frame-hdr -lm -pthread
-# unwind tables: on mips and armhf libgcc cannot walk through frames without them
-PRELOAD_CFLAGS := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -funwind-tables -pthread $(SAN_PRE)
 # 32-bit targets (mips, armhf) do 64-bit atomics in libatomic: the peak table's and the
-# timeline's sums are 64-bit. Probed, so that 64-bit builds take no such dependency.
+# timeline's sums are 64-bit. Probed, so that 64-bit builds take no such dependency;
+# a static link (and pkg-config --static) needs it as much as heapprof.so does.
 ATOMIC_LIBS := $(shell printf 'unsigned long long x; int main(void) { return (int)__atomic_add_fetch(&x, 1, 5); }' | \
 	$(CC) -x c - -o /dev/null 2>/dev/null || echo -latomic)
+STATIC_LDFLAGS := $(WRAP_NAMES:%=-Wl,--wrap=%) -Wl,-u,__wrap_malloc -Wl,-u,heapprof_api_v1 -Wl,--eh-frame-hdr -lm -pthread \
+	$(ATOMIC_LIBS)
+# unwind tables: on mips and armhf libgcc cannot walk through frames without them
+PRELOAD_CFLAGS := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -funwind-tables -pthread $(SAN_PRE)
 PRELOAD_LIBS := -ldl -lgcc_s -lm -pthread $(ATOMIC_LIBS)
 
 ANALYZER_SRCS := $(wildcard analyzer/*.c)

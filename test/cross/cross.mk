@@ -37,18 +37,27 @@ $(P)/firmware_example: $(FW_DEPS)
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) $(FW_CFLAGS) -o $@ $(FW_SRCS)
 
-# cross_target ARCH: heapprof.so, libsite.so, sites, sites-dump, firmware_example, leaky,
-# arenas
+# cross_target ARCH: heapprof.so, libheapprof.a, libsite.so, sites, sites-dump,
+# firmware_example, leaky, arenas, sites-static
 define cross_target
 CP_$(1) := $(B)/cross/$(1)/progs
 .PHONY: cross-$(1)
 cross-$(1): $(B)/cross/$(1)/heapprof.so $$(addprefix $$(CP_$(1))/,libsite.so sites sites-dump \
-	firmware_example leaky arenas)
+	firmware_example leaky arenas sites-static)
 
-# the preload's own Makefile rules decide what is out of date
+# the preload's own Makefile rules decide what is out of date; libheapprof.a in the same
+# run, since the two share objects
 $(B)/cross/$(1)/heapprof.so: cross-always
-	$(Q)$$(MAKE) -s --no-print-directory preload CC=$(cross_cc_$(1)) B=$(B)/cross/$(1) \
+	$(Q)$$(MAKE) -s --no-print-directory preload static CC=$(cross_cc_$(1)) B=$(B)/cross/$(1) \
 		CFLAGS='$(CROSS_CFLAGS)' SANITIZE=
+
+# a static program linked the documented way: libheapprof.a and the flags that
+# print-static-ldflags gives for this compiler (libatomic on 32-bit targets)
+$$(CP_$(1))/sites-static: test/progs/sites.c test/progs/libsite.c $(B)/cross/$(1)/heapprof.so
+	@mkdir -p $$(@D)
+	$(Q)$$(call say,CC,$$@)$(cross_cc_$(1)) $(CROSS_PROG_CFLAGS) -static -o $$@ $$(filter %.c,$$^) \
+		$(B)/cross/$(1)/libheapprof.a \
+		$$$$($$(MAKE) -s --no-print-directory print-static-ldflags CC=$(cross_cc_$(1)))
 
 $$(CP_$(1))/libsite.so: test/progs/libsite.c
 	@mkdir -p $$(@D)
