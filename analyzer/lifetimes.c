@@ -64,45 +64,33 @@ static struct report_life *life_of(struct lifetimes *lt, struct lt_map *m,
 	return &lt->v[*at - 1].life;
 }
 
-static void add_freed(struct report_life *l, uint64_t ns)
+static void range_add(struct report_range *r, uint64_t v)
 {
-	if (!l->freed || ns < l->freed_min_ns)
-		l->freed_min_ns = ns;
-	if (ns > l->freed_max_ns)
-		l->freed_max_ns = ns;
-	l->freed++;
-	l->freed_sum_ns += ns;
+	if (!r->n || v < r->min)
+		r->min = v;
+	if (v > r->max)
+		r->max = v;
+	r->n++;
+	r->sum += v;
 }
 
-static void add_age(struct report_life *l, uint64_t ms)
+static void range_merge(struct report_range *into, const struct report_range *from)
 {
-	if (!l->aged || ms < l->age_min_ms)
-		l->age_min_ms = ms;
-	if (ms > l->age_max_ms)
-		l->age_max_ms = ms;
-	l->aged++;
-	l->age_sum_ms += ms;
+	if (!from->n)
+		return;
+	if (!into->n || from->min < into->min)
+		into->min = from->min;
+	if (from->max > into->max)
+		into->max = from->max;
+	into->n += from->n;
+	into->sum += from->sum;
 }
 
 void lifetimes_merge(struct report_life *into, const struct report_life *from)
 {
-	if (from->freed) {
-		if (!into->freed || from->freed_min_ns < into->freed_min_ns)
-			into->freed_min_ns = from->freed_min_ns;
-		if (from->freed_max_ns > into->freed_max_ns)
-			into->freed_max_ns = from->freed_max_ns;
-	}
-	if (from->aged) {
-		if (!into->aged || from->age_min_ms < into->age_min_ms)
-			into->age_min_ms = from->age_min_ms;
-		if (from->age_max_ms > into->age_max_ms)
-			into->age_max_ms = from->age_max_ms;
-	}
-	into->freed += from->freed;
-	into->freed_sum_ns += from->freed_sum_ns;
+	range_merge(&into->freed, &from->freed);
 	into->temporary += from->temporary;
-	into->aged += from->aged;
-	into->age_sum_ms += from->age_sum_ms;
+	range_merge(&into->age, &from->age);
 }
 
 /*
@@ -269,7 +257,7 @@ static void pairs(struct lifetimes *lt, struct lt_map *m, const struct scan_resu
 				lt->sum.paired++;
 				lt->sum.cross_thread += at->c->ring != c[i].ring;
 				if (s)
-					add_freed(life_of(lt, m, s), (uint64_t)(c[i].t - at->c->t));
+					range_add(&life_of(lt, m, s)->freed, (uint64_t)(c[i].t - at->c->t));
 				else
 					lt->sum.no_site++;
 				at->dead = true;
@@ -365,7 +353,7 @@ static void ages(struct lifetimes *lt, struct lt_map *m, const struct image *img
 			continue;
 		lt->sum.aged++;
 		if ((s = block_stack(scan, &d.block)))
-			add_age(life_of(lt, m, s), newest[d.block.version] - ms);
+			range_add(&life_of(lt, m, s)->age, newest[d.block.version] - ms);
 	}
 	free(buf);
 }
@@ -448,20 +436,20 @@ void lifetimes_write_stack(const struct report_life *l, FILE *f)
 {
 	char a[32], b[32], c[32], n[32];
 
-	if (!l->freed && !l->temporary && !l->aged)
+	if (!l->freed.n && !l->temporary && !l->age.n)
 		return;
 	fputs("  lifetimes:", f);
-	if (l->freed)
+	if (l->freed.n)
 		fprintf(f, " %s freed after %s on average (%s to %s)",
-			report_thousands(l->freed, n), span(l->freed_sum_ns / l->freed, a, 32),
-			span(l->freed_min_ns, b, 32), span(l->freed_max_ns, c, 32));
+			report_thousands(l->freed.n, n), span(l->freed.sum / l->freed.n, a, 32),
+			span(l->freed.min, b, 32), span(l->freed.max, c, 32));
 	if (l->temporary)
-		fprintf(f, "%s %s temporary", l->freed ? "," : "",
+		fprintf(f, "%s %s temporary", l->freed.n ? "," : "",
 			report_thousands(l->temporary, n));
-	if (l->aged)
+	if (l->age.n)
 		fprintf(f, "%s %s live aged %s on average (%s to %s)",
-			l->freed || l->temporary ? ";" : "", report_thousands(l->aged, n),
-			span(l->age_sum_ms / l->aged * 1000000, a, 32),
-			span(l->age_min_ms * 1000000, b, 32), span(l->age_max_ms * 1000000, c, 32));
+			l->freed.n || l->temporary ? ";" : "", report_thousands(l->age.n, n),
+			span(l->age.sum / l->age.n * 1000000, a, 32),
+			span(l->age.min * 1000000, b, 32), span(l->age.max * 1000000, c, 32));
 	fputc('\n', f);
 }

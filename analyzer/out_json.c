@@ -150,9 +150,8 @@ static void life(const struct report_life *l, FILE *f)
 		", \"freed_min_ns\": %" PRIu64 ", \"freed_max_ns\": %" PRIu64
 		", \"temporary\": %" PRIu64 ",\n       \"aged\": %" PRIu64
 		", \"age_sum_ms\": %" PRIu64 ", \"age_min_ms\": %" PRIu64
-		", \"age_max_ms\": %" PRIu64 "}", l->freed, l->freed_sum_ns, l->freed_min_ns,
-		l->freed_max_ns, l->temporary, l->aged, l->age_sum_ms, l->age_min_ms,
-		l->age_max_ms);
+		", \"age_max_ms\": %" PRIu64 "}", l->freed.n, l->freed.sum, l->freed.min,
+		l->freed.max, l->temporary, l->age.n, l->age.sum, l->age.min, l->age.max);
 }
 
 static void leaks(const struct leak_summary *l, FILE *f)

@@ -49,12 +49,17 @@ const char *report_metric_unit(enum report_metric m);
  * --lifetimes: how long a stack's blocks live (lifetimes.h). Sums, minima and maxima,
  * so that stacks a view merges add up; 0 blocks: nothing known.
  */
+/* n values, their sum and their range (min and max are 0 while n is 0) */
+struct report_range {
+	uint64_t n, sum, min, max;
+};
+
 struct report_life {
-	uint64_t freed;			/* blocks allocated and freed in the rings' window */
-	uint64_t freed_sum_ns, freed_min_ns, freed_max_ns; /* allocation to free */
+	struct report_range freed;	/* blocks allocated and freed in the rings' window:
+					 * ns from allocation to free */
 	uint64_t temporary;		/* freed by the thread's next call (heaptrack's) */
-	uint64_t aged;			/* live blocks with a time, as found */
-	uint64_t age_sum_ms, age_min_ms, age_max_ms; /* from the newest live block */
+	struct report_range age;	/* live blocks with a time, as found: ms from
+					 * the newest live block */
 };
 
 struct report_stack {
