@@ -57,17 +57,7 @@ static size_t last_at_or_below(const struct graph *g, size_t lo, size_t hi, uint
 
 static size_t region_find(const struct graph *g, uint64_t r)
 {
-	size_t lo = 0, hi = g->nreg;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (g->rkey[mid] < r)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < g->nreg && g->rkey[lo] == r ? lo : SIZE_MAX;
+	return sorted_find_u64(g->rkey, g->nreg, r);
 }
 
 static inline size_t lookup(const struct graph *g, uint64_t w)

@@ -268,18 +268,7 @@ static void scan_range(const struct job *job, const struct seg *seg, uint64_t st
 
 static bool in_regions(const struct scan_pages *pg, uint64_t w)
 {
-	size_t lo = 0, hi = pg->nregions;
-	uint64_t r = w >> SCAN_REGION_SHIFT;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pg->regions[mid] < r)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < pg->nregions && pg->regions[lo] == r;
+	return sorted_find_u64(pg->regions, pg->nregions, w >> SCAN_REGION_SHIFT) != SIZE_MAX;
 }
 
 /* Mark the pages of segment s where [at, at + len) (bytes at p) may hold pointers. */

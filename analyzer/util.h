@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define EXIT_NO_REPORT 2	/* unreadable or unusable input: no report */
 #define EXIT_USAGE 64		/* bad command line (sysexits EX_USAGE) */
@@ -39,6 +40,25 @@ int write_all(int fd, const void *buf, size_t n);
  * are more runs: sort them another way.
  */
 bool sort_runs(void *base, size_t n, size_t sz);
+
+/*
+ * The index of key in v[0..n), sorted ascending without repeats, or SIZE_MAX: a
+ * lower-bound search. Inline: the heap graph asks it for every word it reads.
+ */
+static inline size_t sorted_find_u64(const uint64_t *v, size_t n, uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid] < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo] == key ? lo : SIZE_MAX;
+}
 
 /* Parse a number in decimal, or hex with 0x; false on junk or overflow. */
 bool parse_u64(const char *s, unsigned long long *out);
