@@ -8,6 +8,7 @@
 
 #include "alloc.h"
 #include "image.h"
+#include "json.h"
 #include "memory.h"
 #include "pinned.h"
 #include "report.h"
@@ -236,19 +237,6 @@ void memory_write_text(const struct memory_summary *m, FILE *f)
 			report_thousands(al->unwalked_bytes, a));
 }
 
-static void jstr(const char *s, FILE *f)
-{
-	putc('"', f);
-	for (; *s; s++)
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			putc(*s, f);
-	putc('"', f);
-}
-
 static void json_pinned(const struct pinned *p, FILE *f,
 			void (*frame)(const struct report_frame *fr, FILE *f))
 {
@@ -293,7 +281,7 @@ void memory_write_json(const struct memory_summary *m, FILE *f,
 	fputs("},\n    \"resident\": {\"known\": ", f);
 	if (m->resident_why) {
 		fputs("false, \"reason\": ", f);
-		jstr(m->resident_why, f);
+		json_str(m->resident_why, false, f);
 	} else {
 		fprintf(f, "true, \"resident_bytes\": %" PRIu64 ", \"swap_bytes\": %" PRIu64
 			", \"mappings\": %zu, \"by_kind\": {", m->resident_total, m->swapped_total,
@@ -304,7 +292,7 @@ void memory_write_json(const struct memory_summary *m, FILE *f,
 	}
 	fputs("},\n    \"allocator\": {\"known\": ", f);
 	fputs(al->known ? "true, \"name\": " : "false, \"reason\": ", f);
-	jstr(al->known ? al->name : alloc_describe(al, buf, sizeof(buf)), f);
+	json_str(al->known ? al->name : alloc_describe(al, buf, sizeof(buf)), false, f);
 	if (al->known) {
 		fprintf(f, ", \"arenas\": %u, \"heaps\": %u,\n      \"arena_bytes\": %" PRIu64
 			", \"in_use_bytes\": %" PRIu64 ", \"free_bytes\": %" PRIu64
@@ -322,7 +310,7 @@ void memory_write_json(const struct memory_summary *m, FILE *f,
 		fputs("},\n      \"problems\": [", f);
 		for (unsigned i = 0; i < al->nproblems && i < ALLOC_MAX_PROBLEMS; i++) {
 			fputs(i ? ", " : "", f);
-			jstr(al->problems[i], f);
+			json_str(al->problems[i], false, f);
 		}
 		fputc(']', f);
 		if (m->pinned) {

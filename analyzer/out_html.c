@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "ages.h"
+#include "json.h"
 #include "memory.h"
 #include "report.h"
 #include "util.h"
@@ -30,16 +31,7 @@ enum { FIG_FREES = METRIC_COUNT, NFIGS };
 /* JSON string; '<' escaped so that no name can end the script element. */
 static void str(const char *s, FILE *f)
 {
-	putc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f || *p == '<')
-			fprintf(f, "\\u%04x", *p);
-		else
-			putc(*p, f);
-	}
-	putc('"', f);
+	json_str(s, true, f);
 }
 
 /* Strings and frames each once: an open-addressed table of indices by hash. */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "ages.h"
+#include "json.h"
 #include "leaks.h"
 #include "memory.h"
 #include "report.h"
@@ -17,24 +18,7 @@
 
 static void str(const char *s, FILE *f)
 {
-	if (!s) {
-		fputs("null", f);
-		return;
-	}
-	putc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", f);
-		else if (*p == '\t')
-			fputs("\\t", f);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p);
-		else
-			putc(*p, f);
-	}
-	putc('"', f);
+	json_str(s, false, f);
 }
 
 static void num(const struct report *r, uint64_t v, FILE *f)

@@ -1,10 +1,13 @@
 /*
- * Unit test of analyzer/util.h's small helpers: sorted_find_u64, the lookup the scan's
- * page filter and the heap graph's region index share, against a linear search.
+ * Unit test of the analyzer's small shared helpers: sorted_find_u64 (util.h), the
+ * lookup the scan's page filter and the heap graph's region index share, against a
+ * linear search; json_str (json.h), the one JSON string writer, byte class by class.
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "json.h"
 #include "util.h"
 #include "tap.h"
 
@@ -38,8 +41,42 @@ static void sorted_find(void)
 	   "sorted_find_u64: one element, found and not");
 }
 
+/* json_str(s, in_html) as text, compared with want */
+static bool json_is(const char *s, bool in_html, const char *want)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	bool same;
+
+	if (!f)
+		return false;
+	json_str(s, in_html, f);
+	fclose(f);
+	same = strcmp(buf, want) == 0;
+	if (!same)
+		printf("# got %s, want %s\n", buf, want);
+	free(buf);
+	return same;
+}
+
+static void json(void)
+{
+	ok(json_is(NULL, false, "null"), "json_str: NULL is null");
+	ok(json_is("", false, "\"\""), "json_str: the empty string");
+	ok(json_is("a\"b\\c", false, "\"a\\\"b\\\\c\""), "json_str: quote and backslash");
+	ok(json_is("l1\nl2\tx", false, "\"l1\\nl2\\tx\""), "json_str: newline and tab by name");
+	ok(json_is("\x01\x1f\x7f\r", false, "\"\\u0001\\u001f\\u007f\\u000d\""),
+	   "json_str: other control bytes and DEL as \\u00XX");
+	ok(json_is("</script>\xc3\xa9", false, "\"</script>\xc3\xa9\""),
+	   "json_str: '<' and UTF-8 as they are");
+	ok(json_is("</script>\n", true, "\"\\u003c/script>\\n\""),
+	   "json_str in html: '<' as \\u003c, the rest alike");
+}
+
 int main(void)
 {
 	sorted_find();
+	json();
 	return tap_done();
 }
