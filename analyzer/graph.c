@@ -9,6 +9,7 @@
  * The granule grows until the index fits in 8 bytes per block (or 4 MiB), so memory
  * stays linear in the number of blocks whatever the addresses.
  */
+#include <elf.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,7 +346,7 @@ static uint64_t seg_start(struct graph *g, const struct seg *s, uint64_t send)
 
 		if (!g->img->threads[t].have_sp || sp < s->vaddr || sp >= send)
 			continue;
-		if (g->img->machine == 62 && sp >= s->vaddr + X86_64_REDZONE)
+		if (g->img->machine == EM_X86_64 && sp >= s->vaddr + X86_64_REDZONE)
 			sp -= X86_64_REDZONE;
 		if (sp > cur)
 			cur = sp;
@@ -501,7 +502,7 @@ static void find_tls(struct graph *g)
 
 	g->tls_lo = xcalloc(nth ? nth : 1, sizeof(*g->tls_lo));
 	g->tls_hi = xcalloc(nth ? nth : 1, sizeof(*g->tls_hi));
-	if (g->img->machine != 62 || g->img->wsize != 8)
+	if (g->img->machine != EM_X86_64 || g->img->wsize != 8)
 		return;
 	for (size_t t = 0; t < nth; t++) {
 		uint64_t tp = g->img->threads[t].tls, dtv, slots, lo;

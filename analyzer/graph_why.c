@@ -4,6 +4,7 @@
  * together by stack (the dominator tree view). The graph is graph.c's, the dominator
  * tree graph_dom.c's.
  */
+#include <elf.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +109,7 @@ static void print_root(struct graph *g, struct sym *sym, const struct graph_root
 
 	if (r->reg) {
 		fprintf(f, "thread %lu register ", (unsigned long)g->img->threads[r->thread].tid);
-		if (g->img->machine == 62 && r->regno < sizeof(x86_64_regs) / sizeof(*x86_64_regs))
+		if (g->img->machine == EM_X86_64 && r->regno < sizeof(x86_64_regs) / sizeof(*x86_64_regs))
 			fprintf(f, "%s\n", x86_64_regs[r->regno]);
 		else
 			fprintf(f, "#%u\n", r->regno);

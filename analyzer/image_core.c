@@ -99,11 +99,6 @@ static const unsigned char *map_file(struct image *img, int fd, size_t *len)
 
 /* ---- notes: threads, mapped files, auxv, residency ---- */
 
-#define EM_X86_64_ 62
-#define EM_386_ 3
-#define EM_AARCH64_ 183
-#define NT_ARM_TLS_ 0x401
-
 /*
  * NT_PRSTATUS: struct elf_prstatus is the same on every Linux machine up to pr_reg:
  * siginfo (3 ints), pr_cursig (short, padded), sigpend and sighold (longs),
@@ -134,11 +129,11 @@ static uint64_t word_at(const unsigned char *p, unsigned wsize, bool be)
 /* Index of the stack pointer in pr_reg, or -1. */
 static int sp_index(uint16_t machine, unsigned wsize)
 {
-	if (machine == EM_X86_64_ && wsize == 8)
+	if (machine == EM_X86_64 && wsize == 8)
 		return 19;	/* user_regs_struct: r15 .. rip cs eflags rsp */
-	if (machine == EM_386_ && wsize == 4)
+	if (machine == EM_386 && wsize == 4)
 		return 15;	/* user_regs_struct: ... eip xcs eflags esp */
-	if (machine == EM_AARCH64_ && wsize == 8)
+	if (machine == EM_AARCH64 && wsize == 8)
 		return 31;	/* x0..x30, sp, pc, pstate */
 	return -1;
 }
@@ -165,7 +160,7 @@ static void add_thread(struct image *img, const unsigned char *desc, size_t len)
 		t.sp = t.regs[spi];
 	}
 	/* user_regs_struct: ... rsp ss fs_base: the thread pointer on x86_64 */
-	if (img->machine == EM_X86_64_ && w == 8 && t.nregs > 21 && t.regs[21]) {
+	if (img->machine == EM_X86_64 && w == 8 && t.nregs > 21 && t.regs[21]) {
 		t.have_tls = true;
 		t.tls = t.regs[21];
 	}
@@ -178,7 +173,7 @@ static void add_arm_tls(struct image *img, const unsigned char *desc, size_t len
 {
 	struct image_thread *t = img->nthreads ? &img->threads[img->nthreads - 1] : NULL;
 
-	if (!t || t->have_tls || len < 8 || img->machine != EM_AARCH64_)
+	if (!t || t->have_tls || len < 8 || img->machine != EM_AARCH64)
 		return;
 	t->tls = word_at(desc, 8, img->big_endian);
 	t->have_tls = t->tls != 0;
@@ -313,7 +308,7 @@ static void read_notes(struct image *img)
 				heapprof = true;
 				add_resident(img, desc, nh.n_descsz);
 			}
-			if (owner_is(&nh, name, "LINUX") && nh.n_type == NT_ARM_TLS_)
+			if (owner_is(&nh, name, "LINUX") && nh.n_type == NT_ARM_TLS)
 				add_arm_tls(img, desc, nh.n_descsz);
 			if (!owner_is(&nh, name, "CORE"))
 				continue;

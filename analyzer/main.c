@@ -2,6 +2,7 @@
  * heapprof-analyze: options and wiring. Opens the memory (a core or raw images),
  * scans it for heapprof headers, symbolizes the stacks and writes the report.
  */
+#include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <getopt.h>
@@ -540,15 +541,15 @@ static const char *machine_name(uint16_t m)
 	static char buf[32];
 
 	switch (m) {
-	case 3: return "i386";
-	case 8: return "mips";
-	case 20: return "powerpc";
-	case 21: return "ppc64";
-	case 22: return "s390";
-	case 40: return "arm";
-	case 62: return "x86_64";
-	case 183: return "aarch64";
-	case 243: return "riscv";
+	case EM_386: return "i386";
+	case EM_MIPS: return "mips";
+	case EM_PPC: return "powerpc";
+	case EM_PPC64: return "ppc64";
+	case EM_S390: return "s390";
+	case EM_ARM: return "arm";
+	case EM_X86_64: return "x86_64";
+	case EM_AARCH64: return "aarch64";
+	case EM_RISCV: return "riscv";
 	}
 	snprintf(buf, sizeof(buf), "machine %u", m);
 	return buf;

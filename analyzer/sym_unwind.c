@@ -4,6 +4,7 @@
  * libdwfl's state callbacks reading the target's memory from the image. x86-64 only;
  * elsewhere, and when the unwind fails, the answer is "not known".
  */
+#include <elf.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -135,7 +136,7 @@ const char *sym_stack_frame(struct sym *s, uint32_t tid, const uint64_t *regs, u
 {
 	struct uthread *t;
 
-	if (!s || !s->dwfl || !s->img || s->img->machine != 62 || nregs <= 19)
+	if (!s || !s->dwfl || !s->img || s->img->machine != EM_X86_64 || nregs <= 19)
 		return NULL;
 	if (!s->unwind) {
 		s->unwind = xcalloc(1, sizeof(*s->unwind));
