@@ -72,6 +72,18 @@ expect_same()
 	diff -u "$1" "$2" >&2
 }
 
+# wait_for CMD...: until CMD (a command or a function) succeeds, 30 s at most; for a
+# case to wait for what it asserts, not for a time
+wait_for()
+{
+	i=0
+	until "$@"; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || { echo "still not after 30 s: $*" >&2; return 1; }
+		sleep 0.1
+	done
+}
+
 run_preloaded()
 {
 	rm -f prog.out

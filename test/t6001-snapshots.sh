@@ -20,6 +20,14 @@ wait_file()
 	done
 }
 
+# delivered PID: no signal is pending for PID any more (kill queues it before it
+# returns): in a program of one thread, the handler has run
+unpending() { ! grep -q "^\(SigPnd\|ShdPnd\):.*[1-9a-f]" /proc/$1/status; }
+delivered() { wait_for unpending "$1"; }
+
+# no_part PATTERN: no file PATTERN.part is left (each writer has renamed its own)
+no_part() { ! ls $1.part >/dev/null 2>&1; }
+
 collapsed() { heapprof-analyze -f collapsed "$@"; }
 
 # Programs a case started, ended after it whether it passed or not (a case runs in a
@@ -87,7 +95,7 @@ snap_case 'a snapshot never overwrites a file: one line says why' '
 	export HEAPPROF_SIGNAL=USR2 HEAPPROF_OUTPUT=taken.snap &&
 	echo mine >taken.snap &&
 	start_preloaded $PROGS/sites small=1x10 &&
-	kill -USR2 $PROG_PID && sleep 0.5 &&
+	kill -USR2 $PROG_PID && wait_for grep -q "^heapprof: snapshot .taken.snap. failed" prog.err &&
 	test "$(cat taken.snap)" = mine &&
 	grep -q "^heapprof: snapshot .taken.snap. failed: the file exists" prog.err &&
 	test "$(grep -c heapprof: prog.err)" = 1
@@ -142,7 +150,8 @@ snap_case 'HEAPPROF_AT_CRASH: a SEGV sent by kill still kills with SEGV, after a
 
 snap_case 'HEAPPROF_PEAK: one snapshot at the peak, with the peak'\''s bytes' '
 	export HEAPPROF_PEAK=1000000 &&
-	start_preloaded $PROGS/snapapi peak && sleep 0.3 &&
+	start_preloaded $PROGS/snapapi peak &&
+	wait_for no_part "heapprof.$PROG_PID.*.snap" &&
 	# a runtime that itself allocates BYTES before main (UBSan in the sanitizer run)
 	# makes a first snapshot without site_peak: exactly one holds site_peak, the peak
 	n=0 && for f in heapprof.$PROG_PID.*.snap; do
@@ -207,7 +216,7 @@ fi
 snap_case 'HEAPPROF_START=off, then HEAPPROF_TOGGLE_SIGNAL turns tagging on' '
 	export HEAPPROF_START=off HEAPPROF_SIGNAL=USR2 HEAPPROF_TOGGLE_SIGNAL=USR1 &&
 	start_preloaded $PROGS/snapapi toggle &&
-	kill -USR1 $PROG_PID && sleep 0.2 && touch go && i=0 &&
+	kill -USR1 $PROG_PID && delivered $PROG_PID && touch go && i=0 &&
 	while ! grep -q done prog.out && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done &&
 	kill -USR2 $PROG_PID && wait_file heapprof.$PROG_PID.1.snap &&
 	collapsed $PROGS/snapapi heapprof.$PROG_PID.1.snap >toggle.txt &&
@@ -251,7 +260,7 @@ snap_case 'a process that cannot be traced: snapshot through the signal and the 
 
 snap_case 'the wrapper without a signal and without gdb says why' '
 	LD_PRELOAD=$PRELOAD $PROGS/sites small=1x10 >p.out 2>/dev/null &
-	pid=$! && started $pid && sleep 0.5 &&
+	pid=$! && started $pid && wait_for grep -q "^ready$" p.out &&
 	{ PATH=$SCRATCH/nogdb "$WRAP" snapshot $pid x.snap 2>why.err; rc=$?; kill $pid; } &&
 	test $rc = 2 && grep -q "has no HEAPPROF_SIGNAL in its environment, and gcore was not found" why.err
 '

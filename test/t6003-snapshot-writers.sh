@@ -34,11 +34,13 @@ test_case 'heapprof_snapshot_wait without heapprof.so: ENOSYS, the program runs'
 	grep -q "^wait Function not implemented$" out && ! test -e none.snap
 '
 
+# SLOWOPEN_GATE=FILE (libslowopen.so): a writer holds until FILE exists, so that what
+# a case asserts happens while it surely runs, however slow or busy the machine
 test_case 'HEAPPROF_WAIT_MS=0: exit does not wait, and says so' '
-	HEAPPROF_WAIT_MS=0 LD_PRELOAD=$PRELOAD $PROGS/snaplife exit $PWD/nw.snap 256 >out 2>err &&
+	HEAPPROF_WAIT_MS=0 SLOWOPEN_GATE=$PWD/nw.go LD_PRELOAD="$PRELOAD $PROGS/libslowopen.so" \
+		$PROGS/snaplife exit $PWD/nw.snap 256 >out 2>err &&
 	grep -q "^heapprof: exit waited HEAPPROF_WAIT_MS for a snapshot still being written" err &&
-	i=0 && while ! test -f nw.snap && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done &&
-	test -f nw.snap
+	! test -e nw.snap && touch nw.go && wait_for test -f nw.snap
 '
 
 # libslowopen.so holds each snapshot 200 ms before its file is opened, with the
@@ -57,13 +59,17 @@ test_case 'a writer killed before it is done: heapprof_snapshot_wait says EIO, n
 	grep -q "^wait Input/output error$" prog.out && ! test -e k.snap
 '
 
+# the second signal is sent once the first one's writer has begun (its .part is there)
+# and while it is held; the writer ends only after the refusal was said
 test_case 'a signal while a writer runs is refused with one line, not a second writer' '
-	HEAPPROF_SIGNAL=USR2 HEAPPROF_OUTPUT=$PWD/s.%n.snap run_preloaded $PROGS/snaplife hold 256 &&
-	kill -USR2 $PROG_PID && sleep 0.05 && kill -USR2 $PROG_PID &&
-	i=0 && while ! test -f s.1.snap && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done &&
-	sleep 0.3 && kill $PROG_PID && wait_gone $PROG_PID &&
+	HEAPPROF_SIGNAL=USR2 HEAPPROF_OUTPUT=$PWD/s.%n.snap SLOWOPEN_GATE=$PWD/s.go \
+		HP_PRELOAD="$PRELOAD $PROGS/libslowopen.so" run_preloaded $PROGS/snaplife hold 256 &&
+	kill -USR2 $PROG_PID && wait_for test -e s.1.snap.part && kill -USR2 $PROG_PID &&
+	wait_for grep -q "snapshot refused" prog.err && touch s.go && wait_for test -f s.1.snap &&
+	kill $PROG_PID && wait_gone $PROG_PID &&
 	test -f s.1.snap && ! test -e s.2.snap && ! test -e s.2.snap.part &&
-	grep -q "^heapprof: snapshot refused: .*s.1.snap. is still being written (one writer at a time)$" prog.err
+	grep -q "^heapprof: snapshot refused: .*s.1.snap. is still being written (one writer at a time)$" prog.err &&
+	test "$(grep -c "snapshot refused" prog.err)" = 1
 '
 
 test_case 'HEAPPROF_PEAK while a writer runs: the peak waits for it, and is not lost' '

@@ -1,12 +1,15 @@
 /*
  * LD_PRELOAD shim for t6003: every open() of a name ending in ".part" (a snapshot
  * being started) first sleeps 200 ms, so a snapshot holds heapprof's snapshot lock
- * long enough that a fork from another thread surely lands inside it.
+ * long enough that a fork from another thread surely lands inside it. With
+ * SLOWOPEN_GATE=FILE, a snapshot writer's open of /proc/PID/smaps waits until FILE
+ * exists (60 s at most): the writer runs until the test lets it end.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -27,5 +30,8 @@ int open(const char *path, int flags, ...)
 		real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
 	if (n > 5 && !strcmp(path + n - 5, ".part"))
 		usleep(200000);
+	if (n > 6 && !strcmp(path + n - 6, "/smaps") && getenv("SLOWOPEN_GATE"))
+		for (int i = 0; i < 6000 && access(getenv("SLOWOPEN_GATE"), F_OK) != 0; i++)
+			usleep(10000);
 	return real(path, flags, mode);
 }
