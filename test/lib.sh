@@ -98,6 +98,16 @@ run_preloaded()
 	done
 }
 
+# path_without_gdb DIR: DIR made to serve as a PATH with every command of /usr/bin and /bin
+# but gdb and gcore (the wrapper's snapshots without a debugger)
+path_without_gdb()
+{
+	mkdir "$1" || return
+	for f in /usr/bin/* /bin/*; do
+		case ${f##*/} in gdb | gcore) ;; *) ln -sf "$f" "$1/" 2>/dev/null ;; esac
+	done
+}
+
 take_core()
 {
 	gcore -o "$SCRATCH/gcore" "$PROG_PID" >gcore.log 2>&1 || { cat gcore.log >&2; return 1; }

@@ -238,11 +238,7 @@ else
 	skip_case 'HEAPPROF_SNAPSHOT=full: gdb opens it' 'gdb is not installed'
 fi
 
-# a PATH with everything but gdb and gcore
-mkdir nogdb
-for f in /usr/bin/* /bin/*; do
-	case ${f##*/} in gdb | gcore) ;; *) ln -sf "$f" nogdb/ 2>/dev/null ;; esac
-done
+path_without_gdb nogdb
 
 snap_case 'a process that cannot be traced: snapshot through the signal and the wrapper, no gdb' '
 	SNAPAPI_NODUMP=1 "$WRAP" run $PROGS/snapapi api >w.out 2>w.err &

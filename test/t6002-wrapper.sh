@@ -238,11 +238,7 @@ else
 	skip_case 'duplicate variables: the first, as getenv' 'cc is not installed'
 fi
 
-# a PATH with everything but gdb and gcore
-mkdir nogdb
-for f in /usr/bin/* /bin/*; do
-	case ${f##*/} in gdb | gcore) ;; *) ln -sf "$f" nogdb/ 2>/dev/null ;; esac
-done
+path_without_gdb nogdb
 
 snap_case 'HEAPPROF_SIGNAL=KILL, STOP, SEGV, 9...: never sent; the wrapper says why and falls back' '
 	tree t11 &&
