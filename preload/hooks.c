@@ -859,8 +859,16 @@ static void check_first(void)
 static void python_start(void)
 {
 	unsigned pairs = hp_frames < HP2_MAX_FRAMES / 2 ? hp_frames : HP2_MAX_FRAMES / 2;
+	uint32_t version;
 
-	if (hp_opt.python && python_init())
+	if (!hp_opt.python)
+		return;
+	/* a dlsym that finds nothing leaves glibc's error message allocated: heapprof's
+	 * own, so untagged, not a live block of the program's */
+	hooks_thread_enable(false);
+	version = python_init();
+	hooks_thread_enable(true);
+	if (version)
 		__atomic_store_n(&python_pairs, pairs, __ATOMIC_RELAXED);
 }
 
