@@ -146,6 +146,16 @@ test_case 'damaged: a bad record check, a pair pointing nowhere, odd counts, a p
 	heapprof-analyze -f pprof -o d.pb.gz --raw d.bin@0x10000 $PROG
 '
 
+test_case 'a cut Python stack: its frames counted once each, not by words' '
+	$MKDUMP -n 8192 c.bin proc@0x10000 \
+		"stack@0x10100:1:$NAT,$FILL,0x10800,$RUN,0x10900,$MOD,0x10a00:python:truncated" \
+		site@0x10300:1:1 "pycode@0x10800:Cache.fill:a.py:10" "pycode@0x10900:run:a.py:20" \
+		"pycode@0x10a00:<module>:a.py:30" v2@0x11010:1000:1 &&
+	heapprof-analyze --raw c.bin@0x10000 $PROG >out &&
+	grep -q "^    (stack cut at 8 frames)\$" out &&
+	heapprof-analyze -f json --raw c.bin@0x10000 $PROG | grep -q "\"recorded_frames\": 8,"
+'
+
 test_case '--python takes merged, native or python; anything else is a usage error' '
 	dump a.bin $BLOCKS &&
 	{ an --python=mixed >out 2>err; test $? = 64; } &&
