@@ -26,6 +26,9 @@ struct report_frame {
 	uint64_t module_offset;
 	bool in_program;
 	bool inlined;		/* inlined into the next (outer) frame */
+	bool python;		/* a Python frame: module "[python]", pc its name record's
+				 * address, module_offset its instruction's offset; the
+				 * same function, file and line are the same frame */
 };
 
 /* What a report sorts and cuts by, and what the collapsed output counts. */
@@ -72,7 +75,8 @@ struct report_stack {
 	uint32_t tid;			/* --by-thread: the thread, 0 = unknown */
 	const char *thread_name;	/* --by-thread: its name, NULL = none */
 	unsigned flags;			/* STACK_TRUNCATED, STACK_UNKNOWN (stacks.h) */
-	unsigned recorded_frames;	/* pcs the stack record held */
+	unsigned recorded_frames;	/* frames the stack record held (pcs, and Python
+					 * frames of two words each) */
 	const struct size_count *sizes; /* by count descending, then size; counts are
 					 * estimated blocks when sampled (sample_period) */
 	size_t nsizes;
