@@ -73,7 +73,10 @@ static char *stack_key(const struct report *r, const struct report *other,
 	for (unsigned j = 0; j < s->nframes; j++) {
 		const struct report_frame *f = &s->frames[j];
 
-		if (f->module && same_module(r, other, f->module))
+		if (f->python)	/* the record's address differs from dump to dump */
+			snprintf(tmp, sizeof(tmp), "|py:%s:%s:%d", f->func ? f->func : "",
+				 f->file ? f->file : "", f->line);
+		else if (f->module && same_module(r, other, f->module))
 			snprintf(tmp, sizeof(tmp), "|%s+%" PRIx64 ":%s", base_name(f->module),
 				 f->module_offset, f->func ? f->func : "");
 		else if (f->module && f->func)

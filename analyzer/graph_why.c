@@ -56,17 +56,15 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path ? path : "?";
 }
 
-static const char *frame_name(struct sym *sym, uint64_t pc, bool ret, char *buf, size_t size)
+static const char *frame_name(const struct sym_pc *p, char *buf, size_t size)
 {
-	const struct sym_pc *p = sym_lookup(sym, pc, ret);
-
 	if (p->nframes && p->frames[0].func)
 		return p->frames[0].func;
 	if (p->module)
 		snprintf(buf, size, "%s+0x%llx", base_name(p->module),
 			 (unsigned long long)p->module_offset);
 	else
-		snprintf(buf, size, "0x%llx", (unsigned long long)pc);
+		snprintf(buf, size, "0x%llx", (unsigned long long)p->pc);
 	return buf;
 }
 
@@ -84,15 +82,19 @@ static void print_frames(struct graph *g, struct sym *sym, size_t i, FILE *f)
 {
 	const struct graph_stack *s = &g->ids[g->sid[i]];
 	char buf[256];
+	struct sym_pc *ps;
+	unsigned np;
 
 	if (s->flags & STACK_UNKNOWN || !s->nframes) {
 		fputs(s->flags & STACK_UNKNOWN ? "[unknown stack]" : "[no stack]", f);
 		return;
 	}
-	for (unsigned k = 0; k < s->nframes && k < WHY_FRAMES; k++)
-		fprintf(f, "%s%s", k ? " < " : "", frame_name(sym, s->pcs[k], true, buf, sizeof(buf)));
-	if (s->nframes > WHY_FRAMES)
+	np = sym_stack(sym, s->pcs, s->nframes, &ps);	/* as the report shows them */
+	for (unsigned k = 0; k < np && k < WHY_FRAMES; k++)
+		fprintf(f, "%s%s", k ? " < " : "", frame_name(&ps[k], buf, sizeof(buf)));
+	if (np > WHY_FRAMES)
 		fputs(" < ...", f);
+	free(ps);
 }
 
 static const char *const x86_64_regs[] = {
@@ -192,17 +194,20 @@ static bool stack_matches(struct graph *g, struct sym *sym, uint32_t s, const re
 {
 	const struct graph_stack *x = &g->ids[s];
 
-	for (unsigned k = 0; k < x->nframes; k++) {
-		const struct sym_pc *p = sym_lookup(sym, x->pcs[k], true);
+	struct sym_pc *ps;
+	unsigned np = sym_stack(sym, x->pcs, x->nframes, &ps);
+	bool hit = false;
+
+	for (unsigned k = 0; k < np && !hit; k++) {
+		const struct sym_pc *p = &ps[k];
 		char buf[256];
 
-		for (unsigned j = 0; j < p->nframes; j++)
-			if (p->frames[j].func && !regexec(re, p->frames[j].func, 0, NULL, 0))
-				return true;
-		if (!regexec(re, frame_name(sym, x->pcs[k], true, buf, sizeof(buf)), 0, NULL, 0))
-			return true;
+		for (unsigned j = 0; j < p->nframes && !hit; j++)
+			hit = p->frames[j].func && !regexec(re, p->frames[j].func, 0, NULL, 0);
+		hit = hit || !regexec(re, frame_name(p, buf, sizeof(buf)), 0, NULL, 0);
 	}
-	return false;
+	free(ps);
+	return hit;
 }
 
 struct by_stack {

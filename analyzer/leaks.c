@@ -216,14 +216,15 @@ void leaks_free_suppressions(struct leak_supp *s)
 static bool suppressed(struct leak_supp *supp, struct sym *sym, const uint64_t *pcs,
 		       unsigned n, bool count)
 {
+	struct sym_pc *ps;
+	unsigned np;
+
 	if (!supp || !supp->n)
 		return false;
-	for (unsigned i = 0; i < n; i++) {
-		const struct sym_pc *p;
+	np = sym_stack(sym, pcs, n, &ps);	/* the frames as the report shows them */
+	for (unsigned i = 0; i < np; i++) {
+		const struct sym_pc *p = &ps[i];
 
-		if (!pcs[i])
-			continue;
-		p = sym_lookup(sym, pcs[i], true);
 		for (size_t j = 0; j < supp->n; j++) {
 			const char *pat = supp->pat[j];
 			/* the module as the core records it, or its file name alone */
@@ -236,10 +237,12 @@ static bool suppressed(struct leak_supp *supp, struct sym *sym, const uint64_t *
 				      template_match(pat, p->frames[f].file);
 			if (hit) {
 				supp->hits[j] += count;
+				free(ps);
 				return true;
 			}
 		}
 	}
+	free(ps);
 	return false;
 }
 

@@ -64,13 +64,14 @@ struct opts {
 	bool peak;			/* --peak: the stacks at the peak */
 	bool peak_diff;			/* --peak-diff: the peak minus now, one dump */
 	bool timeline;			/* --timeline: text draws the timeline */
+	enum sym_python python;		/* --python */
 };
 
 enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE,
        OPT_METRIC, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_SHORT, OPT_BASE, OPT_FOCUS,
        OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY, OPT_LEAKS, OPT_FAILLEAK, OPT_SUPP,
        OPT_AGE, OPT_OLDER, OPT_BASEPROG, OPT_MEMORY, OPT_MAXRATIO, OPT_WHY, OPT_PEAK,
-       OPT_PEAKDIFF, OPT_TIMELINE, OPT_LIFETIMES };
+       OPT_PEAKDIFF, OPT_TIMELINE, OPT_LIFETIMES, OPT_PYTHON };
 
 /*
  * The options, once: --help is printed from this table and getopt_long's is built
@@ -95,6 +96,12 @@ static const struct opt_def {
 	  "write the report to FILE instead of standard output" },
 	{ .name = "short-names", OPT_SHORT, no_argument, NULL,
 	  "C++ names without template arguments, parameter lists\nand return types" },
+	{ .name = "python", OPT_PYTHON, required_argument, "MODE",
+	  "Python frames (CPython 3.11-3.13, recorded by heapprof.so):\n"
+	  "merged (default: each _PyEval_EvalFrameDefault frame\n"
+	  "replaced by the Python functions it ran, file:line),\n"
+	  "native (the native frames alone) or python (the Python\n"
+	  "frames and the native frame that allocated)" },
 	{ .name = "age", OPT_AGE, no_argument, NULL,
 	  "live bytes by age; a block's age counts from the newest\n"
 	  "live block's allocation (a core has no time of its own)" },
@@ -362,6 +369,16 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 	case OPT_TIMELINE: o->timeline = true; break;
 	case OPT_SUPP: o->suppressions = optarg; break;
 	case OPT_SHORT: o->report.short_names = true; break;
+	case OPT_PYTHON:
+		if (!strcmp(optarg, "merged"))
+			o->python = SYM_PY_MERGED;
+		else if (!strcmp(optarg, "native"))
+			o->python = SYM_PY_NATIVE;
+		else if (!strcmp(optarg, "python"))
+			o->python = SYM_PY_PYTHON;
+		else
+			bad_usage("--python takes merged, native or python, not '%s'", optarg);
+		break;
 	case OPT_AGE: o->age = true; break;
 	case OPT_LIFETIMES: o->lifetimes = true; break;
 	case OPT_OLDER:
@@ -808,7 +825,8 @@ static struct sym *scan_and_open_symbols(const struct opts *o, const struct imag
 		.program = o->program, .img = img, .sysroot = o->sysroot,
 		.debug_dirs = o->debug_dirs, .ndebug_dirs = o->ndebug_dirs,
 		.have_load_base = o->have_load_base, .load_base = o->load_base,
-		.modules = o->modules, .nmodules = o->nmodules, .quiet = util_quiet } };
+		.modules = o->modules, .nmodules = o->nmodules, .quiet = util_quiet,
+		.python = o->python } };
 	pthread_t t;
 	bool threaded;
 
@@ -840,7 +858,26 @@ struct session {
 	struct graph_keying keying;	/* how retained bytes and --why pick blocks */
 	struct timeline_data tl;	/* the timeline and, with --peak, the peak */
 	struct report r;
+	bool python;			/* some stack holds Python frames */
 };
+
+/*
+ * Does a stack hold Python frames? Then stacks of different words can show the same
+ * frames (--python=native or python leave some out; two records may name one line),
+ * so the report is built whole and its equal stacks merged, as a view's are.
+ */
+static bool has_python(const struct scan_result *scan)
+{
+	size_t n;
+	struct stack **all = stacks_list(&scan->stacks, &n);
+	bool found = false;
+
+	for (size_t i = 0; i < n && !found; i++)
+		for (unsigned k = 0; k < all[i]->nframes && !found; k++)
+			found = hp2_is_pyframe_word(all[i]->pcs[k]);
+	free(all);
+	return found;
+}
 
 /* The timeline, and with --peak the peak table in place of the blocks found. */
 static void read_timeline(const struct opts *o, struct session *s)
@@ -908,6 +945,10 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 		lifetimes_apply(&s->img, &s->scan, &s->lifetimes);
 		s->r.lifetimes = &s->lifetimes.sum;
 		with.lifetimes = &s->lifetimes;
+	}
+	if ((s->python = has_python(&s->scan))) {
+		with.top = 0;	/* main merges and cuts */
+		with.min_percent = 0;
 	}
 	report_build(&s->r, &s->scan, &s->img, s->sym, &with);
 	timeline_attach(&s->r, &s->tl);
@@ -997,7 +1038,7 @@ int main(int argc, char **argv)
 		d.peak = news.r.peak;
 		views_cut(&d, o.view.by != BY_NONE ? 0 : o.view.top, 0);
 		r = &d;
-	} else if (views_active(&o.view)) {
+	} else if (views_active(&o.view) || (news.python && !o.report.events)) {
 		views_apply(&news.r, &o.view, true);
 	}
 	if (o.why) {

@@ -53,9 +53,9 @@ static void frame(const struct report_frame *fr, FILE *f)
 	str(fr->file, f);
 	fprintf(f, ", \"line\": %d, \"module\": ", fr->file ? fr->line : 0);
 	str(fr->module, f);
-	fprintf(f, ", \"module_offset\": %" PRIu64 ", \"in_program\": %s, \"inlined\": %s}",
+	fprintf(f, ", \"module_offset\": %" PRIu64 ", \"in_program\": %s, \"inlined\": %s%s}",
 		fr->module ? fr->module_offset : 0, fr->in_program ? "true" : "false",
-		fr->inlined ? "true" : "false");
+		fr->inlined ? "true" : "false", fr->python ? ", \"python\": true" : "");
 }
 
 static void summary(const struct report *r, FILE *f)

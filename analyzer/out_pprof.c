@@ -88,6 +88,27 @@ static uint64_t location(struct builder *b, const struct report *r, uint64_t pc,
 	return ++b->nlocs;
 }
 
+/* A Python frame's location: no address (its pc is a name record's, no code), one per
+ * function, file and line, so that the same line of two records is one location. */
+static uint64_t python_location(struct builder *b, const struct report_frame *fr)
+{
+	uint64_t fid = function_id(b, frame_name(b, fr), fr->file);
+
+	for (size_t i = b->nlocs; i-- > 0;) {
+		const struct pprof_line *l = &b->lines[(uintptr_t)b->locs[i].lines];
+
+		if (!b->locs[i].address && b->locs[i].n_lines == 1 && l->function_id == fid &&
+		    l->line == fr->line)
+			return b->locs[i].id;
+	}
+	GROW(b->locs, b->nlocs, b->locs_cap);
+	b->locs[b->nlocs] = (struct pprof_location){ b->nlocs + 1, 0, 0,
+						     (const struct pprof_line *)(uintptr_t)b->nlines, 1 };
+	GROW(b->lines, b->nlines, b->lines_cap);
+	b->lines[b->nlines++] = (struct pprof_line){ fid, fr->line };
+	return ++b->nlocs;
+}
+
 /* The sample types the report holds, each complete over the dump's stacks (the report
  * was built with every stack that has any figure): the live ones always; the counters'
  * when the dump counted calls and its stacks still carry them; time with them;
@@ -156,7 +177,11 @@ static size_t stack_locations(struct builder *b, const struct report *r,
 	for (unsigned j = 0; j < s->nframes;) {
 		unsigned e = j + 1;
 
-		while (e < s->nframes && s->frames[e].pc == s->frames[j].pc)
+		if (s->frames[j].python) {
+			ids[k++] = python_location(b, &s->frames[j++]);
+			continue;
+		}
+		while (e < s->nframes && !s->frames[e].python && s->frames[e].pc == s->frames[j].pc)
 			e++;	/* one pc's inline frames: one location */
 		ids[k++] = location(b, r, s->frames[j].pc, &s->frames[j], e - j, NULL);
 		j = e;

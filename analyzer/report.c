@@ -138,31 +138,31 @@ struct report_frame *report_symbolize(struct report *r, const uint64_t *pcs, uns
 {
 	struct report_frame *v = NULL;
 	size_t cap = 0, k = 0;
+	struct sym_pc *ps;
+	unsigned np = sym_stack(sym, pcs, n, &ps);	/* pcs as return addresses, and
+							 * the Python frames per --python */
 
-	for (unsigned i = 0; i < n; i++) {
-		/* every recorded pc is a return address: look up the call before it */
-		const struct sym_pc *p;
-
-		if (!pcs[i])
-			continue;	/* a null return address ends the stack on some ABIs */
-		p = sym_lookup(sym, pcs[i], true);
+	for (unsigned i = 0; i < np; i++) {
+		const struct sym_pc *p = &ps[i];
 
 		for (unsigned j = 0; j < p->nframes; j++) {
 			if (k == cap)
 				v = xrealloc(v, (cap = cap ? cap * 2 : 16) * sizeof(*v));
 			v[k++] = (struct report_frame){
-				.pc = pcs[i],
-				.func = short_names ? shorten(r, p->frames[j].func)
-						    : p->frames[j].func,
+				.pc = p->pc,
+				.func = short_names && !p->python ? shorten(r, p->frames[j].func)
+								  : p->frames[j].func,
 				.file = p->frames[j].file,
 				.line = p->frames[j].line,
 				.module = p->module,
 				.module_offset = p->module_offset,
 				.in_program = p->in_program,
-				.inlined = j + 1 < p->nframes,
+				.inlined = j + 1 < p->nframes || p->cut,
+				.python = p->python,
 			};
 		}
 	}
+	free(ps);
 	*nout = (unsigned)k;
 	return v;
 }
@@ -381,7 +381,9 @@ void report_write_frame_place(const struct report_frame *f, FILE *out)
 		fputs(" (inlined)", out);
 	if (f->file)
 		fprintf(out, "  %s:%d", f->file, f->line);
-	if (f->module && !f->in_program && f->func)
+	if (f->python)
+		fputs("  " SYM_PYTHON_MODULE, out);	/* no file to name: the interpreter's */
+	else if (f->module && !f->in_program && f->func)
 		fprintf(out, "  (%s)", mod ? mod + 1 : f->module);
 }
 

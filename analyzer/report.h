@@ -26,6 +26,9 @@ struct report_frame {
 	uint64_t module_offset;
 	bool in_program;
 	bool inlined;		/* inlined into the next (outer) frame */
+	bool python;		/* a Python frame: module "[python]", pc its name record's
+				 * address, module_offset its instruction's offset; the
+				 * same function, file and line are the same frame */
 };
 
 /* What a report sorts and cuts by, and what the collapsed output counts. */

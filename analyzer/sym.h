@@ -12,6 +12,13 @@
 struct image;
 struct hp_module_rec;
 
+/* --python: how a stack's Python frames (include/heapprof_format.h) show. */
+enum sym_python {
+	SYM_PY_MERGED,		/* each evaluation loop frame replaced by the Python frames it ran */
+	SYM_PY_NATIVE,		/* the native frames alone, Python frames left out */
+	SYM_PY_PYTHON,		/* the Python frames and the native frame that allocated */
+};
+
 struct sym_module {		/* --module FILE@ADDR in raw mode */
 	const char *path;
 	uint64_t base;
@@ -28,6 +35,7 @@ struct sym_opts {
 	const struct sym_module *modules; /* raw mode: --module list */
 	size_t nmodules;
 	bool quiet;			/* no warnings on stderr */
+	enum sym_python python;		/* --python */
 };
 
 struct sym_frame {
@@ -46,7 +54,15 @@ struct sym_pc {
 	unsigned nframes;	/* >= 1 */
 	const struct sym_frame *frames; /* [0] innermost (an inlined callee), [n-1] the
 					 * function the code belongs to */
+	bool python;		/* a Python frame (sym_stack): module SYM_PYTHON_MODULE,
+				 * pc the name record's (or code object's) address,
+				 * module_offset the instruction's offset in the code */
+	bool cut;		/* sym_stack: frames[n-1] is inlined into a function left
+				 * out (an evaluation loop the Python frames stand for) */
 };
+
+#define SYM_PYTHON_MODULE "[python]"
+
 
 struct sym;
 
@@ -64,6 +80,31 @@ struct sym *sym_open(const struct sym_opts *opts);
  * pc is resolved once and cached.
  */
 const struct sym_pc *sym_lookup(struct sym *s, uint64_t pc, bool is_return_addr);
+
+/*
+ * A stack's words as the frames a report shows (--python, opts->python): its native
+ * pcs (return addresses, innermost first; 0 words skipped) then its Python frame pairs
+ * (include/heapprof_format.h, "Python frames"), the pairs named from the image's name
+ * records or code objects. Python frames have one sym_frame each (function co_qualname,
+ * file and line; "unknown" when the pair or what it points to is bad). *out gets a
+ * malloc'd array the caller frees (its sym_frames live until sym_close); returns how
+ * many. s may be NULL (bare addresses, Python frames "unknown").
+ */
+unsigned sym_stack(struct sym *s, const uint64_t *words, unsigned n, struct sym_pc **out);
+
+/*
+ * The --python rule alone, on frames already looked up (sym_stack's second half, apart
+ * for the tests): native[0..nn) innermost first, py[0..np) the Python frames innermost
+ * first with entry[i] true at the outermost frame of each evaluation loop call. Writes
+ * at most nn + np entries to out; returns how many.
+ */
+unsigned sym_python_merge(enum sym_python mode, const struct sym_pc *native, unsigned nn,
+			  const struct sym_pc *py, const bool *entry, unsigned np,
+			  struct sym_pc *out);
+
+/* Is func the function of CPython's evaluation loop (3.11 to 3.13), which a group of
+ * Python frames replaces? */
+bool sym_python_is_eval(const char *func);
 
 /*
  * After sym_open, before any lookup: the module records the scan found (decode.h).

@@ -911,6 +911,7 @@ struct sym *sym_open(const struct sym_opts *o)
 		return NULL;
 	elf_version(EV_CURRENT);
 	s->quiet = o->quiet;
+	s->python = o->python;
 	s->source = "none";
 	if (o->sysroot) {
 		/* SYSROOT is prefixed to absolute paths: no trailing '/', and "/" is none */
@@ -1100,6 +1101,7 @@ void sym_close(struct sym *s)
 {
 	if (!s)
 		return;
+	sym_python_free(s);
 	sym_lookup_free(s);
 	if (s->dwfl)
 		dwfl_end(s->dwfl);

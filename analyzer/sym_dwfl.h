@@ -73,6 +73,9 @@ struct sym {
 
 	struct sym_unwind *unwind;	/* sym_unwind.c's threads, once asked */
 
+	enum sym_python python;		/* --python (sym_python.c) */
+	struct sym_py *py;		/* sym_python.c's named pairs, once asked */
+
 	struct sym_frame oom_frame; /* answers when memory runs out mid-lookup */
 	struct sym_pc oom_pc;
 };
@@ -143,6 +146,9 @@ Elf *sym_vdso_elf(struct sym *s, Dwarf_Addr lo);
 
 /* free sym_unwind.c's state, after dwfl_end (sym_close) */
 void sym_unwind_free(struct sym *s);
+
+/* free sym_python.c's named pairs (sym_close) */
+void sym_python_free(struct sym *s);
 
 /* free the pc cache and the interned strings (sym_close) */
 void sym_lookup_free(struct sym *s);

@@ -68,8 +68,22 @@ static bool any_frame(const struct report_stack *s, const regex_t *re)
 	return false;
 }
 
+static int str_cmp(const char *a, const char *b)
+{
+	return a == b ? 0 : !a ? -1 : !b ? 1 : strcmp(a, b);
+}
+
 static int frame_cmp(const struct report_frame *a, const struct report_frame *b)
 {
+	if (a->python != b->python)
+		return a->python ? 1 : -1;
+	if (a->python) {	/* by name, file and line: records of one code may differ */
+		int c = str_cmp(a->func, b->func);
+
+		if (!c)
+			c = str_cmp(a->file, b->file);
+		return c ? c : (a->line > b->line) - (a->line < b->line);
+	}
 	if (a->pc != b->pc)
 		return a->pc < b->pc ? -1 : 1;
 	if (a->inlined != b->inlined)
