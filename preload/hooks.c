@@ -25,6 +25,7 @@
 #include "events.h"
 #include "hooks.h"
 #include "options.h"
+#include "python.h"
 #include "real.h"
 #include "snapshot.h"
 #include "table.h"
@@ -198,6 +199,55 @@ static inline __attribute__((always_inline)) void count_free(void *user, uint64_
 	counters_free(id, block_size(user, t), block_flags(t));
 }
 
+/* ---- Python frames (python.h) ------------------------------------------------------ */
+
+/*
+ * Python frames a stack may hold (each a pair of words after the native pcs): 0 while
+ * no interpreter heapprof knows runs here, or with HEAPPROF_PYTHON=0; else
+ * HEAPPROF_FRAMES, and never so many that a record could pass HP2_MAX_FRAMES words.
+ * Set once by the constructor, before the program's own code runs.
+ */
+static unsigned python_pairs;
+
+/*
+ * The thread's Python frames, innermost first, as word pairs (include/heapprof_format.h)
+ * into w[0..2 * max - 1]; returns the words written (0: no Python on this thread).
+ * Out of line: its frame array is only on the stack of the threads that have Python.
+ */
+static __attribute__((noinline)) unsigned python_words(uintptr_t *w, unsigned max)
+{
+	struct python_frame f[max];
+	unsigned n = python_capture(f, max);
+
+	for (unsigned i = 0; i < n; i++) {
+		const void *rec = python_remember(f[i].code);
+		unsigned fl = f[i].flags & PYTHON_F_ENTRY ? HP2_PYFRAME_ENTRY : 0;
+
+		/* no record (memory, or one being made right now): the object names it,
+		 * while it lives */
+		w[2 * i] = (uintptr_t)hp2_pyframe_word(f[i].offset, rec ? fl : fl | HP2_PYFRAME_RAW);
+		w[2 * i + 1] = rec ? (uintptr_t)rec : f[i].code;
+	}
+	return 2 * n;
+}
+
+/*
+ * Append the Python words after the n native pcs of a capture (pcs has room for
+ * 2 * python_pairs more after pcs[n]); returns how many, and *py their hash for the
+ * walk memo. keep: the native pcs the stack keeps (n, or n - 1 when the walk was cut):
+ * what the record's HP2_MAX_FRAMES leaves to Python.
+ */
+static unsigned python_append(uintptr_t *pcs, unsigned n, unsigned keep, uint64_t *py)
+{
+	unsigned max = (HP2_MAX_FRAMES - keep) / 2, nw;
+
+	if (max > python_pairs)
+		max = python_pairs;
+	nw = max ? python_words(pcs + n, max) : 0;
+	*py = table_words_hash(pcs + n, nw);
+	return nw;
+}
+
 /* ---- tagging ---------------------------------------------------------------------- */
 
 /* Tag real (NULL passes through) with the caller's stack; returns the user pointer.
@@ -212,20 +262,31 @@ static inline __attribute__((always_inline)) void *tag(void *real, unsigned shif
 		return NULL;
 	ms = table_ms();
 	if (likely(hp_stacks && !in_hook)) {
-		/* one frame more than kept: a walk that fills it was cut */
-		uintptr_t pcs[hp_frames + 1];
+		unsigned pairs = __atomic_load_n(&python_pairs, __ATOMIC_RELAXED);
+		/* one frame more than kept: a walk that fills it was cut; then the
+		 * Python frames' words */
+		uintptr_t pcs[hp_frames + 1 + 2 * pairs];
 		struct table_memo *memo;
-		uint64_t walk;
+		uint64_t walk, py = 0;
 		struct hp_site_rec *s;
-		unsigned n;
+		unsigned n, keep, sflags, nw = 0;
 
 		in_hook = true;
 		n = unwind_capture_walk(pcs, hp_frames + 1, st, &walk);
-		memo = table_memo_find(walk);
+		keep = n > hp_frames ? hp_frames : n;
+		sflags = n > hp_frames ? HP2_STACK_TRUNCATED : 0;
+		/* after pcs[n - 1]: a replayed walk fills pcs[1..n - 1] only */
+		if (unlikely(pairs))
+			nw = python_append(pcs, n, keep, &py);
+		memo = table_memo_find(walk, py);
 		if (walk && !memo)
 			unwind_walk_frames(walk, pcs);	/* the table needs them this once */
-		s = table_site(pcs, n > hp_frames ? hp_frames : n, n > hp_frames, hp_tid(), entry,
-			       walk, memo);
+		if (unlikely(nw)) {
+			if (keep != n)
+				memmove(pcs + keep, pcs + n, nw * sizeof(*pcs));
+			sflags |= HP2_STACK_PYTHON;
+		}
+		s = table_site(pcs, keep + nw, sflags, hp_tid(), entry, walk, py, memo);
 		if (s)
 			site = table_site_id(s);
 		counters_alloc(s, size, flags, ms);
@@ -555,12 +616,18 @@ static __attribute__((noinline, cold)) void free_event(void *p, const struct unw
 	if (in_hook)
 		return;
 	if (hp_stacks) {
-		uintptr_t pcs[hp_frames + 1];
-		unsigned n;
+		unsigned pairs = __atomic_load_n(&python_pairs, __ATOMIC_RELAXED);
+		uintptr_t pcs[hp_frames + 1 + 2 * pairs];
+		unsigned n, keep, nw = 0;
+		uint64_t py;
 
 		in_hook = true;
 		n = unwind_capture(pcs, hp_frames + 1, st);
-		stack = table_stack_id(pcs, n > hp_frames ? hp_frames : n, n > hp_frames);
+		keep = n > hp_frames ? hp_frames : n;
+		if (pairs && (nw = python_append(pcs, n, keep, &py)) && keep != n)
+			memmove(pcs + keep, pcs + n, nw * sizeof(*pcs));
+		stack = table_stack_id(pcs, keep + nw, (n > hp_frames ? HP2_STACK_TRUNCATED : 0) |
+						       (nw ? HP2_STACK_PYTHON : 0));
 		in_hook = false;
 	}
 	events_add(HP2_ENTRY_FREE, (uintptr_t)p, stack, 0, p);
@@ -761,6 +828,22 @@ static void check_first(void)
 #endif
 
 /*
+ * Python frames from the start, when the interpreter is in the executable or in a
+ * libpython it links: python_init() looks once (and says so once when it does not know
+ * the interpreter). Here, not in a hook: it calls dlsym. A libpython the program
+ * dlopen()s later is not looked for: a dlopen of ours in front of glibc's would take
+ * the place of its caller, whose address glibc reads to expand $ORIGIN and search the
+ * caller's RUNPATH, so every dlopen of the program could find other libraries.
+ */
+static void python_start(void)
+{
+	unsigned pairs = hp_frames < HP2_MAX_FRAMES / 2 ? hp_frames : HP2_MAX_FRAMES / 2;
+
+	if (hp_opt.python && python_init())
+		__atomic_store_n(&python_pairs, pairs, __ATOMIC_RELAXED);
+}
+
+/*
  * heapprof's constructor, here because this file is linked into every build (an
  * archive member nothing calls would be left out). Runs before the program's
  * constructors (after those of the libraries it uses):
@@ -774,4 +857,5 @@ __attribute__((constructor)) static void hooks_start(void)
 	start_switch();
 	toggle_signal(triggers_init());
 	check_first();
+	python_start();
 }

@@ -31,6 +31,7 @@ struct hp_options {
 	uint64_t timeline;	/* HEAPPROF_TIMELINE: samples the timeline holds, 0 = none */
 	uint64_t peak_step;	/* HEAPPROF_PEAK_STEP: least bytes between peaks, 0 = no table */
 	uint64_t wait_ms;	/* HEAPPROF_WAIT_MS: how long exit and the API wait for a writer */
+	uint64_t python;	/* HEAPPROF_PYTHON: 1 = Python frames in stacks (python.h) */
 };
 
 extern struct hp_options hp_opt HP_HIDDEN;

@@ -129,9 +129,9 @@ uint64_t table_record_check(const void *rec, const uint64_t *w, unsigned nw)
  * together with the avalanche that the chain heads (top bits) and the cache (low
  * bits) both need.
  */
-static uint64_t stack_hash(const uintptr_t *pcs, unsigned n, bool truncated)
+static uint64_t stack_hash(const uintptr_t *pcs, unsigned n, unsigned sflags)
 {
-	uint64_t a = HP_CHECK_SEED ^ n ^ (uint64_t)truncated << 32, b = HP2_SEED;
+	uint64_t a = HP_CHECK_SEED ^ n ^ (uint64_t)sflags << 32, b = HP2_SEED;
 	uint64_t c = ~HP_CHECK_SEED, d = ~HP2_SEED;
 	unsigned i = 0;
 
@@ -152,38 +152,37 @@ static unsigned stack_nframes(const struct hp_stack_rec *r)
 }
 
 static bool stack_equal(const struct hp_stack_rec *r, const uintptr_t *pcs, unsigned n,
-			bool truncated)
+			unsigned sflags)
 {
-	return stack_nframes(r) == n &&
-	       ((r->w2 >> 48 & 0xFF) == (truncated ? HP2_STACK_TRUNCATED : 0)) &&
+	return stack_nframes(r) == n && (r->w2 >> 48 & 0xFF) == sflags &&
 	       !memcmp(r->pcs, pcs, n * sizeof(*pcs));
 }
 
 /* Records of the chain from head down to (not including) stop that equal the stack. */
 static struct hp_stack_rec *stack_find(const struct hp_stack_rec *head,
 				       const struct hp_stack_rec *stop, const uintptr_t *pcs,
-				       unsigned n, bool truncated)
+				       unsigned n, unsigned sflags)
 {
 	for (const struct hp_stack_rec *r = head; r != stop;
 	     r = (const struct hp_stack_rec *)(uintptr_t)r->link)
-		if (stack_equal(r, pcs, n, truncated))
+		if (stack_equal(r, pcs, n, sflags))
 			return (struct hp_stack_rec *)r;
 	return NULL;
 }
 
-static struct hp_stack_rec *stack_intern(const uintptr_t *pcs, unsigned n, bool truncated,
+static struct hp_stack_rec *stack_intern(const uintptr_t *pcs, unsigned n, unsigned sflags,
 					 uint64_t hash)
 {
 	struct hp_stack_rec **slot = &stack_heads[hash >> (64 - HEAD_BITS)];
 	struct hp_stack_rec *head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *r, *found;
 
-	if ((found = stack_find(head, NULL, pcs, n, truncated)))
+	if ((found = stack_find(head, NULL, pcs, n, sflags)))
 		return found;
 	r = region_alloc(&stack_region, sizeof(*r) + n * sizeof(*pcs));
 	if (!r)
 		return NULL;
 	r->w2 = __atomic_fetch_add(&next_stack_id, 1, __ATOMIC_RELAXED) | (uint64_t)n << 32 |
-		(uint64_t)(truncated ? HP2_STACK_TRUNCATED : 0) << 48 |
+		(uint64_t)(sflags & 0xFF) << 48 |
 		(uint64_t)sizeof(uintptr_t) << 56;
 	memcpy(r->pcs, pcs, n * sizeof(*pcs));
 	r->check = rec_check(r, &r->w2, 1, pcs, n);
@@ -196,7 +195,7 @@ static struct hp_stack_rec *stack_intern(const uintptr_t *pcs, unsigned n, bool 
 						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
 			return r;
 		/* Others got in first: only the records above the old head are new. */
-		if ((found = stack_find(head, seen, pcs, n, truncated))) {
+		if ((found = stack_find(head, seen, pcs, n, sflags))) {
 			*(volatile uint64_t *)&r->magic = 0;
 			return found;
 		}
@@ -439,10 +438,11 @@ HP_TLS struct table_memo hp_table_memo[TABLE_MEMO];
 
 /*
  * The site of (pcs, this thread, entry, region). The memo of a walk seen before names
- * the stack record of exactly these pcs, so no hash and no comparison.
+ * the stack record of exactly these words (the same native walk, the same Python
+ * words: table_memo_find compared their hash), so no hash and no comparison.
  */
-struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n, bool truncated,
-				    uint32_t tid, unsigned entry, uint64_t walk,
+struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n, unsigned sflags,
+				    uint32_t tid, unsigned entry, uint64_t walk, uint64_t py,
 				    const struct table_memo *m)
 {
 	const struct hp_stack_rec *known = m ? m->stack : NULL;
@@ -452,13 +452,13 @@ struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n, bool trunc
 	struct hp_site_rec *site;
 
 	/* entry holds the region (table_site); a memo that held the site was taken there */
-	h = known ? m->hash : stack_hash(pcs, n, truncated);
+	h = known ? m->hash : stack_hash(pcs, n, sflags);
 	c = &cache[(h ^ entry * 0x9E3779B9u) % CACHE_SIZE];
 	if (c->hash == h && c->entry == entry && c->stack &&
-	    (known ? c->stack == known : stack_equal(c->stack, pcs, n, truncated))) {
+	    (known ? c->stack == known : stack_equal(c->stack, pcs, n, sflags))) {
 		site = c->site;
 	} else {
-		r = known ? known : stack_intern(pcs, n, truncated, h);
+		r = known ? known : stack_intern(pcs, n, sflags, h);
 		if (!r)
 			return NULL;
 		site = site_intern((uint32_t)r->w2, tid, entry);
@@ -467,15 +467,20 @@ struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n, bool trunc
 		*c = (struct cache_slot){ h, r, site, entry };
 	}
 	if (walk)
-		*table_memo_of(walk) = (struct table_memo){ walk, c->stack, site, h, tid, entry };
+		*table_memo_of(walk) = (struct table_memo){ walk, py, c->stack, site, h, tid, entry };
 	return site;
 }
 
-uint32_t table_stack_id(const uintptr_t *pcs, unsigned n, bool truncated)
+uint32_t table_stack_id(const uintptr_t *pcs, unsigned n, unsigned sflags)
 {
-	const struct hp_stack_rec *r = stack_intern(pcs, n, truncated, stack_hash(pcs, n, truncated));
+	const struct hp_stack_rec *r = stack_intern(pcs, n, sflags, stack_hash(pcs, n, sflags));
 
 	return r ? (uint32_t)r->w2 : 0;
+}
+
+uint64_t table_words_hash(const uintptr_t *w, unsigned n)
+{
+	return n ? stack_hash(w, n, 0) | 1 : 0;
 }
 
 /* A miss of table_free_site(): no malloc on this path, so no guard is needed. */

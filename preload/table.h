@@ -45,32 +45,41 @@ HP_HIDDEN void table_init(uint64_t sample_period, unsigned max_frames, unsigned 
 HP_HIDDEN void table_after_fork(void);
 
 /*
- * The site for this stack (pcs[0..n-1], innermost first; truncated if the walk
- * went on past n), the calling thread tid and entry (HP2_ENTRY_*): found in the
- * thread's cache or the table, inserted if new. 0 (no stack) if memory for a new
- * record cannot be had: the block is then still tagged, only without its stack.
- * walk: the capture's walk id (unwind.h), 0 if none; m: its memo if the table
- * knows it (table_memo_find), and then pcs[1..] are not read.
+ * The site for this stack (pcs[0..n-1], innermost first: the native pcs, then with
+ * HP2_STACK_PYTHON the Python frames' word pairs; sflags HP2_STACK_*, TRUNCATED if the
+ * walk went on past the native part), the calling thread tid and entry (HP2_ENTRY_*):
+ * found in the thread's cache or the table, inserted if new. 0 (no stack) if memory for
+ * a new record cannot be had: the block is then still tagged, only without its stack.
+ * walk: the capture's walk id (unwind.h), 0 if none; py: table_words_hash() of the
+ * Python words (0: none); m: the memo table_memo_find(walk, py) gave, and then pcs[1..]
+ * are not read.
  */
 struct table_memo;
 HP_HIDDEN struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n,
-					      bool truncated, uint32_t tid, unsigned entry,
-					      uint64_t walk, const struct table_memo *m);
+					      unsigned sflags, uint32_t tid, unsigned entry,
+					      uint64_t walk, uint64_t py, const struct table_memo *m);
 
-/* The id of the stack record for pcs[0..n-1] (stored if new), without a site: the
- * event ring's free names its own stack so. 0 if memory for it cannot be had. */
-HP_HIDDEN uint32_t table_stack_id(const uintptr_t *pcs, unsigned n, bool truncated);
+/* The id of the stack record for pcs[0..n-1] (sflags as above; stored if new), without
+ * a site: the event ring's free names its own stack so. 0 if memory for it cannot be
+ * had. */
+HP_HIDDEN uint32_t table_stack_id(const uintptr_t *pcs, unsigned n, unsigned sflags);
+
+/* A hash of w[0..n-1] (a stack's Python words) for the memo: 0 for none, else nonzero. */
+HP_HIDDEN uint64_t table_words_hash(const uintptr_t *w, unsigned n);
 
 /* This thread's innermost region as it goes into a site's entry (id << 16; 0: none). */
 extern HP_TLS unsigned table_region_entry HP_HIDDEN;
 
 /*
- * The thread's memo of walks: what the table found for a walk id (unwind_capture_walk),
- * its stack record and hash, and the last site it gave (for tid and entry). A walk
- * id's low 8 bits tell apart the walks the unwinder keeps at once.
+ * The thread's memo of walks: what the table found for a walk id (unwind_capture_walk)
+ * and the Python words that went with it (their table_words_hash, 0 for none): its
+ * stack record and hash, and the last site it gave (for tid and entry). A walk id's
+ * low 8 bits tell apart the walks the unwinder keeps at once. The same native walk
+ * under other Python frames is another stack: the memo answers only for the same py.
  */
 struct table_memo {
 	uint64_t walk;
+	uint64_t py;
 	const struct hp_stack_rec *stack;
 	struct hp_site_rec *site;
 	uint64_t hash;
@@ -84,25 +93,25 @@ static inline struct table_memo *table_memo_of(uint64_t walk)
 	return &hp_table_memo[walk % TABLE_MEMO];
 }
 
-/* The memo of walk, when the table knows its stack (its frames are then not needed);
- * NULL for walk 0 or one not seen. */
-static inline struct table_memo *table_memo_find(uint64_t walk)
+/* The memo of walk with Python words of hash py, when the table knows its stack (its
+ * frames are then not needed); NULL for walk 0 or one not seen with these words. */
+static inline struct table_memo *table_memo_find(uint64_t walk, uint64_t py)
 {
 	struct table_memo *m = table_memo_of(walk);
 
-	return walk && m->walk == walk ? m : NULL;
+	return walk && m->walk == walk && m->py == py ? m : NULL;
 }
 
 /* Inline: a walk whose memo m (table_memo_find) holds this thread's site is answered
  * here. */
-static inline struct hp_site_rec *table_site(const uintptr_t *pcs, unsigned n, bool truncated,
+static inline struct hp_site_rec *table_site(const uintptr_t *pcs, unsigned n, unsigned sflags,
 					     uint32_t tid, unsigned entry, uint64_t walk,
-					     const struct table_memo *m)
+					     uint64_t py, const struct table_memo *m)
 {
 	entry |= table_region_entry;	/* a site is also per region */
 	if (m && m->tid == tid && m->entry == entry)
 		return m->site;
-	return table_site_slow(pcs, n, truncated, tid, entry, walk, m);
+	return table_site_slow(pcs, n, sflags, tid, entry, walk, py, m);
 }
 
 /*
