@@ -4,8 +4,10 @@
 #   expect NAME BYTES BLOCKS      NAME (co_qualname) holds BYTES in BLOCKS payload blocks
 #                                 (sys.getsizeof: a bytearray(n) is its 56-byte object
 #                                 and its n + 1 byte buffer, two blocks)
-#   chain NAME QUALNAME FILE LINE ...   the Python frames, innermost first, at NAME's
+#   chain NAME QUALNAME FILE LINE | ...   the Python frames, innermost first, at NAME's
 #                                 allocation, as sys._getframe sees them
+#   leaked leak_native BYTES N    with LEAKS: N blocks of 777 bytes malloc'd through
+#                                 ctypes in leak_native, their addresses dropped
 #   ready                         dump now; then creating the file "go" runs phase 2
 #                                 (Cache.fill grows, the generator's blocks go), which
 #                                 prints its own expect lines and "ready 2"
@@ -98,14 +100,33 @@ def deleted_in_loop():
 	return held
 
 
+libc = None
+
+
 def leak_native(n):
-	# blocks nothing points to: malloc through ctypes, the addresses dropped
+	# blocks nothing points to: malloc through ctypes, the addresses dropped; on a
+	# thread of its own, whose stack is gone by the dump. Blocks malloc'd and freed the
+	# same way before (the thread's arena is set up with the first) and after (what
+	# libffi and ctypes keep of the last calls' results) leave stale addresses to freed
+	# memory only, not to a leaked block.
+	for i in range(4):
+		libc.free(libc.malloc(24))
+	for i in range(n):
+		libc.malloc(777)
+	for i in range(4):
+		libc.free(libc.malloc(24))
+
+
+def leak_in_thread(n):
+	global libc
 	import ctypes
 	libc = ctypes.CDLL(None)
 	libc.malloc.restype = ctypes.c_size_t
 	libc.malloc.argtypes = [ctypes.c_size_t]
-	for i in range(n):
-		libc.malloc(777)
+	libc.free.argtypes = [ctypes.c_size_t]
+	t = threading.Thread(target=leak_native, args=(n,), name='leaker')
+	t.start()
+	t.join()
 	print('leaked leak_native %d %d' % (777 * n, n), flush=True)
 
 
@@ -125,7 +146,7 @@ doomed = deleted_in_loop()
 for i, out in enumerate(doomed):
 	expect('doomed_%d' % i, out)
 if len(sys.argv) > 2:
-	leak_native(int(sys.argv[2]))
+	leak_in_thread(int(sys.argv[2]))
 gc.collect()
 print('ready', flush=True)
 if sys.argv[1] == 'crash':

@@ -1,4 +1,6 @@
 # Sourced by the Python heap tests (t3016-t3019): test/python_heap.py under heapprof.so.
+#   PY_HEAP             the interpreters of the longer cases: Debian's 3.11, pyenv's 3.12
+#                       and 3.13 (pyenv's 3.11 is the same version as Debian's)
 #   py_start PY ARGS...   run it (PYTHONMALLOC=malloc, snapshots on USR2), wait for "ready"
 #   py_snap FILE          a snapshot of it now (HEAPPROF_SIGNAL), moved to FILE
 #   py_phase2             create "go" and wait for "ready 2" (Cache.fill grows, produce's go)
@@ -8,6 +10,7 @@
 . "$TEST_DIR/pythons.sh"
 export PYTHONMALLOC=malloc HEAPPROF_SIGNAL=USR2
 HEAP_PY=$TEST_DIR/python_heap.py
+PY_HEAP='debian-3.11 3.12 3.13'
 
 py_start()
 {

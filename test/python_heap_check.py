@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 # Checks a heapprof-analyze JSON report of test/python_heap.py against what the script
-# printed (its "expect" and "chain" lines); one "ok NAME" or "not ok NAME: why" a line.
+# printed (its "expect", "chain" and "leaked" lines); one "ok NAME [# figures]" or
+# "not ok NAME: why" a line.
 #   bytes   REPORT OUT [PHASE]   each function's live bytes (stacks through its Python
-#                                frame) within its tolerance, at the allocating line, and
-#                                the heaviest stack's Python frames those of sys._getframe;
-#                                merged: no _PyEval_EvalFrameDefault frame left there
-#   python  REPORT OUT           --python=python: the allocating native frame, then only
+#                                frame) within its tolerance, at the allocating file and
+#                                line, and the heaviest stack's Python frames those of
+#                                sys._getframe; merged: no _PyEval_EvalFrameDefault left
+#   python  REPORT OUT           --python=python: the native frame that called the
+#                                allocator (with what is inlined at its pc), then only
 #                                Python frames
-#   native  REPORT               --python=native: no Python frame, the evaluation loop there
-#   diff    REPORT OUT           --base: phase 2 minus phase 1, growth and shrinkage apart
-#   leaks   REPORT OUT           --leaks=all: leak_native definitely lost, the others
-#                                still reachable
+#   native  REPORT               --python=native (or an interpreter heapprof does not
+#                                know): no Python frame, the evaluation loop's frames there
+#   diff    REPORT OUT           --base: phase 2 minus phase 1 (of one run or two), the
+#                                stacks of both matched
+#   leaks   REPORT OUT           --leaks=all: every function's bytes over the classes;
+#                                definitely lost: only leak_native's blocks, none reachable
 #   by      TABLE OUT            --by=function: each function's total
 # Tolerance: a function's payload (sys.getsizeof of its bytearrays: the 56-byte object and
 # the n + 1 byte buffer) is exact; around it are the list that holds them (8 bytes a
@@ -19,6 +23,7 @@
 import json, sys
 
 PY = '[python]'
+EVAL = ('_PyEval_EvalFrameDefault', 'PyEval_EvalFrameEx')	# the latter up to 3.5
 
 
 def tolerance(blocks):
@@ -34,12 +39,10 @@ def expects(out, phase):
 			if p == phase:
 				break
 			p += 1
-		elif w and w[0] == 'expect':
+		elif w and w[0] in ('expect', 'leaked'):
 			want[w[1]] = (int(w[2]), int(w[3]))
 		elif w and w[0] == 'chain' and w[1] not in chains:
 			chains[w[1]] = [tuple(f.rsplit(' ', 1)) for f in line.split(' ', 2)[2].strip().split(' | ')]
-		elif w and w[0] == 'leaked':
-			want[w[1]] = (int(w[2]), int(w[3]))
 	return want, chains
 
 
@@ -60,8 +63,11 @@ def innermost(s, name):
 	return f['file'], f['line']
 
 
-def say(ok, name, why):
-	print(('ok %s' % name) if ok else ('not ok %s: %s' % (name, why)))
+def say(ok, name, why, figures=None):
+	if ok:
+		print('ok %s%s' % (name, ' # ' + figures if figures else ''))
+	else:
+		print('not ok %s: %s' % (name, why))
 
 
 def check_bytes(report, out, phase=1):
@@ -77,36 +83,43 @@ def check_bytes(report, out, phase=1):
 		ch = chains.get(name)
 		if ok and ch and payload:
 			# the payload sits at the allocating line (file and line of the innermost frame)
-			at = [s for s in mine if innermost(s, name) == (ch[0][0].split(' ', 1)[1], int(ch[0][1]))]
-			at_bytes = sum(s['value'] for s in at)
+			where = (ch[0][0].split(' ', 1)[1], int(ch[0][1]))
+			at = sum(s['value'] for s in mine if innermost(s, name) == where)
 			heavy = max(mine, key=lambda s: s['value'])
 			py = pyframes(heavy)
 			i = [f['function'] for f in py].index(name)
 			seen = [('%s %s' % (f['function'], f['file']), str(f['line'])) for f in py[i:]]
-			if at_bytes < payload:
-				ok, why = False, '%d bytes at %s:%s, want %d' % (at_bytes, ch[0][0].split(' ', 1)[1], ch[0][1], payload)
+			if at < payload:
+				ok, why = False, '%d bytes at %s:%d, want %d' % (at, where[0], where[1], payload)
 			elif seen != ch:
 				ok, why = False, 'frames %s, want %s' % (seen, ch)
-			elif any(f['function'] == '_PyEval_EvalFrameDefault' for f in heavy['frames']):
-				ok, why = False, '_PyEval_EvalFrameDefault left in %s' % [f['function'] for f in heavy['frames']]
-		say(ok, name, why)
+			elif any(f['function'] in EVAL for f in heavy['frames']):
+				ok, why = False, 'an evaluation loop frame left in %s' % [f['function'] for f in heavy['frames']]
+		say(ok, name, why, '%d bytes: payload %d + %d' % (got, payload, got - payload))
+
+
+def native_then_python(frames):
+	# one native pc (the functions inlined at it are frames of their own), then Python
+	n = next((i for i, f in enumerate(frames) if f['module'] == PY), len(frames))
+	return (n >= 1 and len({f['pc'] for f in frames[:n]}) == 1 and
+		all(f['module'] == PY for f in frames[n:]))
 
 
 def check_python(report, out):
 	want, _ = expects(out, 1)
 	ss = stacks(report)
 	for name in sorted(want):
-		bad = [s for s in through(ss, name)
-		       if s['frames'][0]['module'] == PY or any(f['module'] != PY for f in s['frames'][1:])]
 		mine = through(ss, name)
-		say(mine and not bad, name, 'no stack' if not mine else
-		    'not one native frame then Python frames: %s' % [f['function'] for f in bad[0]['frames']])
+		bad = [s for s in mine if not native_then_python(s['frames'])]
+		why = 'no stack' if not mine else 'not one native pc then Python frames: %s' % (
+			[(f['function'], f['pc']) for f in bad[0]['frames']] if bad else '')
+		say(mine and not bad, name, why)
 
 
 def check_native(report):
 	ss = stacks(report)
 	py = [s for s in ss if pyframes(s)]
-	ev = [s for s in ss if any(f['function'] == '_PyEval_EvalFrameDefault' for f in s['frames'])]
+	ev = [s for s in ss if any(f['function'] in EVAL for f in s['frames'])]
 	say(not py and ev, 'native', '%d stacks with Python frames, %d with the evaluation loop' % (len(py), len(ev)))
 
 
@@ -119,27 +132,35 @@ def check_diff(report, out):
 		mine = through(ss, name)
 		got = sum(s['value'] for s in mine)
 		tol = tolerance(max(new[name][1], old[name][1]))
-		# a stack of the old dump not matched to the same one of the new would show
-		# as a shrinkage and a growth side by side
-		wrong = [s['value'] for s in mine if (s['value'] < 0) != (delta < 0) and s['value']]
-		ok = (delta - tol <= got <= delta + tol if delta else got == 0) and not wrong
-		say(ok, name, '%d bytes, want %d within %d; stacks of the wrong sign %s' % (got, delta, tol, wrong))
+		# a stack of OLD not matched to the same one of NEW shows as a shrinkage and a
+		# growth side by side; the list holding the payload may move to another stack
+		wrong = sum(abs(s['value']) for s in mine if s['value'] and (s['value'] < 0) != (delta < 0))
+		ok = delta - tol <= got <= delta + tol and wrong <= tol
+		say(ok, name, '%d bytes, want %d within %d; %d bytes in stacks of the other sign' %
+		    (got, delta, tol, wrong), '%d bytes: %d + %d, %d the other way' % (got, delta, got - delta, wrong))
 
 
 def check_leaks(report, out):
+	# Which class an object's blocks fall in is the classifier's business (pointers to
+	# CPython's GC objects point past their PyGC_Head: possibly lost, as memcheck says);
+	# here each function keeps its bytes across the classes, and what is definitely lost
+	# is leak_native's 777-byte blocks, under that Python frame.
 	want, _ = expects(out, 1)
 	ss = stacks(report)
 	for name, (payload, blocks) in sorted(want.items()):
-		mine = through(ss, name)
-		cls = 'definitely lost' if name == 'leak_native' else 'still reachable'
-		got = sum(s['value'] for s in mine if s['leak_class'] == cls)
-		other = sum(s['value'] for s in mine if s['leak_class'] != cls)
-		hi = payload if name == 'leak_native' else payload + tolerance(blocks)
-		say(payload <= got <= hi and not other, name,
-		    '%s %d bytes (want %d..%d), %d bytes in other classes' % (cls, got, payload, hi, other))
+		got = sum(s['value'] for s in through(ss, name))
+		hi = payload + (0 if name == 'leak_native' else tolerance(blocks))
+		say(payload <= got <= hi, name, '%d bytes in all classes, want %d..%d' % (got, payload, hi))
+	# The scan is conservative: 3.12's ctypes leaves an address inside one of them on
+	# the finished thread's stack, which glibc keeps for the next thread (possibly lost).
 	lost = [s for s in ss if s['leak_class'] == 'definitely lost']
-	say(lost and all(through([s], 'leak_native') for s in lost), 'only leak_native lost',
-	    'lost: %s' % [[f['function'] for f in s['frames']] for s in lost])
+	kept = sum(s['value'] for s in through(ss, 'leak_native') if s['leak_class'] == 'still reachable')
+	say(lost and not kept and
+	    all(through([s], 'leak_native') and s['sizes'] == [{'size': 777, 'count': s['blocks']}] for s in lost),
+	    'leak_native definitely lost',
+	    'lost: %s; %d bytes of leak_native still reachable' %
+	    ([(s['value'], [f['function'] for f in s['frames']]) for s in lost], kept),
+	    '%d of %d bytes' % (sum(s['value'] for s in lost), want['leak_native'][0]))
 
 
 def check_by(table, out):
