@@ -167,6 +167,16 @@ struct report_frame *report_symbolize(struct report *r, const uint64_t *pcs, uns
 	return v;
 }
 
+/* The frames a stack record held: a Python frame's two words are one frame. */
+static unsigned recorded_frames(const struct stack *s)
+{
+	unsigned native = 0;
+
+	while (native < s->nframes && !hp2_is_pyframe_word(s->pcs[native]))
+		native++;
+	return native + (s->nframes - native + 1) / 2;
+}
+
 /* Sampled: each size's blocks as the estimate they stand for, the unit of the stack's
  * blocks (a raw count would be samples), reordered by it. */
 static void weigh_sizes(struct size_count *v, size_t n, uint64_t period)
@@ -317,7 +327,7 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 		if (o->lifetimes && lifetimes_of(o->lifetimes, s))
 			v[keep].life = *lifetimes_of(o->lifetimes, s);
 		v[keep].flags = s->flags;
-		v[keep].recorded_frames = s->nframes;
+		v[keep].recorded_frames = recorded_frames(s);
 		if (o->by_thread) {
 			v[keep].tid = s->tid;
 			v[keep].thread_name = collect_thread_name(&scan->found, s->tid);

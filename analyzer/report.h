@@ -70,7 +70,8 @@ struct report_stack {
 	uint32_t tid;			/* --by-thread: the thread, 0 = unknown */
 	const char *thread_name;	/* --by-thread: its name, NULL = none */
 	unsigned flags;			/* STACK_TRUNCATED, STACK_UNKNOWN (stacks.h) */
-	unsigned recorded_frames;	/* pcs the stack record held */
+	unsigned recorded_frames;	/* frames the stack record held (pcs, and Python
+					 * frames of two words each) */
 	const struct size_count *sizes; /* by count descending, then size; counts are
 					 * estimated blocks when sampled (sample_period) */
 	size_t nsizes;

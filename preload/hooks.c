@@ -248,6 +248,33 @@ static unsigned python_append(uintptr_t *pcs, unsigned n, unsigned keep, uint64_
 	return nw;
 }
 
+/*
+ * tag()'s site when Python frames may be recorded: the native walk, the Python words
+ * after it. Out of line, so that a process without Python keeps the native path as
+ * it was (its frame, and this larger one, only where Python runs).
+ */
+static __attribute__((noinline)) struct hp_site_rec *site_python(const struct unwind_start *st,
+								  unsigned entry)
+{
+	/* one frame more than kept: a walk that fills it was cut; then the Python words */
+	uintptr_t pcs[hp_frames + 1 + 2 * python_pairs];
+	struct table_memo *memo;
+	uint64_t walk, py;
+	unsigned n, keep, nw;
+
+	n = unwind_capture_walk(pcs, hp_frames + 1, st, &walk);
+	keep = n > hp_frames ? hp_frames : n;
+	/* after pcs[n - 1]: a replayed walk fills pcs[1..n - 1] only */
+	nw = python_append(pcs, n, keep, &py);
+	memo = table_memo_find_py(walk, py);
+	if (walk && !memo)
+		unwind_walk_frames(walk, pcs);	/* the table needs them this once */
+	if (nw && keep != n)
+		memmove(pcs + keep, pcs + n, nw * sizeof(*pcs));
+	return table_site(pcs, keep + nw, (n > hp_frames ? HP2_STACK_TRUNCATED : 0) |
+					  (nw ? HP2_STACK_PYTHON : 0), hp_tid(), entry, walk, py, memo);
+}
+
 /* ---- tagging ---------------------------------------------------------------------- */
 
 /* Tag real (NULL passes through) with the caller's stack; returns the user pointer.
@@ -262,31 +289,25 @@ static inline __attribute__((always_inline)) void *tag(void *real, unsigned shif
 		return NULL;
 	ms = table_ms();
 	if (likely(hp_stacks && !in_hook)) {
-		unsigned pairs = __atomic_load_n(&python_pairs, __ATOMIC_RELAXED);
-		/* one frame more than kept: a walk that fills it was cut; then the
-		 * Python frames' words */
-		uintptr_t pcs[hp_frames + 1 + 2 * pairs];
+		/* one frame more than kept: a walk that fills it was cut */
+		uintptr_t pcs[hp_frames + 1];
 		struct table_memo *memo;
-		uint64_t walk, py = 0;
+		uint64_t walk;
 		struct hp_site_rec *s;
-		unsigned n, keep, sflags, nw = 0;
+		unsigned n;
 
 		in_hook = true;
-		n = unwind_capture_walk(pcs, hp_frames + 1, st, &walk);
-		keep = n > hp_frames ? hp_frames : n;
-		sflags = n > hp_frames ? HP2_STACK_TRUNCATED : 0;
-		/* after pcs[n - 1]: a replayed walk fills pcs[1..n - 1] only */
-		if (unlikely(pairs))
-			nw = python_append(pcs, n, keep, &py);
-		memo = table_memo_find(walk, py);
-		if (walk && !memo)
-			unwind_walk_frames(walk, pcs);	/* the table needs them this once */
-		if (unlikely(nw)) {
-			if (keep != n)
-				memmove(pcs + keep, pcs + n, nw * sizeof(*pcs));
-			sflags |= HP2_STACK_PYTHON;
+		if (unlikely(__atomic_load_n(&python_pairs, __ATOMIC_RELAXED))) {
+			s = site_python(st, entry);
+		} else {
+			n = unwind_capture_walk(pcs, hp_frames + 1, st, &walk);
+			memo = table_memo_find(walk);
+			if (walk && !memo)
+				unwind_walk_frames(walk, pcs);	/* the table needs them this once */
+			s = table_site(pcs, n > hp_frames ? hp_frames : n,
+				       n > hp_frames ? HP2_STACK_TRUNCATED : 0, hp_tid(), entry, walk, 0,
+				       memo);
 		}
-		s = table_site(pcs, keep + nw, sflags, hp_tid(), entry, walk, py, memo);
 		if (s)
 			site = table_site_id(s);
 		counters_alloc(s, size, flags, ms);
@@ -838,8 +859,16 @@ static void check_first(void)
 static void python_start(void)
 {
 	unsigned pairs = hp_frames < HP2_MAX_FRAMES / 2 ? hp_frames : HP2_MAX_FRAMES / 2;
+	uint32_t version;
 
-	if (hp_opt.python && python_init())
+	if (!hp_opt.python)
+		return;
+	/* a dlsym that finds nothing leaves glibc's error message allocated: heapprof's
+	 * own, so untagged, not a live block of the program's */
+	hooks_thread_enable(false);
+	version = python_init();
+	hooks_thread_enable(true);
+	if (version)
 		__atomic_store_n(&python_pairs, pairs, __ATOMIC_RELAXED);
 }
 

@@ -439,7 +439,7 @@ HP_TLS struct table_memo hp_table_memo[TABLE_MEMO];
 /*
  * The site of (pcs, this thread, entry, region). The memo of a walk seen before names
  * the stack record of exactly these words (the same native walk, the same Python
- * words: table_memo_find compared their hash), so no hash and no comparison.
+ * words: table_memo_find_py compared their hash), so no hash and no comparison.
  */
 struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n, unsigned sflags,
 				    uint32_t tid, unsigned entry, uint64_t walk, uint64_t py,

@@ -51,8 +51,9 @@ HP_HIDDEN void table_after_fork(void);
  * found in the thread's cache or the table, inserted if new. 0 (no stack) if memory for
  * a new record cannot be had: the block is then still tagged, only without its stack.
  * walk: the capture's walk id (unwind.h), 0 if none; py: table_words_hash() of the
- * Python words (0: none); m: the memo table_memo_find(walk, py) gave, and then pcs[1..]
- * are not read.
+ * Python words (0: none); m: the memo table_memo_find_py(walk, py) gave (or, in a
+ * process that records no Python words, table_memo_find(walk)), and then pcs[1..] are
+ * not read.
  */
 struct table_memo;
 HP_HIDDEN struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n,
@@ -93,9 +94,19 @@ static inline struct table_memo *table_memo_of(uint64_t walk)
 	return &hp_table_memo[walk % TABLE_MEMO];
 }
 
-/* The memo of walk with Python words of hash py, when the table knows its stack (its
- * frames are then not needed); NULL for walk 0 or one not seen with these words. */
-static inline struct table_memo *table_memo_find(uint64_t walk, uint64_t py)
+/* The memo of walk, when the table knows its stack (its frames are then not needed);
+ * NULL for walk 0 or one not seen. For a process that records no Python words: every
+ * memo then has py 0. */
+static inline struct table_memo *table_memo_find(uint64_t walk)
+{
+	struct table_memo *m = table_memo_of(walk);
+
+	return walk && m->walk == walk ? m : NULL;
+}
+
+/* The same, for a stack whose Python words have hash py: NULL for a walk last seen
+ * under other Python words. */
+static inline struct table_memo *table_memo_find_py(uint64_t walk, uint64_t py)
 {
 	struct table_memo *m = table_memo_of(walk);
 

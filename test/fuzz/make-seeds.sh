@@ -57,6 +57,14 @@ zstd -q -19 -c "$out/core/v2-sampled-w4be" >"$out/core/v2-sampled-w4be.zst"
 xz -9 -T1 -c "$out/core/v1-w8be" >"$out/core/v1-w8be.xz"
 head -c 150 "$out/core/v2-w8le.gz" >"$out/core/v2-w8le-cut.gz"
 $GEN pyname "$out/scan/python-name-w8le"
+# a stack with Python pairs and their name records (t2013's layout); first byte 0x2c:
+# 64-bit little-endian, fuzz_scan's stack of five native words then pairs into the image
+A=0xf17e000000000002 E=0xf17e000100000000
+"$MKDUMP" -n 4096 "$tmp/py.bin" proc@0x10000 \
+	"stack@0x10100:1:0x401184,0x4011a4,0x4011e4,0x4011a4,0x401064,$A,0x10800,$E,0x10900:python" \
+	"pycode@0x10800:Cache.fill:a.py:10" "pycode@0x10900:run:a.py:20" \
+	"pycode@0x10a00:bad:a.py:30:check=bad"
+{ printf '\054\000\000\001\000\000\000\000\000'; cat "$tmp/py.bin"; } >"$out/scan/python-stack"
 "$MKDUMP" -R 7 -n 512 "$tmp/noise.bin"
 $GEN scan 8 0 0x10000 "$tmp/noise.bin" "$out/scan/noise"
 

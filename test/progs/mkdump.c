@@ -28,7 +28,10 @@ static const char usage_text[] =
 	"stored as VALUE and the check value covers it; check=bad stores a wrong check.\n"
 	"Block format version 2 (a BLOCK of these forms):\n"
 	"  v2@USER:SIZE:SITE[:shift=N][:sampled][:check=bad]   a 16-byte header below USER\n"
-	"  stack@ADDR:ID:PC,PC...[:truncated][:check=bad]     a stack record at ADDR\n"
+	"  stack@ADDR:ID:PC,PC...[:truncated][:python][:check=bad]  a stack record at ADDR\n"
+	"                        (python: HP2_STACK_PYTHON; Python word pairs given as PCs)\n"
+	"  pycode@ADDR:QUALNAME:FILE:LINE[:version=V][:check=bad]  a Python name record:\n"
+	"                        the instruction at byte offset 2K is on line LINE + K\n"
 	"  site@ADDR:ID:STACK[:tid=N][:check=bad]             a site record at ADDR\n"
 	"  proc@ADDR[:period=P][:version=N][:check=bad]       the process record at ADDR\n"
 	"Records are written forward from ADDR; what falls outside the image is left out.\n"
@@ -184,22 +187,100 @@ static int v2_option(const char *part, uint64_t *shift, int *sampled, int *bad, 
 	return 1;
 }
 
+/* A Python name record (include/heapprof_format.h) at rec into p, 64-bit targets:
+ * code unit K on line first + K (K < 16); returns its length. */
+static size_t encode_pycode(unsigned char *p, uint64_t rec, const char *q, const char *f,
+			    unsigned first, uint64_t version, int bad, struct target t)
+{
+	uint8_t lt[32];
+	size_t nq = strlen(q), nf = strlen(f), nl = sizeof(lt), nw = (nq + nf + nl + 7) / 8;
+	uint64_t w[HP2_PYCODE_WORDS], x;
+	unsigned char body[HP2_PYCODE_MAX_NAME + HP2_PYCODE_MAX_FILE + 64] = { 0 };
+
+	if (nq > HP2_PYCODE_MAX_NAME || nf > HP2_PYCODE_MAX_FILE)
+		usage();
+	for (unsigned k = 0; k < 16; k++) {	/* NO_COLUMNS, one unit, line delta 0 then +1 */
+		lt[2 * k] = 0x80 | 13 << 3;
+		lt[2 * k + 1] = k ? 2 : 0;
+	}
+	memcpy(body, q, nq);
+	memcpy(body + nq, f, nf);
+	memcpy(body + nq + nf, lt, nl);
+	w[0] = HP2_PYCODE_MAGIC;
+	w[2] = 0x7f0000c0de00ULL;
+	w[3] = (version & 0xFFFFFFFFu) | (uint64_t)first << 32;
+	w[4] = nq | nf << 16 | (uint64_t)nl << 32;
+	w[5] = 0;
+	x = hp_mix(HP2_SEED, rec);
+	for (unsigned i = 2; i < HP2_PYCODE_WORDS; i++)
+		x = hp_mix(x, w[i]);
+	for (size_t i = 0; i < nw; i++) {
+		uint64_t v = 0;
+
+		for (unsigned b = 0; b < 8; b++)	/* the record's words as the target loads them */
+			v |= (uint64_t)body[8 * i + b] << (t.big_endian ? 56 - 8 * b : 8 * b);
+		x = hp_mix(x, v);
+	}
+	w[1] = hp_check_final(x) ^ (bad ? 1 : 0);
+	for (unsigned i = 0; i < HP2_PYCODE_WORDS; i++)
+		put(p + 8 * i, w[i], 8, t.big_endian);
+	memcpy(p + 8 * HP2_PYCODE_WORDS, body, nw * 8);
+	return (HP2_PYCODE_WORDS + nw) * 8;
+}
+
+/* pycode@ADDR:QUALNAME:FILE:LINE[:version=V][:check=bad] */
+static void pycode_spec(char *rest, struct target t, unsigned char *img, uint64_t addr,
+			uint64_t len)
+{
+	static unsigned char bytes[8 * HP2_PYCODE_WORDS + HP2_PYCODE_MAX_NAME +
+				   HP2_PYCODE_MAX_FILE + 64];
+	char *part[6], *save = NULL;
+	unsigned n = 0;
+	uint64_t version = 0x030C01F0, rec;
+	int bad = 0;
+	size_t k;
+
+	for (char *p = strtok_r(rest, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+		if (!strcmp(p, "check=bad"))
+			bad = 1;
+		else if (!strncmp(p, "version=", 8))
+			version = num(p + 8);
+		else if (n < 4)
+			part[n++] = p;
+		else
+			usage();
+	}
+	if (n != 4 || t.wsize != 8)
+		usage();
+	rec = num(part[0]);
+	k = encode_pycode(bytes, rec, part[1], part[2], (unsigned)num(part[3]), version, bad, t);
+	place(img, addr, len, rec + k, bytes, (uint32_t)k);
+}
+
 /* A v2 spec (KIND@...); 0 if spec is not one. Its bytes go into img (at addr, len). */
 static int v2_spec(char *spec, struct target t, unsigned char *img, uint64_t addr, uint64_t len)
 {
 	static unsigned char bytes[32 + HP2_MAX_FRAMES * 8];
 	char *at = strchr(spec, '@'), *part, *save = NULL;
 	uint64_t v[3] = { 0 }, pcs[HP2_MAX_FRAMES], shift = 0, period = 0, version = 2, tid = 1;
-	int nv = 0, sampled = 0, bad = 0, truncated = 0;
+	int nv = 0, sampled = 0, bad = 0, truncated = 0, python = 0;
 	unsigned npcs = 0;
 	size_t n;
 
 	if (!at)
 		return 0;
 	*at = 0;
+	if (!strcmp(spec, "pycode")) {
+		pycode_spec(at + 1, t, img, addr, len);
+		return 1;
+	}
 	for (part = strtok_r(at + 1, ":", &save); part; part = strtok_r(NULL, ":", &save)) {
 		if (v2_option(part, &shift, &sampled, &bad, &truncated, &period, &version, &tid))
 			continue;
+		if (!strcmp(part, "python")) {
+			python = 1;
+			continue;
+		}
 		if (!strcmp(spec, "stack") && nv == 2) {
 			char *pc, *sp = NULL;
 
@@ -223,7 +304,8 @@ static int v2_spec(char *spec, struct target t, unsigned char *img, uint64_t add
 		return 1;
 	}
 	if (!strcmp(spec, "stack") && nv >= 2)
-		n = encode2_stack(bytes, v[0], (uint32_t)v[1], truncated ? HP2_STACK_TRUNCATED : 0,
+		n = encode2_stack(bytes, v[0], (uint32_t)v[1],
+				  (truncated ? HP2_STACK_TRUNCATED : 0) | (python ? HP2_STACK_PYTHON : 0),
 				  pcs, npcs, t, bad);
 	else if (!strcmp(spec, "site") && nv == 3)
 		n = encode2_site(bytes, v[0], (uint32_t)v[1], (uint32_t)v[2], (uint32_t)tid,

@@ -4,7 +4,7 @@
 P := $(B)/progs
 # -fno-ipa-icf: identical site functions must stay apart, or one name would stand for all
 PROG_CFLAGS := -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread
-TEST_PROGS := $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(P)/stress \
+TEST_PROGS := $(P)/fakeeval $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(P)/stress \
 	$(P)/thread_churn \
 	$(P)/stacktab $(P)/counts $(P)/cxx $(P)/cxx_chain $(P)/cxx_oom $(P)/forker $(P)/dlfork $(P)/realloc_check $(P)/libc_semantics \
 	$(P)/libstrict_aligned.so $(P)/mangle $(P)/demo $(P)/leaky $(P)/exitstack $(P)/protnone $(P)/keys $(P)/arenas $(P)/pinned $(P)/owners \
@@ -37,6 +37,11 @@ $(P)/sites: test/progs/sites.c $(P)/libsite.so
 
 $(P)/sites-nopie: test/progs/sites.c $(P)/libsite.so
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-pie -no-pie -o $@ $< -L$(P) -lsite -Wl,-rpath,'$$ORIGIN'
+
+# Fixed addresses for made-up stacks through a fake evaluation loop (t2013)
+$(P)/fakeeval: test/progs/fakeeval.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-pie -no-pie -o $@ $<
 
 # Without PIE, malloc's address taken: a canonical PLT entry (t1001)
 $(P)/mallocptr: test/progs/mallocptr.c
