@@ -95,11 +95,19 @@ void die(int status, const char *fmt, ...)
 static void *advise_huge(void *p, size_t n)
 {
 #ifdef MADV_HUGEPAGE
+	/* the range advised last (per thread): an array grown a little at a time
+	 * (one stack more, by realloc) is advised again only when it moves or passes
+	 * another huge page (a range unmapped and mapped again in there goes
+	 * unadvised: only the advice is lost) */
+	static _Thread_local uintptr_t done_lo, done_hi;
 	uintptr_t a = ((uintptr_t)p + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
 	uintptr_t e = ((uintptr_t)p + n) & ~(HUGE_PAGE - 1);
 
-	if (n >= HUGE_FROM && e > a)
+	if (n >= HUGE_FROM && e > a && (a < done_lo || e > done_hi)) {
 		madvise((void *)a, e - a, MADV_HUGEPAGE);	/* advice: failing is fine */
+		done_lo = a;
+		done_hi = e;
+	}
 #endif
 	return p;
 }
