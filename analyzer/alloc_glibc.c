@@ -63,7 +63,8 @@ struct gl {
 	struct alloc *a;
 	int minor;			/* glibc 2.minor */
 	const struct scan_blocks *blocks; /* as given to alloc_open */
-	struct tagged *tag;		/* heapprof blocks by chunk address */
+	uint32_t *tag;			/* heapprof blocks (indices in blocks) by chunk
+					 * address: 4 bytes a block, not 16 */
 	size_t ntag;
 	struct image_window win;
 	size_t win_len;			/* the last read's length */
@@ -148,6 +149,14 @@ static void add_chunk(struct gl *g, uint64_t addr, uint64_t size, enum alloc_kin
 	a->chunks[a->nchunks++] = (struct alloc_chunk){ addr, size, (uint8_t)k, mm, block };
 }
 
+static uint64_t tag_chunk(const struct scan_block *b);
+
+/* The chunk address of tag i */
+static inline uint64_t tag_at(const struct gl *g, size_t i)
+{
+	return tag_chunk(&g->blocks->v[g->tag[i]]);
+}
+
 /* The first tag at or above chunk */
 static size_t tag_from(const struct gl *g, uint64_t chunk)
 {
@@ -156,7 +165,7 @@ static size_t tag_from(const struct gl *g, uint64_t chunk)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (g->tag[mid].chunk < chunk)
+		if (tag_at(g, mid) < chunk)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -164,11 +173,11 @@ static size_t tag_from(const struct gl *g, uint64_t chunk)
 	return lo;
 }
 
-static const struct tagged *find_tagged(const struct gl *g, uint64_t chunk)
+static bool is_tagged(const struct gl *g, uint64_t chunk)
 {
 	size_t i = tag_from(g, chunk);
 
-	return i < g->ntag && g->tag[i].chunk == chunk ? &g->tag[i] : NULL;
+	return i < g->ntag && tag_at(g, i) == chunk;
 }
 
 /* ------------------------------------------------------------------------------ */
@@ -340,11 +349,11 @@ static uint64_t find_main_arena(const struct gl *g, uint64_t start, uint64_t end
  */
 static bool memo_word(const struct gl *g, size_t i, uint64_t c, uint64_t *sw)
 {
-	while (i < g->ntag && g->tag[i].chunk < c)
+	while (i < g->ntag && tag_at(g, i) < c)
 		i++;
-	if (i == g->ntag || g->tag[i].chunk != c)
+	if (i == g->ntag || tag_at(g, i) != c)
 		return false;
-	return scan_chunk_word(&g->blocks->v[g->tag[i].idx], sw);
+	return scan_chunk_word(&g->blocks->v[g->tag[i]], sw);
 }
 
 static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t end, uint64_t top)
@@ -358,10 +367,10 @@ static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t e
 	g->a->heaps[g->a->nheaps++] = (struct alloc_range){ start, end };
 	while (p < end) {
 		uint64_t sw, sz, nsw = PREV_INUSE;
-		const struct tagged *t = NULL;
+		uint32_t t = ALLOC_NO_BLOCK;
 		enum alloc_kind k;
 
-		while (ti < g->ntag && g->tag[ti].chunk < p)
+		while (ti < g->ntag && tag_at(g, ti) < p)
 			ti++;
 		if (!memo_word(g, ti, p, &sw) && !heap_word(g, p + W, &sw)) {
 			problem(g, "%s: the chunk at %#llx is not in the dump", what,
@@ -399,12 +408,12 @@ static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t e
 		else if (!(nsw & PREV_INUSE))
 			k = ALLOC_FREE;
 		else {
-			while (ti < g->ntag && g->tag[ti].chunk < p)
+			while (ti < g->ntag && tag_at(g, ti) < p)
 				ti++;
-			t = ti < g->ntag && g->tag[ti].chunk == p ? &g->tag[ti] : NULL;
-			k = t ? ALLOC_TAGGED : ALLOC_UNTAGGED;
+			t = ti < g->ntag && tag_at(g, ti) == p ? g->tag[ti] : ALLOC_NO_BLOCK;
+			k = t != ALLOC_NO_BLOCK ? ALLOC_TAGGED : ALLOC_UNTAGGED;
 		}
-		add_chunk(g, p, sz, k, false, t ? t->idx : ALLOC_NO_BLOCK);
+		add_chunk(g, p, sz, k, false, t);
 		/* a free chunk's bytes and the next one's prev_size are malloc's; an
 		 * in-use chunk's size field is, its prev_size the previous chunk's data */
 		nonroot(g, p + W, k == ALLOC_FREE || k == ALLOC_FENCE ? p + sz + W : p + HDR);
@@ -412,7 +421,7 @@ static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t e
 		 * program never wrote since: what an earlier, larger block left there
 		 * is no root (memcheck scans a block's own bytes only) */
 		if (k == ALLOC_TAGGED) {
-			const struct scan_block *b = &g->blocks->v[t->idx];
+			const struct scan_block *b = &g->blocks->v[t];
 
 			if (b->size < sz && b->below < sz && HDR + b->below + b->size < sz + W)
 				nonroot(g, p + HDR + b->below + b->size, p + sz + W);
@@ -609,9 +618,9 @@ static void mark_cached(struct gl *g)
 /* mmapped chunks */
 
 static void mmapped(struct gl *g, uint64_t c, uint64_t size, uint64_t front,
-		    const struct tagged *t)
+		    uint32_t t)
 {
-	add_chunk(g, c, size, t ? ALLOC_TAGGED : ALLOC_UNTAGGED, true, t ? t->idx : ALLOC_NO_BLOCK);
+	add_chunk(g, c, size, t != ALLOC_NO_BLOCK ? ALLOC_TAGGED : ALLOC_UNTAGGED, true, t);
 	nonroot(g, c - front, c + HDR);
 	g->a->st.mmapped_bytes += size + front;
 	g->a->st.mmapped_chunks++;
@@ -634,7 +643,7 @@ static void find_mmapped(struct gl *g)
 	memcpy(h, g->a->heaps, nh * sizeof(*h));
 	qsort(h, nh, sizeof(*h), range_cmp);
 	for (size_t i = 0; i < g->ntag; i++) {
-		uint64_t c = g->tag[i].chunk, ps, sw;
+		uint64_t c = tag_at(g, i), ps, sw;
 
 		while (j < nh && h[j].end <= c)
 			j++;
@@ -644,7 +653,7 @@ static void find_mmapped(struct gl *g)
 		}
 		if (word(g, c, &ps) && word(g, c + W, &sw) && (sw & IS_MMAPPED) &&
 		    !(((sw & ~(uint64_t)SIZE_BITS) + ps) % PAGE))
-			mmapped(g, c, sw & ~(uint64_t)SIZE_BITS, ps, &g->tag[i]);
+			mmapped(g, c, sw & ~(uint64_t)SIZE_BITS, ps, g->tag[i]);
 	}
 	free(h);
 	/* untagged ones start their mapping: prev_size 0, size | IS_MMAPPED in pages */
@@ -660,8 +669,8 @@ static void find_mmapped(struct gl *g)
 			sz = sw & ~(uint64_t)SIZE_BITS;
 			if (!sz || sz % PAGE || sz > end - p || in_heaps(g->a, p))
 				break;
-			if (!find_tagged(g, p))
-				mmapped(g, p, sz, 0, NULL);
+			if (!is_tagged(g, p))
+				mmapped(g, p, sz, 0, ALLOC_NO_BLOCK);
 			p += sz;
 		}
 	}
@@ -750,7 +759,7 @@ static size_t merge_tags(struct gl *g, const struct scan_blocks *b)
 		}
 		if (w == k)
 			return m;
-		g->tag[m++] = (struct tagged){ best, (uint32_t)head[w]++ };
+		g->tag[m++] = (uint32_t)head[w]++;
 	}
 }
 
@@ -760,16 +769,21 @@ static void tag_blocks(struct gl *g, const struct scan_blocks *b)
 
 	g->tag = xmalloc((b->n ? b->n : 1) * sizeof(*g->tag));
 	m = b->n < ALLOC_NO_BLOCK ? merge_tags(g, b) : SIZE_MAX;
-	if (m == SIZE_MAX) {
+	if (m == SIZE_MAX) {	/* out of order: sorted with their addresses beside them */
+		struct tagged *v = xmalloc((b->n ? b->n : 1) * sizeof(*v));
+
 		m = 0;
 		for (size_t i = 0; i < b->n && i < ALLOC_NO_BLOCK; i++)
 			if (tag_chunk(&b->v[i]))
-				g->tag[m++] = (struct tagged){ tag_chunk(&b->v[i]), (uint32_t)i };
-		sort_tags(g->tag, m);
+				v[m++] = (struct tagged){ tag_chunk(&b->v[i]), (uint32_t)i };
+		sort_tags(v, m);
+		for (size_t i = 0; i < m; i++)
+			g->tag[i] = v[i].idx;
+		free(v);
 	}
 	g->ntag = 0;
 	for (size_t i = 0; i < m; i++)
-		if (!g->ntag || g->tag[g->ntag - 1].chunk != g->tag[i].chunk)
+		if (!g->ntag || tag_at(g, g->ntag - 1) != tag_at(g, i))
 			g->tag[g->ntag++] = g->tag[i];
 	/* most chunks hold a block: room for them all and some free ones, grown once */
 	g->chunk_cap = g->ntag + g->ntag / 4 + 1024;

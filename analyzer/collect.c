@@ -457,7 +457,8 @@ static void join_site(struct collect *c, struct site_agg *s, struct join_info *o
 	const struct decoded_stack *k = NULL;
 	const struct decoded_site *site = s->id ? site_of(c, s->id, &k) : NULL;
 	struct stack_add a = { .bytes = s->bytes, .blocks = s->blocks, .sizes = s->sizes.v,
-			       .nsizes = s->sizes.n };
+			       .nsizes = s->sizes.n, .give = &s->sizes.v,
+			       .give_cap = s->sizes.cap };
 	struct stack_key key = { no_pcs, 0, 0, 0 };
 
 	if (c->opts.region && (!site || site->flags != out->region_id || out->region_unknown)) {

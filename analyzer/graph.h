@@ -78,7 +78,8 @@ struct graph {
 
 	/* the dominator tree (graph_dominators) */
 	uint32_t *idom;			/* by node */
-	uint32_t *post;			/* node -> postorder number; the root's is n */
+	uint32_t *post;			/* node -> postorder number; the root's is n (NULL
+					 * once graph_add_retained is done with them) */
 	uint32_t *order;		/* postorder -> node */
 	uint64_t *ret;			/* by node: bytes its dominator subtree holds */
 	uint64_t reached;		/* blocks reached from the roots */

@@ -111,8 +111,11 @@ void graph_dominators(struct graph *g)
 	uint8_t *leader;
 	bool changed = true;
 
-	if (g->idom)
+	if (g->idom && g->order)
 		return;
+	free(g->idom);	/* graph_add_retained dropped the numbering: made again */
+	free(g->ret);
+	free(g->post);
 	leader = xcalloc(nn, 1);
 	np = number_nodes(g, leader);
 	build_preds(g, &poff, &pred);
@@ -342,32 +345,35 @@ void graph_stacks(struct graph *g, const struct scan_result *scan)
 /*
  * Walk the dominator tree depth first; a block adds its subtree to its stack only when
  * no block of the same stack dominates it, so nested blocks of one stack count once.
+ * The tree is kept as first child and next sibling (two words a node), and the walk's
+ * stack grows with the tree's depth, not its size.
  */
 static void sum_retained(struct graph *g)
 {
-	size_t nn = g->n + 1, sp = 0;
-	uint32_t *coff = xcalloc(nn + 1, sizeof(*coff)), *child = xmalloc(nn * sizeof(*child));
-	uint32_t *cur = xmalloc(nn * sizeof(*cur)), *stack = xmalloc(nn * sizeof(*stack));
+	size_t nn = g->n + 1, sp = 0, cap = 1024;
+	uint32_t *first = xmalloc(nn * sizeof(*first)), *next = xmalloc(nn * sizeof(*next));
+	uint32_t *stack = xmalloc(cap * sizeof(*stack));
 	uint32_t *active = xcalloc(g->nids ? g->nids : 1, sizeof(*active));
 
-	for (size_t v = 1; v < nn; v++)
-		coff[g->idom[v] + 1]++;
-	for (size_t v = 0; v < nn; v++)
-		coff[v + 1] += coff[v];
-	memcpy(cur, coff, nn * sizeof(*cur));
-	for (size_t v = 1; v < nn; v++)
-		child[cur[g->idom[v]]++] = (uint32_t)v;
-	memcpy(cur, coff, nn * sizeof(*cur));
+	memset(first, 0xff, nn * sizeof(*first));
+	for (size_t v = nn; v-- > 1;) {	/* children in address order, as before */
+		next[v] = first[g->idom[v]];
+		first[g->idom[v]] = (uint32_t)v;
+	}
+	/* stack: the nodes on the path from the root; first[u] becomes u's next child */
 	stack[sp++] = 0;
 	while (sp) {
 		uint32_t u = stack[sp - 1];
 
-		if (cur[u] < coff[u + 1]) {
-			uint32_t v = child[cur[u]++];
+		if (first[u] != NONE) {
+			uint32_t v = first[u];
 			uint32_t s = g->sid[v - 1];
 
+			first[u] = next[v];
 			if (s != NONE && !active[s]++)
 				g->ids[s].retained += g->ret[v];
+			if (sp == cap)
+				stack = xrealloc(stack, (cap *= 2) * sizeof(*stack));
 			stack[sp++] = v;
 			continue;
 		}
@@ -375,9 +381,8 @@ static void sum_retained(struct graph *g)
 			active[g->sid[u - 1]]--;
 		sp--;
 	}
-	free(coff);
-	free(child);
-	free(cur);
+	free(first);
+	free(next);
 	free(stack);
 	free(active);
 }
@@ -385,6 +390,11 @@ static void sum_retained(struct graph *g)
 void graph_add_retained(struct graph *g, struct scan_result *scan, const struct graph_keying *k)
 {
 	graph_dominators(g);
+	/* only --why reads the numbering again, and it never asks for this: its room
+	 * goes to the stacks and the tree walk */
+	free(g->post);
+	free(g->order);
+	g->post = g->order = NULL;
 	assign_stacks(g, scan, k, true);
 	sum_retained(g);
 	for (size_t i = 0; i < g->nids; i++) {

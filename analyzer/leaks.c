@@ -464,6 +464,9 @@ void leaks_apply(struct graph *g, struct scan_result *scan, struct sym *sym,
 	}
 
 	hide_suppressed(&k, recs, sym, supp);
+	/* the plain report's stacks are made again by class below: gone first, so that
+	 * their sizes (8 bytes a block) and the classes' are not held at once */
+	stacks_free(&scan->stacks);
 	stacks_init(&out);
 	join_classes(&k, scan, cc, ji);
 	for (int cc_i = 0; cc_i < (k.hide ? 2 : 1) * LEAK_NCLASSES; cc_i++) {
@@ -474,12 +477,13 @@ void leaks_apply(struct graph *g, struct scan_result *scan, struct sym *sym,
 
 		all = stacks_list(&cc[cc_i].stacks, &n);
 		for (size_t i = 0; i < n; i++) {
-			const struct stack *s = all[i];
+			struct stack *s = all[i];
 			/* the sites' counters (calls, frees) are not split by class: left out */
 			struct stack_add a = { .bytes = s->bytes, .blocks = s->blocks,
 					       .est_bytes = s->est_bytes,
 					       .est_blocks = s->est_blocks, .sizes = s->sizes,
-					       .nsizes = s->nsizes };
+					       .nsizes = s->nsizes, .give = &s->sizes,
+					       .give_cap = s->sizes_cap };
 			struct stack_key key = { .pcs = s->pcs, .nframes = s->nframes, .tid = s->tid,
 				.flags = s->flags | (unsigned)(c + 1) << LEAK_FLAG_SHIFT };
 
@@ -501,7 +505,6 @@ void leaks_apply(struct graph *g, struct scan_result *scan, struct sym *sym,
 		free(all);
 		collect_free(&cc[cc_i]);
 	}
-	stacks_free(&scan->stacks);
 	scan->stacks = out;
 	scan->join.unknown_blocks = unknown_blocks;
 	scan->join.unknown_bytes = unknown_bytes;

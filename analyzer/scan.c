@@ -42,17 +42,35 @@ static uint16_t chunk_memo(const struct image *img, const struct seg *s, const s
 	return (uint16_t)(SCAN_CHUNK_KNOWN | (more >> 4) << 3 | (w & 7));
 }
 
-static void keep_block(struct scan_blocks *l, const struct hp_block *b, unsigned below,
+/*
+ * Each thread lists its blocks in pieces of SCAN_PIECE blocks (4 MiB), never moved once
+ * written: a list grown by realloc was copied as it grew (in the brk heap, where
+ * glibc's raised mmap threshold puts it) and copied again to join the threads' lists,
+ * a third of the heap graph's page faults. merge_lists joins the pieces in address
+ * order, freeing each as it is used up.
+ */
+#define SCAN_PIECE ((size_t)131072)
+
+static void keep_block(struct scan_result *out, const struct hp_block *b, unsigned below,
 		       uint16_t chunk)
 {
-	if (l->n == l->cap)
-		l->v = xrealloc(l->v, (l->cap = l->cap ? 2 * l->cap : 1024) * sizeof(*l->v));
+	struct scan_blocks *l = &out->list;
+
+	if (l->n == l->cap) {
+		if (out->npieces == out->pieces_cap)
+			out->pieces = xrealloc(out->pieces, (out->pieces_cap = out->pieces_cap ?
+					       2 * out->pieces_cap : 16) * sizeof(*out->pieces));
+		l->v = out->pieces[out->npieces++] = xmalloc(SCAN_PIECE * sizeof(*l->v));
+		l->n = 0;
+		l->cap = SCAN_PIECE;
+	}
 	l->v[l->n++] = (struct scan_block){
 		.user = b->user, .size = b->size, .version = (uint8_t)b->version,
 		.site = b->version == 2 ? b->site : 0,
 		.sampled = b->version == 2 && (b->flags & HP2_F_SAMPLED),
 		.time = b->version == 2 ? (uint16_t)hp2_time_encode(b->age_ms) : 0,
 		.below = below, .chunk = chunk };
+	out->listed++;
 }
 
 bool scan_block_decoded(const struct image *img, const struct scan_block *b,
@@ -112,7 +130,7 @@ static void check_at(const struct image *img, const struct seg *s, uint64_t addr
 			unsigned below = d.block.version == 2 ? 16u << d.block.shift :
 				HP_HDR_SIZE + d.block.nframes * img->wsize;
 
-			keep_block(&out->list, &d.block, below, chunk_memo(img, s, &d.block, below));
+			keep_block(out, &d.block, below, chunk_memo(img, s, &d.block, below));
 		}
 	} else {
 		out->records++;
@@ -399,19 +417,70 @@ static void result_merge(struct scan_result *into, struct scan_result *from)
 	if (from->other_version)
 		into->other_version = from->other_version;
 	collect_merge(&into->found, &from->found);
-	if (from->list.n && !into->list.v) {	/* the first: taken, not copied */
-		into->list = from->list;
-		from->list = (struct scan_blocks){ 0 };
-	} else if (from->list.n) {
-		struct scan_blocks *l = &into->list;
+}
 
-		if (l->n + from->list.n > l->cap)
-			l->v = xrealloc(l->v, (l->cap = l->n + from->list.n) * sizeof(*l->v));
-		memcpy(l->v + l->n, from->list.v, from->list.n * sizeof(*l->v));
-		l->n += from->list.n;
+/* Block i of a thread's pieces. */
+static inline const struct scan_block *piece_block(const struct scan_result *r, size_t i)
+{
+	return &r->pieces[i / SCAN_PIECE][i % SCAN_PIECE];
+}
+
+/*
+ * The threads' lists joined into out->list: each thread lists its blocks going up (it
+ * takes the chunks in order), so a merge by address gives one sorted list, which
+ * graph_build and alloc_open then take as it is. Many threads: joined in turn, and
+ * sorted later.
+ */
+#define MERGE_WAYS 8
+
+static void merge_lists(struct scan_result *out, struct scan_result *parts, unsigned nparts)
+{
+	size_t n = 0, at[MERGE_WAYS] = { 0 }, k = 0;
+	struct scan_blocks *l = &out->list;
+
+	for (unsigned t = 0; t < nparts; t++)
+		n += parts[t].listed;
+	if (!n)
+		goto done;
+	l->v = xmalloc(n * sizeof(*l->v));
+	l->cap = n;
+	if (nparts > MERGE_WAYS) {
+		for (unsigned t = 0; t < nparts; t++)
+			for (size_t i = 0; i < parts[t].listed; i++)
+				l->v[k++] = *piece_block(&parts[t], i);
+	} else {
+		for (;;) {
+			const struct scan_block *best = NULL;
+			unsigned w = 0;
+
+			for (unsigned t = 0; t < nparts; t++) {
+				const struct scan_block *b;
+
+				if (at[t] == parts[t].listed)
+					continue;
+				b = piece_block(&parts[t], at[t]);
+				if (!best || b->user < best->user)
+					best = b, w = t;
+			}
+			if (!best)
+				break;
+			l->v[k++] = *best;
+			if (++at[w] % SCAN_PIECE == 0) {	/* a piece used up */
+				free(parts[w].pieces[at[w] / SCAN_PIECE - 1]);
+				parts[w].pieces[at[w] / SCAN_PIECE - 1] = NULL;
+			}
+		}
 	}
-	free(from->list.v);
-	from->list = (struct scan_blocks){ 0 };
+	l->n = k;
+done:
+	out->listed = n;
+	for (unsigned t = 0; t < nparts; t++) {
+		for (size_t i = 0; i < parts[t].npieces; i++)
+			free(parts[t].pieces[i]);
+		free(parts[t].pieces);
+		parts[t].pieces = NULL;
+		parts[t].list = (struct scan_blocks){ 0 };
+	}
 }
 
 static int u64_cmp(const void *a, const void *b)
@@ -515,6 +584,7 @@ static void scan_all(const struct image *img, unsigned nthreads, const struct jo
 		result_merge(out, &parts[t]);
 		collect_free(&parts[t].found);
 	}
+	merge_lists(out, parts, nthreads);
 	collect_join(&out->found, &out->join);
 	/* the stacks become the result's own; found keeps the records */
 	out->stacks = out->found.stacks;
@@ -550,6 +620,9 @@ void scan_image_graph_with(const struct image *img, unsigned nthreads,
 
 void scan_result_free(struct scan_result *r)
 {
+	for (size_t i = 0; i < r->npieces; i++)
+		free(r->pieces[i]);
+	free(r->pieces);
 	free(r->list.v);
 	free(r->pages.bits);
 	free(r->pages.first);

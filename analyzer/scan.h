@@ -92,7 +92,10 @@ struct scan_result {
 	uint64_t tags_cut;	/* v2 tags whose header is cut off: noise too */
 	unsigned other_version;	/* last unknown version seen, for the message */
 	bool keep_blocks;	/* fill list (scan_image_blocks_with) */
-	struct scan_blocks list; /* every valid block header, in no order */
+	struct scan_blocks list; /* every valid block header, by address (unless more
+				 * than a few threads listed them) */
+	struct scan_block **pieces; /* a scan thread's list as it grows (scan.c) */
+	size_t npieces, pieces_cap, listed;
 	struct scan_pages pages; /* scan_image_graph_with */
 };
 

@@ -159,7 +159,15 @@ static void add_blocks(struct stacks *t, struct stack *s, const struct stack_add
 	s->blocks += a->blocks;
 	s->est_bytes += a->est_bytes;
 	s->est_blocks += a->est_blocks;
-	sizes_append(s, a->sizes, a->nsizes);
+	if (a->give && *a->give == a->sizes && a->nsizes && !s->sizes) {
+		/* taken, not copied: the join and --leaks hand over a million sizes */
+		s->sizes = *a->give;
+		s->sizes_cap = a->give_cap;
+		s->nsizes = a->nsizes;
+		*a->give = NULL;
+	} else {
+		sizes_append(s, a->sizes, a->nsizes);
+	}
 	counts_add(&s->counts, &a->counts, &t->saturated);
 }
 
@@ -210,7 +218,7 @@ void stacks_merge(struct stacks *into, struct stacks *from)
 		s = *slot;
 		add_blocks(into, s, &(struct stack_add){ f->bytes, f->blocks, f->est_bytes,
 							 f->est_blocks, f->sizes, f->nsizes,
-							 f->counts });
+							 f->counts, &f->sizes, f->sizes_cap });
 		free(f->sizes);
 		free(f);
 	}

@@ -65,6 +65,10 @@ struct stack_add {
 	const uint64_t *sizes;	/* every live block's size, sampled or not */
 	uint64_t nsizes;
 	struct stack_counts counts;
+	/* sizes is *give, a heap array of give_cap: a stack with no sizes yet takes it
+	 * (*give becomes NULL) instead of a copy. NULL: copied. */
+	uint64_t **give;
+	size_t give_cap;
 };
 
 struct stacks {

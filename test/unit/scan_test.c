@@ -14,6 +14,7 @@
 #include "scan.h"
 #include "encode.h"
 #include "tap.h"
+#include "util.h"
 
 /*
  * Encode a live block as the format says, into buf (which sits at target address
@@ -281,6 +282,80 @@ static void random_bytes(void)
 	free(buf);
 }
 
+/* sort_runs: elements of 3 words, key and original position, in runs of every shape */
+struct elem3 {
+	uint64_t key, pos, pad;
+};
+
+static int elem3_cmp(const void *a, const void *b)
+{
+	const struct elem3 *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* runs of the given lengths, keys drawn from [0, range) and sorted within each run */
+static bool sorts_runs(const size_t *lens, size_t nruns, uint64_t range, unsigned seed)
+{
+	size_t n = 0, at = 0;
+	struct elem3 *v, *want;
+	bool same;
+
+	for (size_t r = 0; r < nruns; r++)
+		n += lens[r];
+	v = calloc(n ? n : 1, sizeof(*v));
+	want = calloc(n ? n : 1, sizeof(*want));
+	srand(seed);
+	for (size_t r = 0; r < nruns; r++) {
+		uint64_t k = 0;
+
+		for (size_t i = 0; i < lens[r]; i++) {
+			k += (uint64_t)rand() % (range / (lens[r] + 1) + 1);
+			v[at + i] = (struct elem3){ k % range, at + i, ~(at + i) };
+			if (i && v[at + i].key < v[at + i - 1].key)
+				v[at + i].key = v[at + i - 1].key;
+		}
+		at += lens[r];
+	}
+	memcpy(want, v, n * sizeof(*v));
+	qsort(want, n, sizeof(*want), elem3_cmp);	/* by key, then position: stable */
+	same = sort_runs(v, n, sizeof(*v)) && !memcmp(v, want, n * sizeof(*v));
+	free(v);
+	free(want);
+	return same;
+}
+
+static void sort_runs_cases(void)
+{
+	static const size_t one[] = { 1000 }, two[] = { 500, 500 }, head[] = { 1, 999 },
+		tail[] = { 999, 1 }, skew[] = { 3, 1000, 7, 2, 400 }, empty[] = { 0, 5, 0 };
+	size_t many[64], too_many = 65;
+	struct elem3 *v = calloc(too_many, sizeof(*v));
+	bool untouched = true;
+
+	ok(sorts_runs(one, 1, 1u << 20, 1), "sort_runs: one run stays as it is");
+	ok(sorts_runs(two, 2, 1u << 20, 2), "sort_runs: two interleaved runs");
+	ok(sorts_runs(two, 2, 8, 3), "sort_runs: two runs of repeated keys, stably");
+	ok(sorts_runs(head, 2, 1u << 20, 4) && sorts_runs(tail, 2, 1u << 20, 5),
+	   "sort_runs: one element out of place at either end");
+	ok(sorts_runs(skew, 5, 1u << 16, 6) && sorts_runs(skew, 5, 4, 7),
+	   "sort_runs: runs of uneven lengths, keys repeated across them");
+	ok(sorts_runs(empty, 3, 100, 8), "sort_runs: empty runs");
+	for (size_t r = 0; r < 64; r++)
+		many[r] = 1 + r * 37 % 101;
+	ok(sorts_runs(many, 64, 1u << 24, 9) && sorts_runs(many, 64, 16, 10),
+	   "sort_runs: 64 runs");
+	for (size_t i = 0; i < too_many; i++)
+		v[i].key = too_many - i;
+	untouched = !sort_runs(v, too_many, sizeof(*v));
+	for (size_t i = 0; i < too_many; i++)
+		untouched = untouched && v[i].key == too_many - i;
+	ok(untouched, "sort_runs: 65 runs refused, the array untouched");
+	free(v);
+}
+
 int main(void)
 {
 	every_target();
@@ -291,5 +366,6 @@ int main(void)
 	huge_sizes();
 	odd_places();
 	random_bytes();
+	sort_runs_cases();
 	return tap_done();
 }
