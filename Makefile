@@ -53,6 +53,11 @@ PRELOAD_CFLAGS := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -funwind-tab
 # timeline's sums are 64-bit. Probed, so that 64-bit builds take no such dependency.
 ATOMIC_LIBS := $(shell printf 'unsigned long long x; int main(void) { return (int)__atomic_add_fetch(&x, 1, 5); }' | \
 	$(CC) -x c - -o /dev/null 2>/dev/null || echo -latomic)
+# NO_TIMELINE=1: a heapprof.so without the peak table, the timeline and their counting,
+# only to measure what they cost (bench/timeline_cost.sh); build it in its own B=
+ifeq ($(NO_TIMELINE),1)
+PRELOAD_CFLAGS += -DHP_NO_LIVE
+endif
 PRELOAD_LIBS := -ldl -lgcc_s -lm -pthread $(ATOMIC_LIBS)
 
 ANALYZER_SRCS := $(wildcard analyzer/*.c)
