@@ -55,6 +55,11 @@ STATIC_LDFLAGS := $(WRAP_NAMES:%=-Wl,--wrap=%) -Wl,-u,__wrap_malloc -Wl,-u,heapp
 	$(ATOMIC_LIBS)
 # unwind tables: on mips and armhf libgcc cannot walk through frames without them
 PRELOAD_CFLAGS := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -funwind-tables -pthread $(SAN_PRE)
+# NO_TIMELINE=1: a heapprof.so without the peak table, the timeline and their counting,
+# only to measure what they cost (bench/timeline_cost.sh); build it in its own B=
+ifeq ($(NO_TIMELINE),1)
+PRELOAD_CFLAGS += -DHP_NO_LIVE
+endif
 PRELOAD_LIBS := -ldl -lgcc_s -lm -pthread $(ATOMIC_LIBS)
 
 ANALYZER_SRCS := $(wildcard analyzer/*.c)

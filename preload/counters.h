@@ -1,6 +1,6 @@
 /*
  * What each tagged allocation and free adds up: its site's calls and bytes, frees and
- * bytes freed, time between calls (HEAPPROF_TIME), and the thread's live bytes; a
+ * bytes freed, time between calls (HEAPPROF_TIME), and the thread's live bytes (live.h); a
  * sampled block weighed back to what it stands for. The records are table.c's; the
  * hooks decide which blocks count (tagged, outside heapprof's own calls).
  */
@@ -55,13 +55,23 @@ static inline __attribute__((always_inline)) void counters_alloc(struct hp_site_
 								 uint64_t size, unsigned flags,
 								 uint64_t ms)
 {
-	if (s) {
-		counters_add(&s->calls, &s->bytes, size, flags);
-		if (unlikely(hp_opt.time))
-			counters_time(s);
+	/* one test of the flag for both the site and the live counts */
+	if (likely(!(flags & HP2_F_SAMPLED))) {
+		if (s) {
+			s->calls += 1;
+			s->bytes += size;
+			if (unlikely(hp_opt.time))
+				counters_time(s);
+		}
+		live_alloc(size, ms);	/* the thread record, the timeline, the peak table */
+	} else {
+		if (s) {
+			counters_add(&s->calls, &s->bytes, size, flags);
+			if (unlikely(hp_opt.time))
+				counters_time(s);
+		}
+		live_sampled(size, counters_weight(size, flags), 1, ms);
 	}
-	table_live_add(counters_weight(size, flags));
-	live_alloc(size, flags, ms);	/* the timeline's and the peak table's sums */
 }
 
 /* A block of size bytes made at site id goes back. Inline in free: one cache look-up
@@ -71,10 +81,17 @@ static inline __attribute__((always_inline)) void counters_free(uint32_t id, uin
 {
 	struct hp_site_rec *s = table_free_site(id);
 
-	if (s)
-		counters_add(&s->frees, &s->freed, size, flags);
-	table_live_add(-counters_weight(size, flags));
-	live_free(size, flags);
+	if (likely(!(flags & HP2_F_SAMPLED))) {
+		if (s) {
+			s->frees += 1;
+			s->freed += size;
+		}
+		live_free(size);
+	} else {
+		if (s)
+			counters_add(&s->frees, &s->freed, size, flags);
+		live_sampled(size, counters_weight(size, flags), -1, UINT64_MAX);
+	}
 }
 
 #endif

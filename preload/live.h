@@ -1,10 +1,10 @@
 /*
  * The process's live memory counters for the timeline and the peak table: each thread
- * counts its calls and frees and the bytes it moves (no atomic, no shared line) and
- * flushes them into the process-wide sums every LIVE_FLUSH_BYTES it allocates or
- * frees, or when the next timeline sample is due. Live bytes come from the thread's
- * own record (table_live_add), read at the flush. The flush, not the allocation,
- * checks for a new peak.
+ * adds its blocks to its own record's live bytes (table.c's), counts its calls, frees
+ * and bytes asked for (no atomic, no shared line), and flushes them into the
+ * process-wide sums when its live bytes have moved LIVE_FLUSH_BYTES from the last
+ * flush, or when it allocates and the next timeline sample may be due. The flush, not
+ * the allocation, checks for a new peak.
  */
 #ifndef HP_LIVE_H
 #define HP_LIVE_H
@@ -14,16 +14,24 @@
 
 #include "compiler.h"
 #include "heapprof_format.h"
+#include "table.h"
 
 #define LIVE_FLUSH_BYTES ((int64_t)64 << 10)
 
+/*
+ * One thread's side, all in one TLS block and one cache line: the hot path reads rec,
+ * hi or lo and due, and adds to two counters. Blocks and calls of sampled blocks are
+ * estimates in HP2_COUNT_ONE units, an unsampled one counts 1.
+ */
 struct live_pending {
-	int64_t moved;			/* bytes allocated or freed since the flush */
-	uint64_t calls, frees;		/* since the flush, not sampled */
-	int64_t live_seen;		/* the thread record's live bytes at the flush */
-	int64_t s_bytes, s_blocks;	/* sampled blocks: estimates, HP2_COUNT_ONE units */
-	uint64_t s_calls, s_alloc_bytes;
-};
+	int64_t *rec;			/* the thread record's live bytes, or live_nowhere */
+	int64_t hi, lo;			/* the slow path once they reach hi or fall to lo */
+	uint64_t due;			/* the slow path at an allocation from this ms on */
+	uint64_t calls, frees;		/* since the flush */
+	uint64_t alloc_bytes;		/* asked for since the flush (estimates if sampled) */
+	int64_t live_seen;		/* *rec at the flush */
+	uint64_t moved;			/* bytes allocated and freed with no record */
+} __attribute__((aligned(64)));
 
 /* The process-wide sums (one cache line, touched only by flushes). */
 struct live_sums {
@@ -32,11 +40,14 @@ struct live_sums {
 } __attribute__((aligned(64)));
 
 extern HP_TLS struct live_pending live_mine HP_HIDDEN;
+/* A thread with no record yet points rec here, with bounds that send every call to the
+ * slow path: the inline path never tests for NULL. Written by any such thread, never read. */
+extern int64_t live_nowhere HP_HIDDEN;
 extern struct live_sums live_sums HP_HIDDEN;
 extern uint64_t live_next_ms HP_HIDDEN;	/* the next timeline sample; UINT64_MAX: none */
 
 /* When the next sample is due. A 32-bit target has no lock-free 64-bit load (libatomic
- * would take a lock on every allocation): a torn read there only flushes early or late. */
+ * would take a lock): a torn read there only flushes early or late. */
 static inline uint64_t live_next_due(void)
 {
 	if (__atomic_always_lock_free(sizeof(uint64_t), 0))
@@ -44,44 +55,62 @@ static inline uint64_t live_next_due(void)
 	return *(volatile uint64_t *)&live_next_ms;
 }
 
-/* Flush this thread's deltas; ms is now (allocation) or UINT64_MAX (free: no sample). */
+/* An allocation (sign 1, at ms) or a free (sign -1, ms UINT64_MAX) of a block of size
+ * bytes weighing weight took its record's live bytes past hi or lo, or found the
+ * thread's due time passed, or the thread has no record: flush, or count with none. */
+HP_HIDDEN void live_slow(uint64_t size, int64_t weight, int sign, uint64_t ms);
+/* Flush this thread's counts; ms is now (allocation) or UINT64_MAX (free: no sample). */
 HP_HIDDEN void live_flush(uint64_t ms);
-/* A sampled block's weight (1 / p, as hooks.c's count() takes it) in HP2_COUNT_ONE units. */
-HP_HIDDEN void live_sampled(uint64_t size, int64_t sign);
+/* live_alloc() (sign 1, at ms) or live_free() (sign -1) of a sampled block: it stands
+ * for weight bytes and 1 / p blocks (HP2_COUNT_ONE units). Out of line: the estimate
+ * takes a libm call anyway. */
+HP_HIDDEN void live_sampled(uint64_t size, int64_t weight, int sign, uint64_t ms);
 
 /* Start the counters, the timeline and the peak table (boot, after the options). */
 HP_HIDDEN void live_init(void);
 /* In a forked child: a writer of the parent's may have held a record. */
 HP_HIDDEN void live_after_fork(void);
 
-/* A block of size bytes (HP2_F_* flags) was tagged at ms since the start. Inline: every
+#ifndef HP_NO_LIVE
+/* A block of size bytes, not sampled, was tagged at ms since the start. Inline: every
  * tagged allocation comes here. */
-static inline __attribute__((always_inline)) void live_alloc(uint64_t size, unsigned flags,
-							     uint64_t ms)
+static inline __attribute__((always_inline)) void live_alloc(uint64_t size, uint64_t ms)
 {
 	struct live_pending *t = &live_mine;
+	int64_t live = *t->rec + (int64_t)size;
 
-	if (likely(!(flags & HP2_F_SAMPLED)))
-		t->calls++;
-	else
-		live_sampled(size, 1);
-	t->moved += (int64_t)size;
-	if (unlikely(t->moved >= LIVE_FLUSH_BYTES || ms >= live_next_due()))
-		live_flush(ms);
+	*t->rec = live;	/* this thread's alone: no atomic needed */
+	t->calls++;
+	t->alloc_bytes += size;
+	if (unlikely(live >= t->hi || ms >= t->due))
+		live_slow(size, (int64_t)size, 1, ms);
 }
 
-/* A tagged block of size bytes went back. Inline: every free of one comes here. */
-static inline __attribute__((always_inline)) void live_free(uint64_t size, unsigned flags)
+/* A tagged block of size bytes, not sampled, went back. Inline: every free of one
+ * comes here. Never a new peak, nor a sample. */
+static inline __attribute__((always_inline)) void live_free(uint64_t size)
 {
 	struct live_pending *t = &live_mine;
+	int64_t live = *t->rec - (int64_t)size;
 
-	if (likely(!(flags & HP2_F_SAMPLED)))
-		t->frees++;
-	else
-		live_sampled(size, -1);
-	t->moved += (int64_t)size;
-	if (unlikely(t->moved >= LIVE_FLUSH_BYTES))
-		live_flush(UINT64_MAX);
+	*t->rec = live;
+	t->frees++;
+	if (unlikely(live <= t->lo))
+		live_slow(size, (int64_t)size, -1, UINT64_MAX);
 }
+#else
+/* NO_TIMELINE=1 (make): no peak table, no timeline, nothing counted for them; the
+ * thread record's live bytes only, as before either existed. For measuring their cost. */
+static inline __attribute__((always_inline)) void live_alloc(uint64_t size, uint64_t ms)
+{
+	(void)ms;
+	table_live_add((int64_t)size);
+}
+
+static inline __attribute__((always_inline)) void live_free(uint64_t size)
+{
+	table_live_add(-(int64_t)size);
+}
+#endif
 
 #endif

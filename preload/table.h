@@ -159,9 +159,9 @@ static inline uint32_t table_site_id(const struct hp_site_rec *s)
 	return (uint32_t)s->w2;
 }
 
-/* This thread's live bytes (its thread record), once it has one: its share changes
- * by bytes; table_live_bytes() sums all threads' (read without stopping them, so only
- * as exact as a moment allows). */
+/* This thread's live bytes (its thread record), once it has one: live.h keeps the
+ * pointer and adds to it (table_live_add() in a NO_TIMELINE build); table_live_bytes()
+ * sums all threads' (read without stopping them, so only as exact as a moment allows). */
 extern HP_TLS int64_t *hp_thread_live HP_HIDDEN;
 
 static inline void table_live_add(int64_t bytes)

@@ -13,7 +13,10 @@
 #include "table.h"
 #include "timeline.h"
 
-HP_TLS struct live_pending live_mine;
+int64_t live_nowhere;
+/* no record yet: every call to live_slow() (hi and lo can never be passed inside) */
+#define LIVE_UNBOUND { .rec = &live_nowhere, .hi = INT64_MIN, .lo = INT64_MAX }
+HP_TLS struct live_pending live_mine = LIVE_UNBOUND;
 struct live_sums live_sums;
 uint64_t live_next_ms = UINT64_MAX;
 
@@ -29,68 +32,113 @@ static struct timeline_rec *tl;
 static uint32_t tl_cap;
 static int tl_busy;	/* a writer is at it: others give up, never wait */
 
-void live_sampled(uint64_t size, int64_t sign)
+void live_sampled(uint64_t size, int64_t weight, int sign, uint64_t ms)
 {
+	struct live_pending *t = &live_mine;
+#ifdef HP_NO_LIVE
+	(void)size, (void)t, (void)ms;
+	table_live_add(sign * weight);
+#else
 	double p = -expm1(-(double)size / (double)hp_opt.sample);
-	int64_t n = (int64_t)(HP2_COUNT_ONE / p + 0.5), b = (int64_t)((double)size / p + 0.5);
+	uint64_t n = (uint64_t)(HP2_COUNT_ONE / p + 0.5);
+	int64_t live = *t->rec + sign * weight;
+
+	*t->rec = live;
+	if (sign > 0) {
+		t->calls += n;
+		t->alloc_bytes += (uint64_t)weight;
+		if (live >= t->hi || ms >= t->due)
+			live_slow(size, weight, 1, ms);
+	} else {
+		t->frees += n;
+		if (live <= t->lo)
+			live_slow(size, weight, -1, UINT64_MAX);
+	}
+#endif
+}
+
+/* Bounds around the record's live bytes now, and the thread's next due time. */
+static void live_rearm(struct live_pending *t, int64_t live)
+{
+	t->live_seen = live;
+	t->moved = 0;
+	if (t->rec == &live_nowhere)
+		return;	/* still unbounded */
+	t->hi = live + LIVE_FLUSH_BYTES;
+	t->lo = live - LIVE_FLUSH_BYTES;
+	/* the process's next sample, or later: the thread flushes once per interval at
+	 * most, so the calls it counts reach the sums within one */
+	t->due = live_next_due();
+}
+
+void live_slow(uint64_t size, int64_t weight, int sign, uint64_t ms)
+{
 	struct live_pending *t = &live_mine;
 
-	t->s_bytes += sign * b;
-	t->s_blocks += sign * n;
-	if (sign > 0) {
-		t->s_calls += (uint64_t)n;
-		t->s_alloc_bytes += (uint64_t)b;
+	if (t->rec == &live_nowhere) {
+		int64_t *rec = hp_thread_live;	/* table.c makes it with the first site */
+
+		if (!rec) {
+			/* as the thread counts no live bytes, it flushes every 64 KiB moved */
+			t->moved += size;
+			if (t->moved >= (uint64_t)LIVE_FLUSH_BYTES || ms >= t->due)
+				live_flush(ms);
+			if (ms != UINT64_MAX)
+				t->due = live_next_due();
+			return;
+		}
+		t->rec = rec;
+		t->live_seen = *rec;
+		*rec += sign * weight;	/* the inline path added it to live_nowhere */
 	}
+	live_flush(ms);
 }
 
 void live_flush(uint64_t ms)
 {
 	struct live_pending *t = &live_mine;
 	struct timeline_sample s;
-	int64_t moved = t->moved, live, dlive, bytes, blocks;
-	uint64_t calls, alloc_bytes;
+	int64_t live = t->rec != &live_nowhere ? *t->rec : t->live_seen;
+	int64_t bytes = live - t->live_seen, blocks = (int64_t)(t->calls - t->frees);
+	uint64_t calls = t->calls, alloc_bytes = t->alloc_bytes;
 
-	/*
-	 * Not sampled, every block the thread counts is in its record's live bytes too
-	 * (hooks.c adds to both), so what it allocated is (moved + live change) / 2.
-	 * Sampled, the estimates were summed apart.
-	 */
-	live = hp_thread_live ? __atomic_load_n(hp_thread_live, __ATOMIC_RELAXED) : t->live_seen;
-	dlive = live - t->live_seen;
-	blocks = (int64_t)t->calls - (int64_t)t->frees + t->s_blocks;
-	calls = t->calls + t->s_calls;
-	if (hp_opt.sample) {
-		bytes = t->s_bytes;	/* the record holds the same estimates */
-		alloc_bytes = t->s_alloc_bytes;
-	} else {
-		bytes = dlive;
-		alloc_bytes = moved + dlive > 0 ? (uint64_t)(moved + dlive) / 2 : 0;
-	}
-	*t = (struct live_pending){ .live_seen = live };
+	t->calls = t->frees = t->alloc_bytes = 0;
 	/* seq_cst: peak_take() relies on it (a lock xadd either way on x86) */
 	s.bytes = __atomic_add_fetch(&live_sums.bytes, bytes, __ATOMIC_SEQ_CST);
 	s.blocks = __atomic_add_fetch(&live_sums.blocks, blocks, __ATOMIC_RELAXED);
 	s.calls = __atomic_add_fetch(&live_sums.calls, calls, __ATOMIC_RELAXED);
 	s.alloc_bytes = __atomic_add_fetch(&live_sums.alloc_bytes, alloc_bytes,
 					   __ATOMIC_RELAXED);
-	if (ms == UINT64_MAX)
-		return;		/* a free: neither a sample nor a peak */
-	s.ms = ms;
-	if (s.bytes > 0 && (uint64_t)s.bytes >= __atomic_load_n(&peak_next_bytes, __ATOMIC_RELAXED))
-		peak_take(ms, s.bytes);
-	if (ms >= __atomic_load_n(&live_next_ms, __ATOMIC_RELAXED))
-		timeline_add(&s);
+	if (ms != UINT64_MAX) {	/* a free: neither a sample nor a peak */
+		s.ms = ms;
+		if (s.bytes > 0 &&
+		    (uint64_t)s.bytes >= __atomic_load_n(&peak_next_bytes, __ATOMIC_RELAXED))
+			peak_take(ms, s.bytes);
+		if (ms >= live_next_due())
+			timeline_add(&s);
+	}
+	live_rearm(t, live);
 }
 
 void live_init(void)
 {
+#ifndef HP_NO_LIVE
 	timeline_init(hp_opt.timeline);
 	peak_init(hp_opt.peak_step);
+#endif
 }
 
 void live_after_fork(void)
 {
-	live_mine.live_seen = 0;	/* the child's thread record starts at 0 */
+	struct live_pending *t = &live_mine;
+
+	/* the child's thread record comes with its first new site (table_after_fork);
+	 * the counts not flushed yet stay, to be flushed into the sums it inherited */
+	t->rec = &live_nowhere;
+	t->hi = INT64_MIN;
+	t->lo = INT64_MAX;
+	t->live_seen = 0;
+	t->due = 0;
 	timeline_after_fork();
 	peak_after_fork();
 }
