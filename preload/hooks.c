@@ -863,10 +863,14 @@ static void python_start(void)
 
 	if (!hp_opt.python)
 		return;
-	/* a dlsym that finds nothing leaves glibc's error message allocated: heapprof's
-	 * own, so untagged, not a live block of the program's */
+	/* heapprof's own calls, not the program's: a dlsym that finds nothing leaves
+	 * glibc's error message allocated (untagged, so not a live block of the
+	 * program's), and neither it nor the blocks dlsym frees again go in the event
+	 * ring (in_hook) */
 	hooks_thread_enable(false);
+	in_hook = true;
 	version = python_init();
+	in_hook = false;
 	hooks_thread_enable(true);
 	if (version)
 		__atomic_store_n(&python_pairs, pairs, __ATOMIC_RELAXED);
