@@ -8,6 +8,7 @@
 
 #include "decode.h"
 #include "image.h"
+#include "python.h"
 #include "rd.h"
 
 #define HP2_RING_MAX (1u << 24)	/* HEAPPROF_EVENTS' limit */
@@ -448,6 +449,22 @@ static enum decode_reject module_rec(const struct decode_src *src, uint64_t addr
 	return DECODE_OK;
 }
 
+/*
+ * A Python name record: whole, it is a record the stacks' frames point at (its magic
+ * shares the block tags' top 16 bits, so unread it would pass for a damaged tag).
+ */
+static enum decode_reject pycode_rec(const struct decode_src *src, uint64_t addr,
+				     struct decoded *out)
+{
+	struct py_mem m = python_mem_image(src->img);
+	struct py_name name;
+
+	if (!python_name_record(&m, addr, 0, &name))
+		return REJ_CHECK;
+	out->kind = DEC_PYCODE;
+	return DECODE_OK;
+}
+
 enum decode_reject decode_at(const struct decode_src *src, uint64_t addr, uint64_t word,
 			     struct decode_buf *buf, struct decoded *out)
 {
@@ -466,6 +483,7 @@ enum decode_reject decode_at(const struct decode_src *src, uint64_t addr, uint64
 	case HP2_MODULE_MAGIC: why = module_rec(src, addr, buf, out); break;
 	case HP2_TIMELINE_MAGIC: why = timeline_rec(src, addr, out); break;
 	case HP2_PEAK_MAGIC: why = peak_rec(src, addr, out); break;
+	case HP2_PYCODE_MAGIC: why = pycode_rec(src, addr, out); break;
 	default: return v2_block(src, addr, word, out);
 	}
 	if (why == DECODE_OK)

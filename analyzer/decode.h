@@ -38,6 +38,7 @@ enum decode_kind {
 	DEC_MODULE,	/* v2 module record (a shared object dlclose unloaded) */
 	DEC_TIMELINE,	/* v2 timeline (its header; samples read by timeline.c) */
 	DEC_PEAK,	/* v2 peak table (its header; entries read by timeline.c) */
+	DEC_PYCODE,	/* a Python name record (read by address, from a stack's frames) */
 	DEC_NKINDS
 };
 

@@ -134,6 +134,8 @@ static void check_at(const struct image *img, const struct seg *s, uint64_t addr
 		}
 	} else {
 		out->records++;
+		if (d.kind == DEC_PYCODE)
+			return;	/* read where a frame points at it */
 	}
 	collect_add(&out->found, &d);
 }

@@ -52,6 +52,14 @@ test_case 'merged (default): each loop frame replaced by its group, innermost fi
 	an -f collapsed --python=merged >out2 && expect_same want out2
 '
 
+# A name record's magic shares the block tags' top 16 bits: one whose preceding word
+# names a known site (as a real dump's line-table bytes can) is a record, not a tag.
+test_case 'a name record after a word that names a site: no damaged header' '
+	$MKDUMP -n 8192 a.bin proc@0x10000 "stack@0x10100:1:$NAT" site@0x10300:1:1 \
+		v2@0x11010:1000:1 v2@0x10d10:24:1 "pycode@0x10d08:f:a.py:1" &&
+	an >out 2>err && ! test -s err && grep -q "^#1  100.0%  1,000 bytes in 1 blocks" out
+'
+
 test_case '--python=native: as without Python frames, the stacks that became one merged' '
 	dump a.bin $BLOCKS && an -f collapsed --python=native >out &&
 	echo "main;_PyEval_EvalFrameDefault;call_object;_PyEval_EvalFrameDefault;bytearray_resize 1324" >want &&
