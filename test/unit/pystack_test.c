@@ -10,6 +10,7 @@
 
 #include "heapprof_format.h"
 #include "image.h"
+#include "pyrecord.h"
 #include "sym.h"
 #include "tap.h"
 
@@ -120,27 +121,6 @@ static void merge_rule(void)
 
 /* ---- sym_stack on words ------------------------------------------------------------ */
 
-static size_t make_record(uint64_t *w, uint64_t at, const char *q, const char *f)
-{
-	static const uint8_t lt[] = { 0xE8, 0x02 };	/* code unit 0: line 3 + 1 */
-	size_t nq = strlen(q), nf = strlen(f), nb = nq + nf + sizeof(lt), nw = (nb + 7) / 8;
-	uint64_t x;
-
-	memset(w, 0, (HP2_PYCODE_WORDS + nw) * 8);
-	w[0] = HP2_PYCODE_MAGIC;
-	w[2] = 0x7f0000123450ULL;
-	w[3] = 0x030C01F0u | (uint64_t)3 << 32;
-	w[4] = nq | nf << 16 | (uint64_t)sizeof(lt) << 32;
-	memcpy(w + HP2_PYCODE_WORDS, q, nq);
-	memcpy((char *)(w + HP2_PYCODE_WORDS) + nq, f, nf);
-	memcpy((char *)(w + HP2_PYCODE_WORDS) + nq + nf, lt, sizeof(lt));
-	x = hp_mix(HP2_SEED, at);
-	for (size_t i = 2; i < HP2_PYCODE_WORDS + nw; i++)
-		x = hp_mix(x, w[i]);
-	w[1] = hp_check_final(x);
-	return (HP2_PYCODE_WORDS + nw) * 8;
-}
-
 static const char *stack_names(struct sym *s, const uint64_t *w, unsigned n, unsigned *np)
 {
 	struct sym_pc *v;
@@ -168,7 +148,7 @@ static void words(void)
 
 	for (int i = 0; i < 2; i++) {
 		FILE *f;
-		size_t len = make_record(rec[i], 0x7000 + 0x1000 * (uint64_t)i, i ? "g" : "Cache.fill",
+		size_t len = py_make_record(rec[i], 0x7000 + 0x1000 * (uint64_t)i, i ? "g" : "Cache.fill",
 					 i ? "b.py" : "a.py");
 
 		if (i)

@@ -8,6 +8,7 @@
 
 #include "heapprof_format.h"
 #include "python.h"
+#include "pyrecord.h"
 #include "tap.h"
 
 /* Memory of len bytes at base; reads outside are absent. */
@@ -55,32 +56,10 @@ static void lines(void)
 }
 
 /* The FORMAT.md vector: a record at 0x7000 for Cache.fill in a.py, first line 3. */
-static size_t make_record(uint64_t *w, uint64_t at)
-{
-	const char *q = "Cache.fill", *f = "a.py";
-	static const uint8_t lt[] = { 0xE8, 0x02 };
-	size_t nq = strlen(q), nf = strlen(f), nb = nq + nf + sizeof(lt), nw = (nb + 7) / 8;
-	uint64_t x;
-
-	memset(w, 0, (HP2_PYCODE_WORDS + nw) * 8);
-	w[0] = HP2_PYCODE_MAGIC;
-	w[2] = 0x7f0000123450ULL;
-	w[3] = 0x030C01F0u | (uint64_t)3 << 32;
-	w[4] = nq | nf << 16 | (uint64_t)sizeof(lt) << 32;
-	memcpy(w + HP2_PYCODE_WORDS, q, nq);
-	memcpy((char *)(w + HP2_PYCODE_WORDS) + nq, f, nf);
-	memcpy((char *)(w + HP2_PYCODE_WORDS) + nq + nf, lt, sizeof(lt));
-	x = hp_mix(HP2_SEED, at);
-	for (size_t i = 2; i < HP2_PYCODE_WORDS + nw; i++)
-		x = hp_mix(x, w[i]);
-	w[1] = hp_check_final(x);
-	return (HP2_PYCODE_WORDS + nw) * 8;
-}
-
 static void records(void)
 {
 	uint64_t w[16];
-	size_t len = make_record(w, 0x7000);
+	size_t len = py_make_record(w, 0x7000, "Cache.fill", "a.py");
 	struct buf b = { 0x7000, (const unsigned char *)w, len };
 	struct py_mem m = { buf_read, &b };
 	struct py_name n;
