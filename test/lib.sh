@@ -133,6 +133,19 @@ expect_bytes()
 	[ "$got" = "$2" ] || { echo "$1: expected $2 live bytes, got $got" >&2; return 1; }
 }
 
+# json_valid FILE [SCHEMA]: FILE is an instance of the JSON schema SCHEMA (default
+# docs/report-schema.json); true without python3-jsonschema (the tests that need it
+# say so with a skip of their own)
+json_valid()
+{
+	python3 -c "import jsonschema" 2>/dev/null || return 0
+	python3 -c "
+import json, sys
+import jsonschema
+jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
+" "$1" "${2:-$SRC_DIR/docs/report-schema.json}"
+}
+
 run_tap()
 {
 	name=$1

@@ -140,18 +140,9 @@ test_case 'views: a bad regular expression is a usage error' '
 	grep -q "bad regular expression" err
 '
 
-validate()
-{
-	python3 -c "
-import json, sys
-import jsonschema
-jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
-" "$1" "$SRC_DIR/docs/report-schema.json"
-}
-
 if python3 -c "import jsonschema" 2>/dev/null; then
 	test_case '-f json: valid against docs/report-schema.json, figures as in collapsed' '
-		heapprof-analyze -f json $SITES_PROG sites.core >s.json && validate s.json &&
+		heapprof-analyze -f json $SITES_PROG sites.core >s.json && json_valid s.json &&
 		python3 -c "
 import json, sys
 r = json.load(open(\"s.json\"))
@@ -162,7 +153,7 @@ assert \"site_small\" in names and \"inl_alloc\" in names
 assert any(f[\"inlined\"] for s in r[\"stacks\"] for f in s[\"frames\"])
 assert any(m[\"build_id\"] for m in r[\"modules\"])
 " &&
-		heapprof-analyze -f json --base=old.core $SITES_PROG new.core >d.json && validate d.json &&
+		heapprof-analyze -f json --base=old.core $SITES_PROG new.core >d.json && json_valid d.json &&
 		python3 -c "
 import json
 r = json.load(open(\"d.json\"))

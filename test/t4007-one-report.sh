@@ -143,16 +143,6 @@ test_case '--top cuts the --by table too, and says what it left out' '
 	[ $(wc -l <three) = 6 ]
 '
 
-# valid FILE SCHEMA: FILE is an instance of the JSON schema SCHEMA
-valid()
-{
-	python3 -c "
-import json, sys
-import jsonschema
-jsonschema.validate(json.load(open(sys.argv[1])), json.load(open(sys.argv[2])))
-" "$1" "$2"
-}
-
 if python3 -c "import jsonschema" 2>/dev/null; then
 	test_case 'make install puts the schema where the man page says' '
 		make -s -C "$SRC_DIR" install B="$BUILD" PREFIX=/usr DESTDIR="$SCRATCH/stage" >install.log 2>&1 &&
@@ -167,10 +157,10 @@ if python3 -c "import jsonschema" 2>/dev/null; then
 			"--lifetimes" "--peak" "--peak-diff"; do
 			heapprof-analyze -q -f json $opts $C counts.core >o.json 2>/dev/null ||
 				[ $? = 2 ] || { echo "failed: $opts" >&2; return 1; }
-			[ ! -s o.json ] || valid o.json $S || { echo "invalid: $opts" >&2; return 1; }
+			[ ! -s o.json ] || json_valid o.json $S || { echo "invalid: $opts" >&2; return 1; }
 		done &&
 		: >empty.supp && heapprof-analyze -f json --leaks=all --suppressions=empty.supp $PROGS/leaky leaky.core >l.json &&
-		valid l.json $S
+		json_valid l.json $S
 	'
 else
 	skip_case '-f json against the installed schema' 'python3-jsonschema missing (scripts/install-deps --test)'
