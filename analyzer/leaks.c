@@ -503,6 +503,7 @@ void leaks_apply(struct graph *g, struct scan_result *scan, struct sym *sym,
 			unknown_bytes += ji[cc_i].unknown_bytes;
 		}
 		free(all);
+		stacks_take_pools(&out, &cc[cc_i].stacks);	/* sizes given to out's stacks */
 		collect_free(&cc[cc_i]);
 	}
 	scan->stacks = out;

@@ -14,6 +14,28 @@ void stacks_init(struct stacks *t)
 	t->slots = xcalloc(t->cap, sizeof(*t->slots));
 }
 
+void stacks_adopt(struct stacks *t, void *pool)
+{
+	t->pools = xrealloc(t->pools, (t->npools + 1) * sizeof(*t->pools));
+	t->pools[t->npools++] = pool;
+}
+
+void stacks_take_pools(struct stacks *into, struct stacks *from)
+{
+	for (size_t i = 0; i < from->npools; i++)
+		stacks_adopt(into, from->pools[i]);
+	free(from->pools);
+	from->pools = NULL;
+	from->npools = 0;
+}
+
+/* s's sizes, unless they lie in a pool */
+static void sizes_free(struct stack *s)
+{
+	if (s->sizes_cap)
+		free(s->sizes);
+}
+
 static uint64_t hash_key(const struct stack_key *k)
 {
 	uint64_t h = hp_mix(HP_CHECK_SEED ^ k->nframes ^ (uint64_t)k->flags << 32, k->tid);
@@ -44,8 +66,17 @@ static void counts_add(struct stack_counts *c, const struct stack_counts *a, boo
 static void sizes_append(struct stack *s, const uint64_t *sizes, uint64_t n)
 {
 	if (s->nsizes + n > s->sizes_cap) {
-		s->sizes_cap = s->nsizes + n > 2 * s->sizes_cap ? s->nsizes + n : 2 * s->sizes_cap;
-		s->sizes = xrealloc(s->sizes, s->sizes_cap * sizeof(*s->sizes));
+		size_t cap = s->nsizes + n > 2 * s->sizes_cap ? s->nsizes + n : 2 * s->sizes_cap;
+
+		if (!s->sizes_cap && s->sizes) {	/* in a pool: copied out */
+			uint64_t *v = xmalloc(cap * sizeof(*v));
+
+			memcpy(v, s->sizes, s->nsizes * sizeof(*v));
+			s->sizes = v;
+		} else {
+			s->sizes = xrealloc(s->sizes, cap * sizeof(*s->sizes));
+		}
+		s->sizes_cap = cap;
 	}
 	if (n)
 		memcpy(s->sizes + s->nsizes, sizes, n * sizeof(*sizes));
@@ -219,10 +250,11 @@ void stacks_merge(struct stacks *into, struct stacks *from)
 		add_blocks(into, s, &(struct stack_add){ f->bytes, f->blocks, f->est_bytes,
 							 f->est_blocks, f->sizes, f->nsizes,
 							 f->counts, &f->sizes, f->sizes_cap });
-		free(f->sizes);
+		sizes_free(f);
 		free(f);
 	}
 	from->n = 0;
+	stacks_take_pools(into, from);
 }
 
 struct stack **stacks_list(const struct stacks *t, size_t *n)
@@ -241,10 +273,13 @@ void stacks_free(struct stacks *t)
 {
 	for (size_t i = 0; i < t->cap; i++) {
 		if (t->slots[i]) {
-			free(t->slots[i]->sizes);
+			sizes_free(t->slots[i]);
 			free(t->slots[i]);
 		}
 	}
 	free(t->slots);
+	for (size_t i = 0; i < t->npools; i++)
+		free(t->pools[i]);
+	free(t->pools);
 	memset(t, 0, sizeof(*t));
 }

@@ -40,7 +40,8 @@ struct stack {
 				 * scan to one cache line per stack, and only the
 				 * stacks a report shows are ever counted by size */
 	uint64_t nsizes;	/* blocks found, sampled or not: entries of sizes[] */
-	size_t sizes_cap;
+	size_t sizes_cap;	/* 0 with sizes set: sizes lie in one of the table's
+				 * pools, copied out when they grow */
 	struct stack_counts counts;
 	unsigned flags;		/* STACK_*; part of the stack's identity */
 	uint32_t tid;		/* split by thread: the thread (0 = unknown); else 0. Part of
@@ -65,8 +66,9 @@ struct stack_add {
 	const uint64_t *sizes;	/* every live block's size, sampled or not */
 	uint64_t nsizes;
 	struct stack_counts counts;
-	/* sizes is *give, a heap array of give_cap: a stack with no sizes yet takes it
-	 * (*give becomes NULL) instead of a copy. NULL: copied. */
+	/* sizes is *give, a heap array of give_cap (0: inside a pool of the table's):
+	 * a stack with no sizes yet takes it (*give becomes NULL) instead of a copy.
+	 * NULL: copied. */
 	uint64_t **give;
 	size_t give_cap;
 };
@@ -75,9 +77,17 @@ struct stacks {
 	struct stack **slots;	/* open-addressed by hash */
 	size_t n, cap;
 	bool saturated;		/* some total did not fit 64 bits */
+	void **pools;		/* heap blocks that stacks' sizes point into (the join
+				 * gives every site's sizes in one): freed with the table */
+	size_t npools;
 };
 
 void stacks_init(struct stacks *t);
+/* The table frees pool (a heap block) with itself: sizes given with give_cap 0 point
+ * into it. */
+void stacks_adopt(struct stacks *t, void *pool);
+/* from's pools to into, whose stacks took from's sizes. */
+void stacks_take_pools(struct stacks *into, struct stacks *from);
 /* Add a group of blocks and counters to the stack k (created if new). */
 void stacks_add_group(struct stacks *t, const struct stack_key *k, const struct stack_add *a);
 /* The stack k, or NULL when the table has none. */
