@@ -100,15 +100,38 @@ static struct site_agg *site_get(struct collect *c, uint32_t id)
 }
 
 /*
- * A v2 block is only noted here, in two flat arrays: filing it under its site at once
- * would cost a table lookup and a push onto one of thousands of growing vectors per
- * block, between the scan's reads (the scan's hottest user-space cost on a heap of
- * millions of blocks). file_pending() files PEND_MAX of them at a time, each site's
- * vector grown once per batch; the arrays stay small enough to stay in the caches.
- * Sampled blocks (rare) are filed at once.
+ * A v2 block is only noted here, as one word (its size and site, as its header holds
+ * them) in pieces that never move: filing it under its site at once cost a table
+ * lookup and a push onto one of thousands of growing vectors per block, and their
+ * growth (copies, the allocator's bins, each thread's arena faulting in a page at a
+ * time) was a quarter of the plain report's CPU on a heap of millions of blocks. The
+ * scan's threads count their own blocks per site (collect_count_pending), and
+ * file_pending() gives each site its stretch of one array and files them. Sampled
+ * blocks and blocks of 4 GiB or more (rare) are filed at once.
  */
-#define PEND_MAX 65536
-static void file_pending(struct collect *c);
+#define PIECE_FIRST ((size_t)8192)		/* words: a small dump stays small, */
+#define PIECE_MAX (((size_t)4 << 20) / sizeof(uint64_t))	/* a big one is in huge pages */
+#define PIECE_ALIGN ((uintptr_t)2 << 20)	/* whole huge pages: one fault for 2 MiB */
+
+static void pend_push(struct collect *c, uint64_t w)
+{
+	struct pend_piece *p = c->pend.n ? &c->pend.v[c->pend.n - 1] : NULL;
+
+	if (!p || p->n == p->cap) {
+		size_t cap = !p ? PIECE_FIRST : PIECE_MAX;
+		uintptr_t align = cap == PIECE_MAX ? PIECE_ALIGN : 1;
+
+		if (c->pend.n == c->pend.cap)
+			c->pend.v = xrealloc(c->pend.v, (c->pend.cap = c->pend.cap ? 2 * c->pend.cap
+									 : 16) * sizeof(*c->pend.v));
+		p = &c->pend.v[c->pend.n++];
+		p->mem = xmalloc(cap * sizeof(uint64_t) + align - 1);
+		p->v = (uint64_t *)(((uintptr_t)p->mem + align - 1) & ~(align - 1));
+		p->n = 0;
+		p->cap = cap;
+	}
+	p->v[p->n++] = w;
+}
 
 static void add_v2_block(struct collect *c, const struct hp_block *b)
 {
@@ -116,45 +139,99 @@ static void add_v2_block(struct collect *c, const struct hp_block *b)
 
 	if (b->age_ms > c->newest_ms)
 		c->newest_ms = b->age_ms;
-	if (!(b->flags & HP2_F_SAMPLED)) {
-		if (c->pend.n == PEND_MAX)
-			file_pending(c);
-		if (!c->pend.cap) {
-			c->pend.cap = PEND_MAX;
-			c->pend.id = xmalloc(PEND_MAX * sizeof(*c->pend.id));
-			c->pend.size = xmalloc(PEND_MAX * sizeof(*c->pend.size));
-		}
-		c->pend.id[c->pend.n] = b->site;
-		c->pend.size[c->pend.n++] = b->size;
+	if (!(b->flags & HP2_F_SAMPLED) && b->size <= UINT32_MAX) {
+		pend_push(c, b->size | (uint64_t)b->site << 32);
 		return;
 	}
 	s = site_get(c, b->site);
 	vec_push(&s->sizes, b->size);
-	vec_push(&s->sampled, b->size);
+	if (b->flags & HP2_F_SAMPLED) {
+		vec_push(&s->sampled, b->size);
+	} else {
+		s->blocks++;
+		sat_add(&s->bytes, b->size);
+	}
 }
 
-/* The pending blocks under their sites, in the order they came (see add_v2_block). */
+void collect_count_pending(struct collect *c)
+{
+	if (c->pend.counted)
+		return;
+	for (size_t k = 0; k < c->pend.n; k++)
+		for (size_t i = 0; i < c->pend.v[k].n; i++)	/* the table may grow: no slots kept */
+			site_get(c, (uint32_t)(c->pend.v[k].v[i] >> 32))->pending++;
+	c->pend.counted = true;
+}
+
+/*
+ * The pending blocks under their sites. A site with no sizes yet gets its stretch of
+ * one pool (sizes.cap 0: not its own; the join gives the pool to the stacks): one
+ * allocation, in huge pages, not thousands of arrays faulted in a page at a time.
+ * (Filing by two threads, each the sites of half the pool, was slower: both fault in
+ * the same pool.)
+ */
 static void file_pending(struct collect *c)
 {
-	size_t n = c->pend.n;
+	uint64_t *pool, *at;
+	size_t total = 0;
 
-	if (!n)
+	if (!c->pend.n)
 		return;
-	for (size_t i = 0; i < n; i++)
-		site_get(c, c->pend.id[i])->pending++;	/* the table may grow: no slots kept */
+	collect_count_pending(c);
 	for (size_t i = 0; i < c->sites_cap; i++)
-		if (c->sites[i].used && c->sites[i].pending) {
-			vec_reserve(&c->sites[i].sizes, c->sites[i].pending);
-			c->sites[i].pending = 0;
-		}
-	for (size_t i = 0; i < n; i++) {
-		struct site_agg *s = &c->sites[site_slot(c->sites, c->sites_cap, c->pend.id[i])];
+		if (c->sites[i].used && !c->sites[i].sizes.v)
+			total += c->sites[i].pending;
+	at = pool = total ? xmalloc(total * sizeof(*pool)) : NULL;
+	if (pool)
+		stacks_adopt(&c->stacks, pool);
+	for (size_t i = 0; i < c->sites_cap; i++) {
+		struct site_agg *s = &c->sites[i];
 
-		s->sizes.v[s->sizes.n++] = c->pend.size[i];
-		s->blocks++;
-		sat_add(&s->bytes, c->pend.size[i]);
+		if (!s->used || !s->pending)
+			continue;
+		if (!s->sizes.v) {
+			s->sizes.v = at;
+			at += s->pending;
+		} else {
+			vec_reserve(&s->sizes, s->pending);
+		}
+		s->pending = 0;
 	}
-	c->pend.n = 0;
+	for (size_t k = 0; k < c->pend.n; k++) {
+		const struct pend_piece *p = &c->pend.v[k];
+
+		for (size_t i = 0; i < p->n; i++) {
+			uint64_t w = p->v[i];
+			struct site_agg *s = &c->sites[site_slot(c->sites, c->sites_cap,
+								 (uint32_t)(w >> 32))];
+
+			s->sizes.v[s->sizes.n++] = (uint32_t)w;
+			s->blocks++;
+			sat_add(&s->bytes, (uint32_t)w);
+		}
+		free(p->mem);
+	}
+	free(c->pend.v);
+	c->pend.v = NULL;
+	c->pend.n = c->pend.cap = 0;
+	c->pend.counted = false;
+}
+
+/* from's pending pieces to into's, as they are (counted: collect_merge adds the counts). */
+static void pend_move(struct collect *into, struct collect *from)
+{
+	collect_count_pending(into);
+	collect_count_pending(from);
+	for (size_t k = 0; k < from->pend.n; k++) {
+		if (into->pend.n == into->pend.cap)
+			into->pend.v = xrealloc(into->pend.v, (into->pend.cap = into->pend.cap ?
+						2 * into->pend.cap : 8) * sizeof(*into->pend.v));
+		into->pend.v[into->pend.n++] = from->pend.v[k];
+	}
+	free(from->pend.v);
+	from->pend.v = NULL;
+	from->pend.n = from->pend.cap = 0;
+	from->pend.counted = false;
 }
 
 /* A module record, its path copied (copy) or taken over. */
@@ -226,14 +303,14 @@ void collect_bad_tag(struct collect *c, uint32_t site)
 
 static void site_free(struct site_agg *s)
 {
-	free(s->sizes.v);
+	if (s->sizes.cap)	/* else in the stacks' pool */
+		free(s->sizes.v);
 	free(s->sampled.v);
 }
 
 void collect_merge(struct collect *into, struct collect *from)
 {
-	file_pending(into);
-	file_pending(from);
+	pend_move(into, from);
 	stacks_merge(&into->stacks, &from->stacks);
 	for (size_t i = 0; i < from->sites_cap; i++) {
 		struct site_agg *f = &from->sites[i], *s;
@@ -242,6 +319,7 @@ void collect_merge(struct collect *into, struct collect *from)
 			continue;
 		s = site_get(into, f->id);
 		s->blocks += f->blocks;
+		s->pending += f->pending;
 		sat_add(&s->bytes, f->bytes);
 		vec_append(&s->sizes, &f->sizes);
 		vec_append(&s->sampled, &f->sampled);
@@ -620,8 +698,9 @@ void collect_free(struct collect *c)
 		if (c->sites[i].used)
 			site_free(&c->sites[i]);
 	free(c->sites);
-	free(c->pend.id);
-	free(c->pend.size);
+	for (size_t k = 0; k < c->pend.n; k++)
+		free(c->pend.v[k].mem);
+	free(c->pend.v);
 	for (size_t i = 0; i < c->nrecs; i++)
 		if (c->recs[i].kind == DEC_STACK)
 			free((void *)c->recs[i].stack.pcs);

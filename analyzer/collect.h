@@ -18,6 +18,13 @@ struct u64vec {
 	size_t n, cap;
 };
 
+/* Pending v2 blocks (collect.c): a piece of words, never moved. */
+struct pend_piece {
+	void *mem;			/* what to free */
+	uint64_t *v;
+	size_t n, cap;
+};
+
 /* The v2 blocks of one site id, as found (before any weighting). */
 struct site_agg {
 	uint32_t id;
@@ -25,7 +32,7 @@ struct site_agg {
 	uint64_t bytes, blocks;		/* not sampled: exact; bytes saturate */
 	struct u64vec sizes;		/* every block's size */
 	struct u64vec sampled;		/* the sizes of the sampled ones */
-	size_t pending;			/* collect.c's, while it files pending blocks */
+	size_t pending;			/* its blocks in pend (collect_count_pending) */
 };
 
 /* How the join keys and filters what it adds (the default, all zero: per stack, all). */
@@ -38,10 +45,10 @@ struct collect {
 	struct join_opts opts;		/* set before the first collect_add */
 	struct stacks stacks;		/* v1 blocks now; v2 ones after the join */
 	struct site_agg *sites;		/* open-addressed by id */
-	struct {			/* v2 blocks not yet filed under their site: */
-		uint32_t *id;		/* the scan appends, and collect.c files them in */
-		uint64_t *size;		/* two passes before anything reads the sites */
+	struct {			/* v2 blocks not yet filed under their site (collect.c): */
+		struct pend_piece *v;	/* size | site id << 32 each, as the scan met them */
 		size_t n, cap;
+		bool counted;		/* in the sites' pending counts already */
 	} pend;
 	size_t nsites, sites_cap;
 	struct decoded *recs;		/* valid records; stack pcs are owned copies */
@@ -85,6 +92,9 @@ void collect_init_records(struct collect *c, const struct collect *from);
 void collect_add(struct collect *c, const struct decoded *d);
 /* A v2 tag that failed its check, naming site (kept to tell damage from noise). */
 void collect_bad_tag(struct collect *c, uint32_t site);
+/* Count the pending blocks under their sites (the first half of filing them), where
+ * the scan's threads can do it side by side. */
+void collect_count_pending(struct collect *c);
 /* Move everything of from into into; from is left empty but initialized. */
 void collect_merge(struct collect *into, struct collect *from);
 /*

@@ -370,6 +370,7 @@ static void *worker(void *arg)
 	while ((k = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED)) < job->nchunks)
 		scan_chunk(job, &job->chunks[k], &win, out);
 	image_window_free(&win);
+	collect_count_pending(&out->found);	/* side by side, not in the merge */
 	return NULL;
 }
 
