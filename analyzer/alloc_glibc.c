@@ -226,12 +226,13 @@ static bool version_from_file(struct gl *g, const struct sym_module_info *m, con
 	char path[4096], err[512];
 	unsigned char id[64], *buf = NULL;
 	size_t idlen = 0, len = 0, cap = 0;
+	const char *file = sym_libc_named(m->path) ? m->path : m->name;	/* not a debug file */
 	ssize_t r;
 	int fd;
 
-	if (sysroot && under_dir(m->path, sysroot))
+	if (sysroot && under_dir(file, sysroot))
 		sysroot = NULL;
-	snprintf(path, sizeof(path), "%s%s", sysroot ? sysroot : "", m->path);
+	snprintf(path, sizeof(path), "%s%s", sysroot ? sysroot : "", file);
 	fd = image_open_regular(path, err, sizeof(err));
 	if (fd < 0) {
 		snprintf(g->a->reason, sizeof(g->a->reason), "no version: %.200s", err);
@@ -263,16 +264,13 @@ static bool version_from_file(struct gl *g, const struct sym_module_info *m, con
 	return true;
 }
 
-/* libc's module, or NULL */
+/* libc's module, or NULL: by the name the core gives it (the file found for it may be
+ * its debug file, by build-id, when the library itself is not at hand) */
 static const struct sym_module_info *find_libc(const struct sym_module_info *m, size_t n)
 {
-	for (size_t i = 0; i < n; i++) {
-		const char *b = strrchr(m[i].path, '/');
-
-		b = b ? b + 1 : m[i].path;
-		if (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-2.", 7))
+	for (size_t i = 0; i < n; i++)
+		if (sym_libc_named(m[i].name))
 			return &m[i];
-	}
 	return NULL;
 }
 

@@ -116,10 +116,16 @@ void sym_add_unloaded(struct sym *s, const struct hp_module_rec *mods, size_t n)
 
 /* A module as the symbolizer placed it: [start, end) in the target, build-id in hex. */
 struct sym_module_info {
-	const char *path;	/* the module's file as the core names it; lives until sym_close() */
+	const char *path;	/* the module's file: the one found for it once its symbols
+				 * were read, else as the core names it; lives until
+				 * sym_close() */
+	const char *name;	/* as the core names it, whatever was read */
 	uint64_t start, end;
 	char build_id[129];	/* "" if none */
 };
+
+/* Whether path names a libc by its file name (libc.so.6, libc-2.31.so). */
+bool sym_libc_named(const char *path);
 
 /* Every module, by start address; *n gets how many. The caller frees the array. */
 struct sym_module_info *sym_modules(struct sym *s, size_t *n);

@@ -25,6 +25,8 @@ struct sym_mod {		/* ours, hung on each Dwfl_Module's userdata */
 	const char *display;	/* interned; what sym_pc.module says */
 	bool is_program;
 	bool warned;
+	bool by_build_id;	/* its ELF is a file found by build-id (often its debug
+				 * file): the module keeps the core's name */
 };
 
 struct sym_entry {

@@ -32,14 +32,23 @@ static int one_module(Dwfl_Module *m, void **userdata, const char *name, Dwarf_A
 	i = &a->v[a->n++];
 	memset(i, 0, sizeof(*i));
 	dwfl_module_info(m, NULL, NULL, &end, NULL, NULL, &file, NULL);
-	(void)sm;
-	i->path = file ? file : name;	/* the file, as pprof wants it */
+	/* the file, as pprof wants it, unless only a copy by build-id was found */
+	i->path = file && !(sm && sm->by_build_id) ? file : name;
+	i->name = name;
 	i->start = start;
 	i->end = end;
 	len = dwfl_module_build_id(m, &id, &vaddr);
 	for (int k = 0; k < len && k < (int)sizeof(i->build_id) / 2; k++)
 		snprintf(i->build_id + 2 * k, 3, "%02x", id[k]);
 	return DWARF_CB_OK;
+}
+
+bool sym_libc_named(const char *path)
+{
+	const char *b = path ? strrchr(path, '/') : NULL;
+
+	b = b ? b + 1 : path;
+	return b && (!strncmp(b, "libc.so", 7) || !strncmp(b, "libc-2.", 7));
 }
 
 static int by_start(const void *a, const void *b)
