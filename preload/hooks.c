@@ -248,6 +248,15 @@ static unsigned python_append(uintptr_t *pcs, unsigned n, unsigned keep, uint64_
 	return nw;
 }
 
+/* Once the native walk is in place: the nw Python words behind the keep native pcs
+ * (they were after pcs[n - 1]); returns the stack record's flags. */
+static unsigned python_close(uintptr_t *pcs, unsigned n, unsigned keep, unsigned nw)
+{
+	if (nw && keep != n)
+		memmove(pcs + keep, pcs + n, nw * sizeof(*pcs));
+	return (n > keep ? HP2_STACK_TRUNCATED : 0) | (nw ? HP2_STACK_PYTHON : 0);
+}
+
 /*
  * tag()'s site when Python frames may be recorded: the native walk, the Python words
  * after it. Out of line, so that a process without Python keeps the native path as
@@ -269,10 +278,8 @@ static __attribute__((noinline)) struct hp_site_rec *site_python(const struct un
 	memo = table_memo_find_py(walk, py);
 	if (walk && !memo)
 		unwind_walk_frames(walk, pcs);	/* the table needs them this once */
-	if (nw && keep != n)
-		memmove(pcs + keep, pcs + n, nw * sizeof(*pcs));
-	return table_site(pcs, keep + nw, (n > hp_frames ? HP2_STACK_TRUNCATED : 0) |
-					  (nw ? HP2_STACK_PYTHON : 0), hp_tid(), entry, walk, py, memo);
+	return table_site(pcs, keep + nw, python_close(pcs, n, keep, nw), hp_tid(), entry, walk,
+			  py, memo);
 }
 
 /* ---- tagging ---------------------------------------------------------------------- */
@@ -639,16 +646,14 @@ static __attribute__((noinline, cold)) void free_event(void *p, const struct unw
 	if (hp_stacks) {
 		unsigned pairs = __atomic_load_n(&python_pairs, __ATOMIC_RELAXED);
 		uintptr_t pcs[hp_frames + 1 + 2 * pairs];
-		unsigned n, keep, nw = 0;
+		unsigned n, keep, nw;
 		uint64_t py;
 
 		in_hook = true;
 		n = unwind_capture(pcs, hp_frames + 1, st);
 		keep = n > hp_frames ? hp_frames : n;
-		if (pairs && (nw = python_append(pcs, n, keep, &py)) && keep != n)
-			memmove(pcs + keep, pcs + n, nw * sizeof(*pcs));
-		stack = table_stack_id(pcs, keep + nw, (n > hp_frames ? HP2_STACK_TRUNCATED : 0) |
-						       (nw ? HP2_STACK_PYTHON : 0));
+		nw = pairs ? python_append(pcs, n, keep, &py) : 0;
+		stack = table_stack_id(pcs, keep + nw, python_close(pcs, n, keep, nw));
 		in_hook = false;
 	}
 	events_add(HP2_ENTRY_FREE, (uintptr_t)p, stack, 0, p);

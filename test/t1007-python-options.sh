@@ -63,3 +63,34 @@ else
 		{ echo "$b bytes under $FILL"; false; }
 	'
 fi
+
+# HEAPPROF_EVENTS: a free names its own stack (free_event), Python frames and all: the
+# three buffers of 100,001 bytes made in make() are the three freed in drop()
+if [ -z "$py312" ]; then
+	skip_case "HEAPPROF_EVENTS: frees and allocations name their Python functions" \
+		"no python 3.12 on this machine"
+else
+	test_case "HEAPPROF_EVENTS: frees and allocations name their Python functions" '
+		HEAPPROF_EVENTS=100000 run_preloaded "$py312" -c "import time
+def make():
+    return [bytearray(100000) for i in range(3)]
+def drop(x):
+    x.clear()
+x = make()
+drop(x)
+print(\"ready\", flush=True)
+time.sleep(120)" && take_core ev.core &&
+		heapprof-analyze --events --stacks "$py312" ev.core >ev.txt 2>ev.err &&
+		awk "/^\[thread / { call = \$0 }
+			/^        0x/ && \$2 == \"make\" && \$3 == \"<string>:3\" &&
+				call ~ / realloc\(0x0, 100001\) = 0x/ {
+				split(call, w, \" = \"); split(w[2], a, \" \"); made[a[1]] = 1 }
+			/^        0x/ && \$2 == \"drop\" && \$3 == \"<string>:5\" &&
+				match(call, / free\(0x[0-9a-f]*\)/) {
+				freed[substr(call, RSTART + 6, RLENGTH - 7)] = 1 }
+			END { for (p in made) { m++; if (p in freed) f++ }
+				print m + 0, f + 0 }" ev.txt >got &&
+		echo "made under make, of them freed under drop: $(cat got)" &&
+		[ "$(cat got)" = "3 3" ]
+	'
+fi
