@@ -89,13 +89,13 @@ struct page {
 };
 
 /* A frame as [name, file, line, module, kind]: kind 0 the program's, 1 a library's,
- * 2 unknown, 3 a root or marker the report added. */
+ * 2 unknown, 3 a root or marker the report added, 4 a Python function. */
 static size_t frame_id(struct page *pg, const struct report_item *it)
 {
 	const struct report_frame *fr = it->frame;
 	const char *mod = fr && fr->module ? strrchr(fr->module, '/') : NULL;
 	char key[1200];
-	int kind = !fr ? 3 : !fr->func ? 2 : fr->in_program ? 0 : 1;
+	int kind = !fr ? 3 : fr->python ? 4 : !fr->func ? 2 : fr->in_program ? 0 : 1;
 
 	snprintf(key, sizeof(key), "[%zu,%ld,%d,%ld,%d]", intern(&pg->names, it->name),
 		 fr && fr->file ? (long)intern(&pg->names, fr->file) : -1L, fr && fr->file ? fr->line : 0,

@@ -114,9 +114,18 @@ else
 	skip_case 'pprof: Python locations' 'no pprof (see t4004)'
 fi
 
-test_case 'svg, html: the Python names in the page' '
+# the page's frames are [name, file, line, module, kind]: Python functions kind 4, the
+# native ones the program's (0) or a library's (1)
+test_case 'svg, html: the Python names in the page, of their own kind' '
 	dump a.bin $BLOCKS && an -f svg -o a.svg && grep -q "Cache.fill" a.svg &&
-	an -f html -o a.html && grep -q "Cache.fill" a.html && grep -q "a.py" a.html
+	an -f html -o a.html && grep -q "Cache.fill" a.html && grep -q "a.py" a.html &&
+	python3 -c "import json, re, sys
+d = json.loads(re.search(r\"<script id=.hp-data. type=.application/json.>(.*?)</script>\",
+	open(sys.argv[1]).read(), re.S).group(1))
+kind = {d[\"names\"][f[0]]: f[4] for f in d[\"frames\"]}
+print(sorted(kind.items()))
+sys.exit(0 if all(kind[n] == 4 for n in (\"run\", \"Cache.fill\", \"Other.put\", \"<module>\")) and
+	kind[\"main\"] in (0, 1) and kind[\"bytearray_resize\"] in (0, 1) else 1)" a.html
 '
 
 test_case '--focus, --hide, --by=function and --by=file see Python frames' '
