@@ -36,9 +36,15 @@ struct site_agg {
 };
 
 /* How the join keys and filters what it adds (the default, all zero: per stack, all). */
+struct collect;
+
 struct join_opts {
 	bool by_thread;		/* split stacks per thread: v2 the site's tid, v1 the header's */
 	const char *region;	/* keep only the sites of the region of this name */
+	/* scan.h's scan calls found(c, found_arg) once its threads are done, before the
+	 * join, with every record it found in c (not yet sorted); NULL: not at all */
+	void (*found)(const struct collect *c, void *arg);
+	void *found_arg;
 };
 
 struct collect {

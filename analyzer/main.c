@@ -807,6 +807,11 @@ static void write_why(const struct opts *o, struct session *s);
 struct sym_job {
 	struct sym_opts opts;
 	struct sym *sym;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint64_t *pcs;		/* the stack records' native frames */
+	size_t npcs;
+	bool given;		/* pcs are given, or the scan is over without */
 };
 
 static void *sym_thread(void *arg)
@@ -814,13 +819,59 @@ static void *sym_thread(void *arg)
 	struct sym_job *job = arg;
 
 	job->sym = sym_open(&job->opts);
+	pthread_mutex_lock(&job->lock);
+	while (!job->given)
+		pthread_cond_wait(&job->cond, &job->lock);
+	pthread_mutex_unlock(&job->lock);
+	/* looked up as the report will (sym_stack), which then finds them named */
+	for (size_t i = 0; job->sym && i < job->npcs; i++)
+		sym_lookup(job->sym, job->pcs[i], true);
+	free(job->pcs);
+	job->pcs = NULL;
 	return NULL;
+}
+
+static void give_pcs(struct sym_job *job, uint64_t *pcs, size_t n)
+{
+	pthread_mutex_lock(&job->lock);
+	if (!job->given) {
+		job->pcs = pcs;
+		job->npcs = n;
+		job->given = true;
+		pcs = NULL;
+	}
+	pthread_cond_signal(&job->cond);
+	pthread_mutex_unlock(&job->lock);
+	free(pcs);
+}
+
+/* The scan's found hook: every stack record's native frames to the symbol thread, to
+ * name while the scan joins the blocks to their stacks. */
+static void found_stacks(const struct collect *c, void *arg)
+{
+	size_t n = 0, k = 0;
+	uint64_t *pcs;
+
+	for (size_t i = 0; i < c->nrecs; i++)
+		if (c->recs[i].kind == DEC_STACK)
+			n += c->recs[i].stack.nframes;
+	pcs = xmalloc((n ? n : 1) * sizeof(*pcs));
+	for (size_t i = 0; i < c->nrecs; i++) {
+		const struct decoded_stack *s = &c->recs[i].stack;
+
+		if (c->recs[i].kind != DEC_STACK)
+			continue;
+		for (unsigned j = 0; j < s->nframes && !hp2_is_pyframe_word(s->pcs[j]); j++)
+			if (s->pcs[j])
+				pcs[k++] = s->pcs[j];
+	}
+	give_pcs(arg, pcs, k);
 }
 
 /*
  * Reading the modules and their debug info takes tens of milliseconds whatever the
- * core's size; it runs beside the scan, which never touches libelf. Its warnings wait
- * until a report is certain.
+ * core's size; it runs beside the scan, which never touches libelf, and names the
+ * stacks' frames beside the join. Its warnings wait until a report is certain.
  */
 static struct sym *scan_and_open_symbols(const struct opts *o, const struct image *img,
 					 struct scan_result *scan)
@@ -831,18 +882,28 @@ static struct sym *scan_and_open_symbols(const struct opts *o, const struct imag
 		.have_load_base = o->have_load_base, .load_base = o->load_base,
 		.modules = o->modules, .nmodules = o->nmodules, .quiet = util_quiet,
 		.python = o->python } };
+	struct join_opts join = o->join;
 	pthread_t t;
 	bool threaded;
 
+	pthread_mutex_init(&job.lock, NULL);
+	pthread_cond_init(&job.cond, NULL);
 	warn_hold();
 	threaded = pthread_create(&t, NULL, sym_thread, &job) == 0;
+	if (threaded) {
+		join.found = found_stacks;
+		join.found_arg = &job;
+	}
 	(needs_graph(o) ? scan_image_graph_with :
 	 o->memory || o->age || o->lifetimes || o->older_than_ms >= 0 ? scan_image_blocks_with :
-	 scan_image_with)(img, o->jobs, &o->join, scan);
+	 scan_image_with)(img, o->jobs, &join, scan);
+	give_pcs(&job, NULL, 0);	/* over: none, if the scan gave none */
 	if (threaded)
 		pthread_join(t, NULL);
 	else
 		sym_thread(&job);
+	pthread_cond_destroy(&job.cond);
+	pthread_mutex_destroy(&job.lock);
 	return job.sym;
 }
 

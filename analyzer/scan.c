@@ -588,6 +588,10 @@ static void scan_all(const struct image *img, unsigned nthreads, const struct jo
 		collect_free(&parts[t].found);
 	}
 	merge_lists(out, parts, nthreads);
+	if (opts->found)
+		opts->found(&out->found, opts->found_arg);
+	out->found.opts.found = NULL;	/* once: the caller's, gone after the scan */
+	out->found.opts.found_arg = NULL;
 	collect_join(&out->found, &out->join);
 	/* the stacks become the result's own; found keeps the records */
 	out->stacks = out->found.stacks;
