@@ -823,9 +823,7 @@ static void *sym_thread(void *arg)
 	while (!job->given)
 		pthread_cond_wait(&job->cond, &job->lock);
 	pthread_mutex_unlock(&job->lock);
-	/* looked up as the report will (sym_stack), which then finds them named */
-	for (size_t i = 0; job->sym && i < job->npcs; i++)
-		sym_lookup(job->sym, job->pcs[i], true);
+	sym_lookup_ahead(job->sym, job->pcs, job->npcs);	/* as sym_stack will */
 	free(job->pcs);
 	job->pcs = NULL;
 	return NULL;

@@ -80,6 +80,9 @@ struct sym *sym_open(const struct sym_opts *opts);
  * pc is resolved once and cached.
  */
 const struct sym_pc *sym_lookup(struct sym *s, uint64_t pc, bool is_return_addr);
+/* Look up return addresses pcs[0..n-1] ahead of the report, which then finds them
+ * named; those in no module yet (an unloaded one's, before sym_add_unloaded) are left. */
+void sym_lookup_ahead(struct sym *s, const uint64_t *pcs, size_t n);
 
 /*
  * A stack's words as the frames a report shows (--python, opts->python): its native

@@ -624,6 +624,17 @@ const struct sym_pc *sym_lookup(struct sym *s, uint64_t pc, bool is_return_addr)
 	return &e->res;
 }
 
+void sym_lookup_ahead(struct sym *s, const uint64_t *pcs, size_t n)
+{
+	for (size_t i = 0; s && s->dwfl && i < n; i++) {
+		uint64_t code = s->prog.e_machine == EM_ARM ? pcs[i] & ~(uint64_t)1 : pcs[i];
+
+		/* outside every module now: sym_add_unloaded may give it one later */
+		if (code > 0 && dwfl_addrmodule(s->dwfl, code - 1))
+			sym_lookup(s, pcs[i], true);
+	}
+}
+
 void sym_lookup_free(struct sym *s)
 {
 	ptab_free(&s->pcs, free);
