@@ -539,13 +539,20 @@ static void describe(struct sym *s, Dwfl_Module *mod, uint64_t pc, Dwarf_Addr ad
 		frame_push(fv, fname, file, line);
 }
 
+/* The address pc is looked up at. A return address follows the call, which may be its
+ * function's last instruction: pc - 1 is inside the call, so inside the right function
+ * and line. On ARM, bit 0 marks Thumb code (__builtin_return_address keeps it), no
+ * address bit. */
+static uint64_t lookup_addr(const struct sym *s, uint64_t pc, bool is_return_addr)
+{
+	uint64_t code = s->prog.e_machine == EM_ARM ? pc & ~(uint64_t)1 : pc;
+
+	return is_return_addr && code > 0 ? code - 1 : code;
+}
+
 static struct sym_entry *resolve(struct sym *s, uint64_t pc, bool is_return_addr)
 {
-	/* a return address follows the call, which may be its function's last instruction:
-	 * pc - 1 is inside the call, so inside the right function and line. On ARM, bit 0
-	 * marks Thumb code (__builtin_return_address keeps it), no address bit. */
-	uint64_t code = s->prog.e_machine == EM_ARM ? pc & ~(uint64_t)1 : pc;
-	uint64_t addr = is_return_addr && code > 0 ? code - 1 : code;
+	uint64_t addr = lookup_addr(s, pc, is_return_addr);
 	struct frame_vec fv = { 0 };
 	struct sym_pc res = { .pc = pc, .module_offset = pc };
 	struct sym_entry *e;
@@ -626,13 +633,10 @@ const struct sym_pc *sym_lookup(struct sym *s, uint64_t pc, bool is_return_addr)
 
 void sym_lookup_ahead(struct sym *s, const uint64_t *pcs, size_t n)
 {
-	for (size_t i = 0; s && s->dwfl && i < n; i++) {
-		uint64_t code = s->prog.e_machine == EM_ARM ? pcs[i] & ~(uint64_t)1 : pcs[i];
-
-		/* outside every module now: sym_add_unloaded may give it one later */
-		if (code > 0 && dwfl_addrmodule(s->dwfl, code - 1))
+	/* one outside every module now is left: sym_add_unloaded may give it one later */
+	for (size_t i = 0; s && s->dwfl && i < n; i++)
+		if (dwfl_addrmodule(s->dwfl, lookup_addr(s, pcs[i], true)))
 			sym_lookup(s, pcs[i], true);
-	}
 }
 
 void sym_lookup_free(struct sym *s)
