@@ -76,6 +76,11 @@ static void json(void)
 	   "json_str: '<' and UTF-8 as they are");
 	ok(json_is("</script>\n", true, "\"\\u003c/script>\\n\""),
 	   "json_str in html: '<' as \\u003c, the rest alike");
+	ok(json_is("c1 \xc2\x9b nbsp \xc2\xa0", false, "\"c1 \\u009b nbsp \xc2\xa0\""),
+	   "json_str: a C1 control as \\u00XX, the next character as it is");
+	ok(json_is("caf\xe9 \xe2\x82 \xed\xa0\x80 \xc0\xaf \xff", false,
+		   "\"caf\\\\xe9 \\\\xe2\\\\x82 \\\\xed\\\\xa0\\\\x80 \\\\xc0\\\\xaf \\\\xff\""),
+	   "json_str: bytes that are not UTF-8 (Latin-1, cut, surrogate, overlong) as \\\\xNN");
 }
 
 static const struct {
