@@ -102,6 +102,14 @@ test_case '--why, --events --stacks and --leaks: escaped' '
 	grep -Fq "$ESC_FN" why && grep -Fq "$LATIN_FN" events && grep -Fq "$C1_FN" leaks
 '
 
+# POSIX ERE: \\ is a backslash, \[ a bracket
+FOCUS='^esc_\\x1b\[31m'
+test_case '--focus matches names as shown, escapes included' '
+	an -f collapsed --focus="$FOCUS" >focus 2>err && $PLAIN focus err &&
+	sites focus >got && echo "$ESC_FN 1000" >want && expect_same want got &&
+	[ "$(wc -l <focus)" = 1 ]
+'
+
 test_case '--base: both dumps named escaped' '
 	an --base="$C" >diff 2>err && $PLAIN diff err &&
 	grep -Fqx "  program:    $SCRATCH/$DIR_ESC/hostile" diff &&
