@@ -1,5 +1,6 @@
 /* The timeline chart (see chart.h): a round scale, a polygon and two markers. */
 #include <inttypes.h>
+#include <math.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -81,6 +82,40 @@ static void marker(const struct chart_geom *g, const struct chart_point *p, cons
 		colour, what, in_unit(p->v, g->vunit, unit, c, sizeof(c)));
 }
 
+/*
+ * The area's outline: of each pixel column's points, the first, lowest, highest and
+ * last, in time order, which draw what all of them would. A timeline of 2^20 samples
+ * is then a few thousand points, not an attribute of 15 MB, past what XML parsers take
+ * (libxml2 stops at 10 MB).
+ */
+static void outline(const struct chart_geom *g, const struct chart_point *p, size_t n, FILE *f)
+{
+	for (size_t i = 0, j; i < n; i = j) {
+		double col = floor(chart_x(g, p[i].t));
+		size_t lo = i, hi = i, k[4], nk = 0;
+
+		for (j = i; j < n && floor(chart_x(g, p[j].t)) == col; j++) {
+			lo = p[j].v < p[lo].v ? j : lo;
+			hi = p[j].v > p[hi].v ? j : hi;
+		}
+		k[nk++] = i;
+		if (lo < hi) {
+			k[nk++] = lo;
+			k[nk++] = hi;
+		} else {
+			k[nk++] = hi;
+			k[nk++] = lo;
+		}
+		k[nk++] = j - 1;
+		for (size_t m = 0; m < nk; m++) {
+			const struct chart_point *q = &p[k[m]];
+
+			if (!m || k[m] != k[m - 1])
+				fprintf(f, " %.2f,%.2f", chart_x(g, q->t), chart_y(g, q->v));
+		}
+	}
+}
+
 int chart_write_svg(const struct chart_point *p, size_t n, size_t peak, const char *unit,
 		    double x, double y, double w, double h, FILE *f)
 {
@@ -94,8 +129,7 @@ int chart_write_svg(const struct chart_point *p, size_t n, size_t peak, const ch
 		"<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"#fff\" "
 		"stroke=\"#bbb\"/>\n<polygon fill=\"#e8a85c\" fill-opacity=\"0.6\" "
 		"stroke=\"#b0641c\" points=\"%.2f,%.2f", x, y, w, h, chart_x(&g, p[0].t), y + h);
-	for (size_t i = 0; i < n; i++)
-		fprintf(f, " %.2f,%.2f", chart_x(&g, p[i].t), chart_y(&g, p[i].v));
+	outline(&g, p, n, f);
 	fprintf(f, " %.2f,%.2f\"/>\n", chart_x(&g, p[n - 1].t), y + h);
 	/* the axes: 0 and the top of the scale, the first and last sample's time */
 	fprintf(f, "<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"end\">%s</text>\n", x - 4, y + 9,

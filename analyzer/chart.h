@@ -36,7 +36,8 @@ double chart_x(const struct chart_geom *g, double t);
 double chart_y(const struct chart_geom *g, uint64_t v);
 
 /*
- * Draw p[0..n-1] (n >= 1) in the box as one <g id="timeline">: the area, the axes with
+ * Draw p[0..n-1] (n >= 1) in the box as one <g id="timeline">: the area (at most four
+ * points a pixel column, whatever n), the axes with
  * their labels (unit "bytes": KiB, MiB, ...), a marker at p[peak] labelled "peak" and
  * one at the last point labelled "now", each with a <title> giving the exact figures.
  * Returns 0, or -1 if writing to f failed.

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "flame.h"
 #include "util.h"
 
@@ -70,18 +71,29 @@ static void node_free(struct node *n)
 	free(n);
 }
 
-/* s as XML character data or attribute value; control characters become '?'. */
+/*
+ * s as XML character data or attribute value: well-formed whatever its bytes, since
+ * XML takes neither control characters (not even as references) nor bytes that are not
+ * UTF-8; those are written \xNN, as names are everywhere (escape.h).
+ */
 static void put_xml(FILE *f, const char *s)
 {
-	for (; *s; s++) {
+	while (*s) {
+		size_t n = escape_char_len(s);
+
 		switch (*s) {
 		case '&': fputs("&amp;", f); break;
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '"': fputs("&quot;", f); break;
 		case '\'': fputs("&apos;", f); break;
-		default: fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, f);
+		default:
+			if (n)
+				fwrite(s, 1, n, f);
+			else
+				fprintf(f, "\\x%02x", (unsigned char)*s);
 		}
+		s += n ? n : 1;
 	}
 }
 
@@ -97,22 +109,34 @@ static void colour(const char *name, unsigned *r, unsigned *g, unsigned *b)
 	*b = (h >> 16) % 55;
 }
 
-/* As much of name as fits in w pixels (about 7 per character), ".." marking a cut. */
+/*
+ * As much of name as fits in w pixels (about 7 per character), ".." marking a cut.
+ * Characters, not bytes: a UTF-8 character takes 1 to 4, and a cut inside one would
+ * leave the SVG no longer UTF-8.
+ */
 static void put_label(FILE *f, const char *name, double w)
 {
-	size_t fit = w > 6 ? (size_t)((w - 6) / 7) : 0, len = strlen(name);
-	char *cut;
+	size_t fit = w > 6 ? (size_t)((w - 6) / 7) : 0, chars = 0, keep = 0;
+	char *esc = escape_needed(name) ? escape_dup(name) : NULL;
+	const char *shown = esc ? esc : name;	/* as put_xml shows it: all printable */
 
 	if (fit < 3)
-		return;
-	if (len <= fit) {
-		put_xml(f, name);
-		return;
+		goto out;
+	for (const char *p = shown; *p; p += escape_char_len(p))
+		if (++chars == fit - 2)
+			keep = (size_t)(p + escape_char_len(p) - shown);
+	if (chars <= fit) {
+		put_xml(f, shown);
+	} else {
+		char *cut = xmalloc(keep + 3);
+
+		memcpy(cut, shown, keep);
+		strcpy(cut + keep, "..");
+		put_xml(f, cut);
+		free(cut);
 	}
-	cut = xstrdup(name);
-	strcpy(cut + fit - 2, "..");
-	put_xml(f, cut);
-	free(cut);
+out:
+	free(esc);
 }
 
 struct layout {

@@ -252,7 +252,7 @@ static void __attribute__((noreturn)) bad_usage(const char *fmt, const char *arg
 	char msg[512];
 
 	snprintf(msg, sizeof(msg), fmt, arg);
-	fprintf(stderr, "heapprof-analyze: %s\n", msg);
+	say("%s", msg);
 	fprintf(stderr, "Try 'heapprof-analyze --help' for more information.\n");
 	exit(EXIT_USAGE);
 }

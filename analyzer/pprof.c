@@ -12,6 +12,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "escape.h"
 #include "pb.h"
 #include "pprof.h"
 #include "util.h"
@@ -177,8 +178,15 @@ static void encode(const struct pprof_profile *p, struct pb *b)
 	pb_uint(b, PROFILE_PERIOD, (uint64_t)p->period);
 	pb_uint(b, PROFILE_COMMENT, strtab_add(&t, p->comment));
 	pb_uint(b, PROFILE_DEFAULT_SAMPLE_TYPE, strtab_add(&t, p->default_sample_type));
-	for (size_t i = 0; i < t.n; i++)
-		pb_bytes(b, PROFILE_STRING_TABLE, t.s[i], strlen(t.s[i]));
+	for (size_t i = 0; i < t.n; i++) {
+		/* proto3 strings are UTF-8, and pprof prints them to terminals: control
+		 * characters and bad bytes as \xNN, as names are (escape.h) */
+		char *e = escape_needed(t.s[i]) ? escape_dup(t.s[i]) : NULL;
+		const char *str = e ? e : t.s[i];
+
+		pb_bytes(b, PROFILE_STRING_TABLE, str, strlen(str));
+		free(e);
+	}
 	pb_free(&tmp);
 	free(t.s);
 	free(t.hash);

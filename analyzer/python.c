@@ -47,17 +47,30 @@ static bool rd_u64(const struct py_mem *m, uint64_t addr, uint64_t *v)
 	return rd(m, addr, v, sizeof(*v));
 }
 
-/* len bytes of text into dst (size cap, NUL-terminated), control bytes as '?'. An empty
- * text is refused: the interpreter names every code object and file. */
+/*
+ * len bytes of text into dst (size cap, NUL-terminated), as they are: the symbolizer
+ * escapes what is not printable (escape.h), as it does C names. A file name Python
+ * could not decode holds its bytes as the lone surrogates U+DC80..U+DCFF
+ * (surrogateescape), 3 bytes each here: they are those bytes again. A NUL would end
+ * the text: '?'. An empty text is refused: the interpreter names every code object
+ * and file.
+ */
 static bool put_text(char *dst, size_t cap, const unsigned char *src, size_t len)
 {
+	size_t n = 0;
+
 	if (!len)
 		return false;
-	if (len > cap - 1)
-		len = cap - 1;
-	for (size_t i = 0; i < len; i++)
-		dst[i] = src[i] < 0x20 || src[i] == 0x7F ? '?' : (char)src[i];
-	dst[len] = 0;
+	for (size_t i = 0; i < len && n < cap - 1; i++) {
+		if (src[i] == 0xED && i + 2 < len && (src[i + 1] & 0xFE) == 0xB2 &&
+		    (src[i + 2] & 0xC0) == 0x80) {
+			dst[n++] = (char)(0x80 | (src[i + 1] & 1) << 6 | (src[i + 2] & 0x3F));
+			i += 2;
+		} else {
+			dst[n++] = src[i] ? (char)src[i] : '?';
+		}
+	}
+	dst[n] = 0;
 	return true;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "image.h"
 #include "leaks.h"
 #include "lifetimes.h"
@@ -116,21 +117,46 @@ static int ranked_cmp(const void *a, const void *b)
 	return (x->nframes > y->nframes) - (x->nframes < y->nframes);
 }
 
+/* A copy the report keeps (freed by report_free). */
+static const char *keep(struct report *r, char *copy)
+{
+	r->owned = xrealloc(r->owned, (r->nowned + 1) * sizeof(*r->owned));
+	r->owned[r->nowned++] = copy;
+	return copy;
+}
+
+/*
+ * The names a report takes from outside the symbolizer, which escapes its own
+ * (sym_intern): the program and the dump as named (a core's name may come from the
+ * target's HEAPPROF_OUTPUT) and the modules' files, made safe to print (escape.h).
+ */
+static void escape_names(struct report *r, struct sym_module_info *mods, size_t nmods)
+{
+	char *e;
+
+	if ((e = escape_name(r->program)))
+		r->program = keep(r, e);
+	if ((e = escape_name(r->source)))
+		r->source = keep(r, e);
+	for (size_t i = 0; i < nmods; i++) {
+		if ((e = escape_name(mods[i].path)))
+			mods[i].path = keep(r, e);
+		if ((e = escape_name(mods[i].name)))
+			mods[i].name = keep(r, e);
+	}
+}
+
 /* --short-names: the report keeps the shortened copy. */
 static const char *shorten(struct report *r, const char *name)
 {
 	char buf[1024];
-	char *copy;
 
 	if (!name)
 		return NULL;
 	short_name(name, buf, sizeof(buf));
 	if (!strcmp(buf, name))
 		return name;
-	copy = xstrdup(buf);
-	r->owned = xrealloc(r->owned, (r->nowned + 1) * sizeof(*r->owned));
-	r->owned[r->nowned++] = copy;
-	return copy;
+	return keep(r, xstrdup(buf));
 }
 
 struct report_frame *report_symbolize(struct report *r, const uint64_t *pcs, unsigned n,
@@ -279,6 +305,7 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 	struct stack **all = stacks_list(&scan->stacks, &n);
 	struct ranked *rk = xcalloc(n ? n : 1, sizeof(*rk));
 	struct report_stack *v;
+	struct sym_module_info *mods;
 
 	describe_data(r, scan, o);
 	describe_scan(r, scan, img);
@@ -309,7 +336,9 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 	r->wsize = img->wsize;
 	r->big_endian = img->big_endian;
 	r->modules = sym_source(sym);
-	r->mods = sym_modules(sym, &r->nmods);
+	mods = sym_modules(sym, &r->nmods);
+	escape_names(r, mods, r->nmods);
+	r->mods = mods;
 	r->saturated = scan->stacks.saturated || r->live_bytes == UINT64_MAX ||
 		       r->total == UINT64_MAX;
 	v = xcalloc(k ? k : 1, sizeof(*v));

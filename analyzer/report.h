@@ -160,6 +160,8 @@ struct report_thread {
 	const char *name;
 };
 
+/* Every name in a report (functions, files, modules, program, source) is escaped for
+ * printing (escape.h): writers add only their format's own escapes. */
 struct report {
 	const char *program;
 	const char *source;		/* the core, or the raw images, as named */

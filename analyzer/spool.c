@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "rd.h"
 #include "source.h"
 #include "spool.h"
@@ -331,6 +332,7 @@ static void spool_progress(struct spool *z, bool end)
 {
 	struct timespec now;
 	double gib = 1024.0 * 1024 * 1024;
+	char path[1024];
 
 	if (!z->progress || z->promise < SPOOL_PROGRESS_MIN)
 		return;
@@ -343,8 +345,9 @@ static void spool_progress(struct spool *z, bool end)
 	    (now.tv_nsec - z->last_progress.tv_nsec) < 500000000LL)
 		return;
 	z->last_progress = now;
+	escape_into(path, sizeof(path), z->path);	/* the line's own escapes only */
 	fprintf(stderr, "\rheapprof-analyze: %s '%s': %.1f of %.1f GiB (%u%%)\033[K",
-		z->inside ? "inflating" : "reading", z->path, z->total / gib, z->promise / gib,
+		z->inside ? "inflating" : "reading", path, z->total / gib, z->promise / gib,
 		(unsigned)(z->total * 100 / z->promise));
 }
 

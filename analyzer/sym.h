@@ -38,6 +38,8 @@ struct sym_opts {
 	enum sym_python python;		/* --python */
 };
 
+/* Every name the symbolizer hands out (functions, files, modules' display paths, Python's
+ * names) is escaped for printing (escape.h): safe in any output as it is. */
 struct sym_frame {
 	const char *func;	/* demangled name; NULL if unknown */
 	const char *file;	/* source file; NULL if unknown */
@@ -121,7 +123,8 @@ void sym_add_unloaded(struct sym *s, const struct hp_module_rec *mods, size_t n)
 struct sym_module_info {
 	const char *path;	/* the module's file: the one found for it once its symbols
 				 * were read, else as the core names it; lives until
-				 * sym_close() */
+				 * sym_close(); as the file system has it, not escaped:
+				 * report_build() escapes the report's copy */
 	const char *name;	/* as the core names it, whatever was read */
 	uint64_t start, end;
 	char build_id[129];	/* "" if none */

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "image.h"
 #include "rd.h"
 #include "sym.h"
@@ -100,16 +101,27 @@ static uint64_t str_hash(const void *entry)
 
 /*
  * One copy of each string, owned by s: results stay valid whatever libdw later frees,
- * and the thousands of frames of one function share one name. NULL in, NULL out.
+ * and the thousands of frames of one function share one name. Every name the
+ * symbolizer hands out comes through here, so here it is made safe to print: the
+ * target's symbols, paths and Python strings may hold any bytes (escape.h). NULL in,
+ * NULL out.
  */
 const char *sym_intern(struct sym *s, const char *str)
 {
+	char *esc = escape_name(str);
 	void **slot;
 
-	if (!str || !(slot = ptab_slot(&s->strs, hash_bytes(str), str, 256, str_same, str_hash)))
+	if (esc)
+		str = esc;
+	if (!str || !(slot = ptab_slot(&s->strs, hash_bytes(str), str, 256, str_same, str_hash))) {
+		free(esc);
 		return NULL;
-	if (!*slot && (*slot = strdup(str)))
+	}
+	if (!*slot && (*slot = esc ? esc : strdup(str))) {
 		s->strs.n++;
+		esc = NULL;	/* kept */
+	}
+	free(esc);
 	return *slot;
 }
 

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "util.h"
 
 bool util_quiet;
@@ -19,34 +20,55 @@ static bool holding;
 static char *held;
 static size_t held_len;
 
+#define LINE_MAX_BYTES 2048
+
+/*
+ * A message as one line of printable UTF-8: the paths and names it quotes come from the
+ * target (a module's path, a core's name) and may hold control characters, so they
+ * are escaped as the reports escape them (escape.h). Returns its length.
+ */
+static size_t format_line(char *line, const char *fmt, va_list ap)
+{
+	char raw[LINE_MAX_BYTES];
+
+	if (vsnprintf(raw, sizeof(raw), fmt, ap) < 0)
+		raw[0] = 0;
+	return escape_into(line, LINE_MAX_BYTES, raw);
+}
+
 static void vsay(const char *prefix, const char *fmt, va_list ap)
 {
-	char line[2048];
+	char line[LINE_MAX_BYTES];
 
-	vsnprintf(line, sizeof(line), fmt, ap);
+	format_line(line, fmt, ap);
 	fprintf(stderr, "heapprof-analyze: %s%s\n", prefix, line);
+}
+
+void say(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsay("", fmt, ap);
+	va_end(ap);
 }
 
 void warn(const char *fmt, ...)
 {
-	char line[2048];
+	char line[LINE_MAX_BYTES];
 	va_list ap;
-	int n;
+	size_t n;
 
 	if (util_quiet)
 		return;
 	va_start(ap, fmt);
-	n = vsnprintf(line, sizeof(line), fmt, ap);
+	n = format_line(line, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(line))
-		n = sizeof(line) - 1;
 	pthread_mutex_lock(&held_lock);
 	if (holding) {
-		held = xrealloc(held, held_len + (size_t)n + 1);
-		memcpy(held + held_len, line, (size_t)n + 1);
-		held_len += (size_t)n + 1;
+		held = xrealloc(held, held_len + n + 1);
+		memcpy(held + held_len, line, n + 1);
+		held_len += n + 1;
 	} else {
 		fprintf(stderr, "heapprof-analyze: warning: %s\n", line);
 	}

@@ -14,6 +14,12 @@
 
 extern bool util_quiet;		/* --quiet: no warnings */
 
+/*
+ * Messages: control characters and bytes that are not UTF-8 in what they quote are
+ * escaped (escape.h), so that a path or name from the target cannot drive the
+ * terminal. say() prints a line as it is, warn() one starting "warning: ".
+ */
+__attribute__((format(printf, 1, 2))) void say(const char *fmt, ...);
 __attribute__((format(printf, 1, 2))) void warn(const char *fmt, ...);
 __attribute__((format(printf, 2, 3), noreturn)) void die(int status, const char *fmt, ...);
 

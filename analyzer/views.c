@@ -25,7 +25,7 @@ static void compile(const char *what, const char *re, regex_t *out)
 	rc = regcomp(out, re, REG_EXTENDED | REG_NOSUB);
 	if (rc) {
 		regerror(rc, out, msg, sizeof(msg));
-		fprintf(stderr, "heapprof-analyze: %s: bad regular expression '%s': %s\n", what, re, msg);
+		say("%s: bad regular expression '%s': %s", what, re, msg);
 		fprintf(stderr, "Try 'heapprof-analyze --help' for more information.\n");
 		exit(USAGE_EXIT);
 	}

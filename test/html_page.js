@@ -11,7 +11,8 @@
 //   diff                 rows of growth are marked, and boxes coloured red or blue
 //   text SELECTOR TEXT   the element's text holds TEXT
 //   timeline PEAK        the timeline chart is shown, its peak marker says PEAK bytes
-//                        (as "83,886,080"), and the tooltip over it gives those figures
+//                        (as "83,886,080"), the area's highest point is the marker's,
+//                        and the tooltip over it gives those figures
 //   shot FILE            a screenshot of the top of the page
 'use strict';
 module.exports = async (page, args, assert) => {
@@ -91,8 +92,11 @@ async function step(page, args, assert) {
 			p.dispatchEvent(new MouseEvent('mousemove', { bubbles: true, clientX: b.left + b.width / 2, clientY: b.top + b.height / 2 }));
 			return [s.hidden, document.querySelector('#tl-peak title').textContent, document.querySelector('#tl-now title').textContent,
 				document.getElementById('tip').style.display, document.getElementById('tip').textContent,
-				document.querySelectorAll('#tl polygon').length]; })()`);
+				document.querySelectorAll('#tl polygon').length, +p.getAttribute('cy'),
+				document.querySelector('#tl polygon').getAttribute('points').split(' ').reduce(function (m, xy) {
+					return Math.min(m, +xy.split(',')[1]); }, Infinity)]; })()`);
 		assert(!r[0] && r[5] === 1, 'timeline not drawn: ' + JSON.stringify(r));
+		assert(Math.abs(r[6] - r[7]) < 0.06, `the area's top at y ${r[7]}, the peak marker at ${r[6]}`);
 		assert(r[1].startsWith('peak: ' + a[0] + ' bytes in '), 'peak marker: ' + r[1]);
 		assert(r[3] === 'block' && r[4].includes('(peak)') && r[4].includes('live bytes: ' + a[0]), 'tooltip: ' + JSON.stringify(r[4]));
 		break;

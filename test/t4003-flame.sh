@@ -1,14 +1,15 @@
 #!/bin/sh
 # The SVG flame graph writer (analyzer/flame.c): the unit program's checks, then its
 # SVG must be well-formed XML (xmllint), render (rsvg-convert) and carry exact totals;
-# so must the one with a timeline chart (chart.c's unit program).
+# so must the one with a timeline chart (chart.c's unit program). The one of names of
+# any bytes must be well-formed too.
 . "$(dirname "$0")/lib.sh"
 
-run_tap flame_test "$BUILD/unit/flame_test" flame.svg
+run_tap flame_test "$BUILD/unit/flame_test" flame.svg hostile.svg
 run_tap chart_test "$BUILD/unit/chart_test" timeline.svg
 
 if command -v xmllint >/dev/null; then
-	test_case 'the SVG is well-formed XML' 'xmllint --noout flame.svg timeline.svg'
+	test_case 'the SVG is well-formed XML' 'xmllint --noout flame.svg timeline.svg hostile.svg'
 else
 	skip_case 'the SVG is well-formed XML' 'xmllint missing (Debian libxml2-utils)'
 fi

@@ -11,7 +11,8 @@ TEST_PROGS := $(P)/fakeeval $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)
 	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so \
 	$(P)/snapapi $(P)/snapapi-cxx $(P)/libplugin.so $(P)/plugin_host $(P)/nolive \
 	$(P)/snaplife $(P)/snaplife-linked $(P)/rebuild $(P)/rebuild-extra $(P)/libopenswap.so \
-	$(P)/libslowopen.so $(P)/mallocptr $(P)/resident $(P)/manystacks $(P)/peaks $(P)/lifetimes
+	$(P)/libslowopen.so $(P)/mallocptr $(P)/resident $(P)/manystacks $(P)/peaks $(P)/lifetimes \
+	$(P)/manysamples
 
 check-build: $(TEST_PROGS)
 
@@ -71,6 +72,11 @@ $(P)/rebuild-extra: REBUILD := -DEXTRA
 $(P)/rebuild $(P)/rebuild-extra: test/progs/rebuild.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fno-toplevel-reorder $(REBUILD) -o $@ $<
+
+# Its clock_gettime stands in for libc's in heapprof.so too: exported (t4012)
+$(P)/manysamples: test/progs/manysamples.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -rdynamic -o $@ $<
 
 # Programs built from one C file with nothing special.
 PLAIN_PROGS := $(addprefix $(P)/,stress thread_churn forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky exitstack protnone keys nolive snaplife arenas pinned owners resident manystacks peaks lifetimes)

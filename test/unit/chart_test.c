@@ -2,7 +2,8 @@
  * chart.c: the round scale, the positions of the points and the peak marker, and the
  * SVG the flame graph gets with a timeline (argv[1]: written there for t4003 to check
  * with xmllint). Timeline: 0 at 0 s, 80 MiB in 5 blocks at 2.5 s (the peak), 15 MiB
- * in 2 blocks at 10 s (now).
+ * in 2 blocks at 10 s (now). Then a timeline of 2^20 samples, a sawtooth with one
+ * spike: the area has at most four points a pixel column, the spike's among them.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -43,6 +44,40 @@ static void round_up(uint64_t v, uint64_t want, uint64_t want_unit)
 	ok(got == want && unit == want_unit, "round up %llu: %llu in units of %llu (got %llu, %llu)",
 	   (unsigned long long)v, (unsigned long long)want, (unsigned long long)want_unit,
 	   (unsigned long long)got, (unsigned long long)unit);
+}
+
+/* 2^20 samples over 1090 pixels: the polygon's points, how many and the highest */
+static void long_timeline(void)
+{
+	size_t n = 1u << 20, npts = 0;
+	struct chart_point *p = calloc(n, sizeof(*p));
+	char *buf = NULL, *at;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	double top = 1e9, x, y;
+	int used;
+
+	if (!p || !f)
+		return;
+	for (size_t i = 0; i < n; i++)	/* a sawtooth, and a spike at 777,777 */
+		p[i] = (struct chart_point){ i * 0.004, (i % 1000) * 1000 + (i == 777777) * MiB,
+					     1 };
+	chart_write_svg(p, n, 777777, "bytes", 80, 54, 1090, 80, f);
+	fclose(f);
+	at = strstr(buf, "points=\"");
+	at = at ? at + 8 : NULL;
+	for (; at && sscanf(at, "%lf,%lf%n", &x, &y, &used) == 2; at += used) {
+		npts++;
+		top = y < top ? y : top;
+	}
+	ok(npts >= 2 * 1090 && npts <= 4 * 1091 + 2, "2^20 samples: %zu points, at most 4 a pixel",
+	   npts);
+	/* the spike: 777,000 + 1 MiB on a scale to 2 MiB */
+	ok(fabs(top - (54 + 80 - 80.0 * (777000 + MiB) / (2 * MiB))) < 0.01,
+	   "the spike is the area's top (%.2f)", top);
+	ok(len < 200000, "the SVG of it: %zu bytes", len);
+	free(buf);
+	free(p);
 }
 
 int main(int argc, char **argv)
@@ -92,5 +127,6 @@ int main(int argc, char **argv)
 	free(plain);
 	free(with);
 	free(none);
+	long_timeline();
 	return tap_done();
 }

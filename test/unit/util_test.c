@@ -1,12 +1,16 @@
 /*
  * Unit test of the analyzer's small shared helpers: sorted_find_u64 (util.h), the
  * lookup the scan's page filter and the heap graph's region index share, against a
- * linear search; json_str (json.h), the one JSON string writer, byte class by class.
+ * linear search; json_str (json.h), the one JSON string writer, byte class by class;
+ * the escaping of names (escape.h) on each kind of bad byte, and in messages.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "escape.h"
 #include "json.h"
 #include "util.h"
 #include "tap.h"
@@ -72,11 +76,100 @@ static void json(void)
 	   "json_str: '<' and UTF-8 as they are");
 	ok(json_is("</script>\n", true, "\"\\u003c/script>\\n\""),
 	   "json_str in html: '<' as \\u003c, the rest alike");
+	ok(json_is("c1 \xc2\x9b nbsp \xc2\xa0", false, "\"c1 \\u009b nbsp \xc2\xa0\""),
+	   "json_str: a C1 control as \\u00XX, the next character as it is");
+	ok(json_is("caf\xe9 \xe2\x82 \xed\xa0\x80 \xc0\xaf \xff", false,
+		   "\"caf\\\\xe9 \\\\xe2\\\\x82 \\\\xed\\\\xa0\\\\x80 \\\\xc0\\\\xaf \\\\xff\""),
+	   "json_str: bytes that are not UTF-8 (Latin-1, cut, surrogate, overlong) as \\\\xNN");
+}
+
+static const struct {
+	const char *in;
+	size_t len;	/* escape_char_len(in) */
+	const char *out;	/* escape_dup(in) */
+} chars[] = {
+	{ "a", 1, "a" },
+	{ "\\x1b", 1, "\\x1b" },	/* a backslash stays: escaping twice is once */
+	{ "\x1b[31m", 0, "\\x1b[31m" },		/* ESC */
+	{ "\x07", 0, "\\x07" },
+	{ "\x7f", 0, "\\x7f" },			/* DEL */
+	{ "\xc3\xa9", 2, "\xc3\xa9" },		/* é */
+	{ "\xe2\x82\xac", 3, "\xe2\x82\xac" },	/* € */
+	{ "\xf0\x9f\x98\x80", 4, "\xf0\x9f\x98\x80" },	/* U+1F600 */
+	{ "\xc2\xa0", 2, "\xc2\xa0" },		/* U+00A0, the first past C1 */
+	{ "\xc2\x9b", 0, "\\xc2\\x9b" },		/* U+009B, CSI */
+	{ "\xc2\x80", 0, "\\xc2\\x80" },		/* U+0080 */
+	{ "\xe9t\xe9", 0, "\\xe9t\\xe9" },		/* Latin-1 */
+	{ "\x9b", 0, "\\x9b" },			/* a continuation byte alone */
+	{ "\xc0\xaf", 0, "\\xc0\\xaf" },		/* overlong '/' */
+	{ "\xe0\x80\xaf", 0, "\\xe0\\x80\\xaf" },	/* overlong, 3 bytes */
+	{ "\xed\xb3\xa9", 0, "\\xed\\xb3\\xa9" },	/* a surrogate, U+DCE9 */
+	{ "\xf4\x90\x80\x80", 0, "\\xf4\\x90\\x80\\x80" },	/* past U+10FFFF */
+	{ "\xe2\x82", 0, "\\xe2\\x82" },		/* cut short */
+	{ "\xff\xfe", 0, "\\xff\\xfe" },
+	{ "", 0, "" },
+};
+
+/* what warn() prints for fmt and arg */
+static bool warned(const char *fmt, const char *arg, const char *want)
+{
+	char got[512] = "";
+	FILE *tmp = tmpfile();
+	int saved = dup(2);
+	bool same;
+
+	if (!tmp || saved < 0)
+		return false;
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	warn(fmt, arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	if (!fgets(got, sizeof(got), tmp))
+		got[0] = 0;
+	fclose(tmp);
+	same = !strcmp(got, want);
+	if (!same)
+		printf("# got %s# want %s", got, want);
+	return same;
+}
+
+static void escape(void)
+{
+	unsigned bad = 0;
+	char buf[8];
+
+	for (size_t i = 0; i < sizeof(chars) / sizeof(chars[0]); i++) {
+		char *e = escape_dup(chars[i].in), *twice = escape_dup(e);
+
+		if (escape_char_len(chars[i].in) != chars[i].len || strcmp(e, chars[i].out) ||
+		    strcmp(twice, e) || escape_needed(e) ||
+		    escape_needed(chars[i].in) != !!strcmp(e, chars[i].in)) {
+			printf("# %zu: length %zu, escaped \"%s\"\n", i,
+			       escape_char_len(chars[i].in), e);
+			bad++;
+		}
+		free(e);
+		free(twice);
+	}
+	ok(bad == 0, "escape: each kind of byte, and escaping twice is once");
+	ok(escape_into(buf, sizeof(buf), "ab\x1b\x1b") == 6 && !strcmp(buf, "ab\\x1b") &&
+	   escape_into(buf, 6, "abcd\xc3\xa9") == 4 && !strcmp(buf, "abcd") &&
+	   escape_into(buf, 1, "\x1b") == 0 && !buf[0],
+	   "escape_into: cut between characters and escapes");
+	ok(!escape_name("plain \xc3\xa9") && !escape_name(NULL),
+	   "escape_name: nothing to do, no copy");
+	ok(warned("cannot open '%s'", "/tmp/a\x1b]0;x\x07\xe9",
+		  "heapprof-analyze: warning: cannot open '/tmp/a\\x1b]0;x\\x07\\xe9'\n"),
+	   "warn: what a message quotes is escaped");
 }
 
 int main(void)
 {
 	sorted_find();
 	json();
+	escape();
 	return tap_done();
 }
