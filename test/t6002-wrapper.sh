@@ -3,7 +3,8 @@
 # user's snapshot and runs heapprof-analyze only as that user, takes exactly the name
 # heapprof.so gives (no glob, no link, no .part), writes 0600 and never through or over a
 # file, reads the environment as getenv does and sends only a signal heapprof.so takes;
-# `run` checks PROGRAM first; a zombie is named one; heapprof(1) matches the script.
+# nothing it runs as that user shares root's terminal (a pty, TIOCSTI); `run` checks
+# PROGRAM first; a zombie is named one; heapprof(1) matches the script.
 . "$(dirname "$0")/lib.sh"
 
 WRAP=$SRC_DIR/scripts/heapprof
@@ -341,3 +342,79 @@ snap_case 'report: a snapshot naming a library only root may read gets no names 
 	expect_bytes site_lib 2000 t15/root/rep.txt && ! grep -q lib_alloc t15/root/rep.txt &&
 	grep -q "libsite.so.*Permission denied" t15/root/rep.err
 '
+
+# Stand-ins for what the wrapper may run as the user (first in PATH) and for
+# heapprof-analyze: run as someone else than root, one notes in rec/log its ids,
+# session, controlling terminal (tty_nr of /proc/PID/stat), fds 0-2 and environment,
+# and does what that user can do to a process of theirs left in root's terminal, by
+# ptracing it: push a command into root's input (TIOCSTI), which root's shell would run
+# after the wrapper; then it runs the real command. Run as root, only the real one.
+cat >fake.tmpl <<'EOF'
+#!/bin/sh
+if [ "$(id -u)" != 0 ]; then
+	read -r s </proc/$$/stat
+	s=${s##*) }
+	printf "%s uid=%s sid=%s tty=%s fd0=%s fd1=%s fd2=%s sti=" @TOOL@ "$(id -u)" \
+		"$(echo "$s" | cut -d" " -f4)" "$(echo "$s" | cut -d" " -f5)" "$(readlink /proc/$$/fd/0)" \
+		"$(readlink /proc/$$/fd/1)" "$(readlink /proc/$$/fd/2)" >>@SCRATCH@/rec/log
+	@PROGS@/tiocsti "
+touch @SCRATCH@/PWNED.@TOOL@
+" @SCRATCH@/rec/log
+	tr "\0" "\n" </proc/$$/environ | sed "s/^/@TOOL@ env /" >>@SCRATCH@/rec/log
+fi
+exec @REAL@ "$@"
+EOF
+mkdir -m 755 fake rec && : >rec/log && chmod 666 rec/log
+for t in find sh cat rm stat dd od head gzip heapprof-analyze; do
+	real=$ANALYZE
+	[ $t = heapprof-analyze ] || real=$(command -v $t) || continue
+	sed -e "s|@TOOL@|$t|g" -e "s|@REAL@|$real|" -e "s|@SCRATCH@|$SCRATCH|g" -e "s|@PROGS@|$PROGS|" \
+		fake.tmpl >fake/$t && chmod 755 fake/$t
+done
+
+# faked CMD...: CMD with the stand-ins, an empty log and no PWNED.* file before
+faked()
+{
+	: >"$SCRATCH/rec/log" && rm -f "$SCRATCH"/PWNED.* &&
+	PATH=$SCRATCH/fake:$PATH HEAPPROF_ANALYZE=$SCRATCH/fake/heapprof-analyze "$@"
+}
+
+# no_terminal: what ran as the user ran (find, sh, heapprof-analyze at least), in no
+# terminal: no controlling one (tty_nr 0), none on fds 0-2, and no command pushed into
+# root's (no PWNED.* file)
+no_terminal()
+{
+	cat "$SCRATCH/rec/log" | grep -v " env " &&
+	for t in find sh heapprof-analyze; do
+		grep -q "^$t uid=$(id -u $U) " "$SCRATCH/rec/log" || { echo "$t never ran as $U"; return 1; }
+	done &&
+	! grep -v " env " "$SCRATCH/rec/log" | grep -v " tty=0 fd0=[^ ]* fd1=[^ ]* fd2=[^ ]* sti=" &&
+	! grep -v " env " "$SCRATCH/rec/log" | grep "fd[012]=/dev/\(pts\|tty\)" &&
+	! ls "$SCRATCH"/PWNED.* 2>/dev/null
+}
+
+if command -v python3 >/dev/null; then
+	# in_pty DIR CMD: CMD run by an interactive shell in a terminal of its own, as root
+	# types it, and whatever was pushed into its input meanwhile; the terminal's text
+	# in DIR/pty.out
+	in_pty()
+	{
+		python3 "$TEST_DIR/pty_shell.py" "$1/done" "$2; : >$1/done" >"$1/pty.out"
+	}
+	case $(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null) in
+	0) how="no TIOCSTI on this kernel (dev.tty.legacy_tiocsti=0): the session and fds only" ;;
+	*) how="TIOCSTI through a pty" ;;
+	esac
+	snap_case "report, snapshot: nothing run as the user can type into root's terminal ($how)" '
+		tree t17 && start_user t17/u $PROGS/sites small=2x1000 &&
+		faked in_pty "$SCRATCH/t17" "cd $SCRATCH/t17/root && $WRAP report $pid -f collapsed \
+			>r.txt 2>r.err; $WRAP snapshot $pid s.snap.gz" &&
+		cat t17/pty.out t17/root/r.err && no_terminal &&
+		grep -q "heapprof: snapshot of process $pid in s.snap.gz" t17/pty.out &&
+		expect_bytes site_small 2000 t17/root/r.txt && zcat t17/root/s.snap.gz >s.snap &&
+		heapprof-analyze -f collapsed $PROGS/sites s.snap >s.txt && expect_bytes site_small 2000 s.txt
+	'
+else
+	skip_case "report, snapshot: nothing run as the user can type into root's terminal" \
+		'python3 is not installed'
+fi
