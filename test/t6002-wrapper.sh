@@ -372,12 +372,9 @@ for t in find sh cat rm stat dd od head gzip heapprof-analyze; do
 		fake.tmpl >fake/$t && chmod 755 fake/$t
 done
 
-# faked CMD...: CMD with the stand-ins, an empty log and no PWNED.* file before
-faked()
-{
-	: >"$SCRATCH/rec/log" && rm -f "$SCRATCH"/PWNED.* &&
-	PATH=$SCRATCH/fake:$PATH HEAPPROF_ANALYZE=$SCRATCH/fake/heapprof-analyze "$@"
-}
+# fresh: an empty log, no PWNED.* file; faked CMD...: CMD with the stand-ins
+fresh() { : >"$SCRATCH/rec/log" && rm -f "$SCRATCH"/PWNED.*; }
+faked() { PATH=$SCRATCH/fake:$PATH HEAPPROF_ANALYZE=$SCRATCH/fake/heapprof-analyze "$@"; }
 
 # no_terminal: what ran as the user ran (find, sh, heapprof-analyze at least), in no
 # terminal: no controlling one (tty_nr 0), none on fds 0-2, and no command pushed into
@@ -406,7 +403,7 @@ if command -v python3 >/dev/null; then
 	*) how="TIOCSTI through a pty" ;;
 	esac
 	snap_case "report, snapshot: nothing run as the user can type into root's terminal ($how)" '
-		tree t17 && start_user t17/u $PROGS/sites small=2x1000 &&
+		tree t17 && start_user t17/u $PROGS/sites small=2x1000 && fresh &&
 		faked in_pty "$SCRATCH/t17" "cd $SCRATCH/t17/root && $WRAP report $pid -f collapsed \
 			>r.txt 2>r.err; $WRAP snapshot $pid s.snap.gz" &&
 		cat t17/pty.out t17/root/r.err && no_terminal &&
@@ -418,3 +415,20 @@ else
 	skip_case "report, snapshot: nothing run as the user can type into root's terminal" \
 		'python3 is not installed'
 fi
+
+# env_names TOOL: the names of the variables TOOL had, run as the user, one a line, sorted
+env_names() { sed -n "s/^$1 env \([^=]*\)=.*/\1/p" "$SCRATCH/rec/log" | sort -u; }
+
+snap_case 'report, snapshot: what runs as the user has a fixed environment, nothing else of root'\''s' '
+	tree t18 && start_user t18/u $PROGS/sites small=2x1000 && fresh &&
+	(cd t18/root && ROOT_SECRET=hunter2 LANG=C.UTF-8 DEBUGINFOD_TIMEOUT=7 LD_PRELOAD= TMPDIR=$SCRATCH \
+		faked "$WRAP" report $pid -f collapsed >r.txt && faked "$WRAP" snapshot $pid s.snap) &&
+	expect_bytes site_small 2000 t18/root/r.txt && for t in find sh heapprof-analyze; do
+		env_names $t | grep . >/dev/null || { echo "$t never ran as $U"; exit 1; }
+	done &&
+	! grep hunter2 rec/log && env_names "[a-z-]*" | grep -v "^DEBUGINFOD_" >names &&
+	printf "%s\n" HOME LANG PATH PWD >want && expect_same want names &&
+	grep -qx "heapprof-analyze env DEBUGINFOD_TIMEOUT=7" rec/log &&
+	grep -qx "heapprof-analyze env HOME=$(getent passwd $U | cut -d: -f6)" rec/log &&
+	grep -qx "heapprof-analyze env LANG=C.UTF-8" rec/log && ! grep "env PWD=[^/]" rec/log
+'
