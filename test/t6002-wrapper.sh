@@ -120,13 +120,20 @@ start_user()
 }
 
 # A stand-in for heapprof.so's writer with an attacker's timing: on SIGUSR2 it does
-# ATTACK, then writes real/snap.1.part and renames it real/snap.1 ("user snapshot"), or
-# (replay) gives real/kept.snap as its snapshot.
+# ATTACK, then writes real/snap.1.part and renames it real/snap.1 (an ELF core header,
+# then "user snapshot": the file usersnap), or (replay) gives real/kept.snap as its
+# snapshot, or real/snap.N of 1 TiB, a hole past the header (huge), or "user snapshot"
+# alone (text).
+printf '\177ELF\002\001\001\000\000\000\000\000\000\000\000\000\004\000\076\000\001\000\000\000' >snaphead &&
+head -c 40 /dev/zero >>snaphead && { cat snaphead && echo "user snapshot"; } >usersnap
 cat >fake.sh <<'EOF'
-attack=$1
+attack=$1 n=0
 snap()
 {
 	case $attack in
+	huge)	n=$((n + 1)) && cat ../../snaphead >real/snap.$n.part &&
+		truncate -s 1T real/snap.$n.part && mv real/snap.$n.part real/snap.$n; return ;;
+	text)	echo "user snapshot" >real/snap.1.part && mv real/snap.1.part real/snap.1; return ;;
 	repoint)	# the directory of HEAPPROF_OUTPUT, re-pointed at root's for 2 s
 		ln -s ../secret link.new && mv -T link.new link && sleep 2 &&
 		ln -s real link.new && mv -T link.new link ;;
@@ -134,11 +141,14 @@ snap()
 	symlink) ln -s ../../secret/snap.1 real/snap.1; return ;;
 	replay) cp real/kept.snap real/snap.1.part && mv real/snap.1.part real/snap.1; return ;;
 	esac
-	printf "user " >real/snap.1.part
+	{ cat ../../snaphead && printf "user "; } >real/snap.1.part
 	[ $attack != part ] || sleep 2
 	printf "snapshot\n" >>real/snap.1.part && mv real/snap.1.part real/snap.1
 }
 trap snap USR2
+# a snapshot is taken only when the process maps as much as it holds: the one replayed
+# came from a bigger process than a shell (32 MB of it in one variable)
+[ $attack != replay ] || pad=$(head -c 32000000 /dev/zero | tr "\0" x)
 echo ready
 while :; do sleep 0.1; done
 EOF
@@ -147,14 +157,14 @@ chmod 644 fake.sh
 snap_case 'snapshot: HEAPPROF_OUTPUT through a link re-pointed at root'\''s directory moves nothing of root'\''s' '
 	tree t1 && start_user t1/u sh "$SCRATCH/fake.sh" repoint &&
 	(cd t1/root && "$WRAP" snapshot $pid out.snap) &&
-	intact t1 && test "$(cat t1/root/out.snap)" = "user snapshot" &&
+	intact t1 && cmp usersnap t1/root/out.snap &&
 	test "$(stat -c %U:%a t1/root/out.snap)" = root:600 && ! test -e t1/u/real/snap.1
 '
 
 snap_case 'snapshot FILE.gz: the same race neither deletes nor discloses root'\''s file; FILE.gz is 0600' '
 	tree t2 && start_user t2/u sh "$SCRATCH/fake.sh" repoint &&
 	(cd t2/root && "$WRAP" snapshot $pid out.snap.gz) &&
-	intact t2 && test "$(zcat t2/root/out.snap.gz)" = "user snapshot" &&
+	intact t2 && zcat t2/root/out.snap.gz | cmp usersnap - &&
 	test "$(stat -c %U:%a t2/root/out.snap.gz)" = root:600
 '
 
@@ -168,33 +178,34 @@ snap_case 'a snapshot name that is a link to root'\''s file is refused, nothing 
 	tree t4 && start_user t4/u sh "$SCRATCH/fake.sh" symlink &&
 	{ (cd t4/root && "$WRAP" snapshot $pid out.snap.gz) 2>link.err; rc=$?; } && cat link.err &&
 	test $rc = 2 && intact t4 && ! test -e t4/root/out.snap.gz && test -L t4/u/real/snap.1 &&
-	grep -q "not taking .*snap.1: not a regular file" link.err
+	grep -q "not taking .*snap.1.: not a regular file" link.err
 '
 
 snap_case 'a name "snap.x *" is matched whole: no glob in root'\''s working directory' '
 	tree t5 && start_user t5/u sh "$SCRATCH/fake.sh" glob &&
 	(cd t5/root && "$WRAP" snapshot $pid out.snap.gz) &&
-	intact t5 && test "$(zcat t5/root/out.snap.gz)" = "user snapshot" &&
+	intact t5 && zcat t5/root/out.snap.gz | cmp usersnap - &&
 	test -e "t5/u/real/snap.x *"
 '
 
 snap_case 'snap.1.part, still being written, is never taken: the wrapper waits for snap.1' '
 	tree t6 && start_user t6/u sh "$SCRATCH/fake.sh" part &&
 	(cd t6/root && "$WRAP" snapshot $pid out.snap) 2>part.err && cat part.err &&
-	test "$(cat t6/root/out.snap)" = "user snapshot" && ! test -e t6/u/real/snap.1.part &&
+	cmp usersnap t6/root/out.snap && ! test -e t6/u/real/snap.1.part &&
 	! grep -q "cannot move\|failed" "$SCRATCH/$$.err"
 '
 
-snap_case 'a real snapshot of the user'\''s program: FILE, FILE.gz, report --keep all 0600 root'\''s' '
+snap_case 'a real snapshot of the user'\''s program: FILE, FILE.gz 0600 root'\''s; report --keep leaves the user'\''s' '
 	tree t7 && cd t7 && start_user u $PROGS/sites small=3x1000 &&
 	(cd root && "$WRAP" snapshot $pid a.snap && "$WRAP" snapshot $pid a.snap.gz &&
 		"$WRAP" report --keep $pid -f collapsed >r.txt 2>r.err) &&
 	kept=$(sed -n "s/.*keeping the snapshot: //p" root/r.err) &&
+	test "$kept" = "$SCRATCH/t7/u/link/snap.3" && test "$(stat -c %U:%a "$kept")" = $U:600 &&
 	for f in root/a.snap root/a.snap.gz "$kept"; do
-		test "$(stat -c %U:%a "$f")" = root:600 || { ls -l "$f"; exit 1; }
+		[ "$f" = "$kept" ] || test "$(stat -c %U:%a "$f")" = root:600 || { ls -l "$f"; exit 1; }
 		heapprof-analyze -f collapsed $PROGS/sites "$f" >c.txt && expect_bytes site_small 3000 c.txt || exit 1
-	done && expect_bytes site_small 3000 root/r.txt && rm -rf "$(dirname "$kept")" &&
-	test "$(ls u/real)" = snap.x
+	done && expect_bytes site_small 3000 root/r.txt && test "$(ls u/real)" = "snap.3
+snap.x"
 '
 
 if command -v gcore >/dev/null; then
@@ -309,13 +320,12 @@ fake_report()
 	kept=$(sed -n "s/.*keeping the snapshot: //p" fa.err) && test -f "$kept" &&
 	test "$(sed -n "s/^ids //p" fa.out)" = "$(id -u $U) $(id -g $U) $(id -g $U)" &&
 	test "$(sed -n "s/^stdin //p" fa.out)" = "$(cksum <"$kept" | cut -d" " -f1,2)" &&
-	grep -qx "session own" fa.out &&
-	rm -rf "$(dirname "$kept")"
+	grep -qx "session own" fa.out && rm -f "$kept"
 }
 
 snap_case 'report: heapprof-analyze runs as the process'\''s user, the snapshot on its stdin' '
 	tree t13 && start_user t13/u $PROGS/sites small=2x1000 && fake_report t13 $pid &&
-	test "$(sed -n "s/^args //p" fa.out)" = "-f collapsed /proc/$pid/exe -"
+	sed -n "s/^args //p" fa.out | grep -qx -- "--max-size=[0-9]* -f collapsed /proc/$pid/exe -"
 '
 
 snap_case 'report: an executable its user cannot read is named by its path, not /proc/PID/exe' '
@@ -323,7 +333,7 @@ snap_case 'report: an executable its user cannot read is named by its path, not 
 	start_user t14/u "$SCRATCH/t14/bin/sites" small=2x1000 &&
 	! setpriv --reuid="$U" --regid="$U" --clear-groups cat /proc/$pid/exe >/dev/null 2>&1 &&
 	fake_report t14 $pid &&
-	test "$(sed -n "s/^args //p" fa.out)" = "-f collapsed $(readlink -f t14/bin/sites) -"
+	sed -n "s/^args //p" fa.out | grep -qx -- "--max-size=[0-9]* -f collapsed $(readlink -f t14/bin/sites) -"
 '
 
 snap_case 'report: a snapshot naming a library only root may read gets no names from it' '
@@ -345,7 +355,8 @@ snap_case 'report: a snapshot naming a library only root may read gets no names 
 
 # Stand-ins for what the wrapper may run as the user (first in PATH) and for
 # heapprof-analyze: run as someone else than root, one notes in rec/log its ids,
-# session, controlling terminal (tty_nr of /proc/PID/stat), fds 0-2 and environment,
+# session, controlling terminal (tty_nr of /proc/PID/stat), fds 0-2, environment and
+# arguments,
 # and does what that user can do to a process of theirs left in root's terminal, by
 # ptracing it: push a command into root's input (TIOCSTI), which root's shell would run
 # after the wrapper; then it runs the real command. Run as root, only the real one.
@@ -361,6 +372,7 @@ if [ "$(id -u)" != 0 ]; then
 touch @SCRATCH@/PWNED.@TOOL@
 " @SCRATCH@/rec/log
 	tr "\0" "\n" </proc/$$/environ | sed "s/^/@TOOL@ env /" >>@SCRATCH@/rec/log
+	echo "@TOOL@ args $*" >>@SCRATCH@/rec/log
 fi
 exec @REAL@ "$@"
 EOF
@@ -381,12 +393,12 @@ faked() { PATH=$SCRATCH/fake:$PATH HEAPPROF_ANALYZE=$SCRATCH/fake/heapprof-analy
 # root's (no PWNED.* file)
 no_terminal()
 {
-	cat "$SCRATCH/rec/log" | grep -v " env " &&
+	grep -v " env \| args " "$SCRATCH/rec/log" &&
 	for t in find sh heapprof-analyze; do
 		grep -q "^$t uid=$(id -u $U) " "$SCRATCH/rec/log" || { echo "$t never ran as $U"; return 1; }
 	done &&
-	! grep -v " env " "$SCRATCH/rec/log" | grep -v " tty=0 fd0=[^ ]* fd1=[^ ]* fd2=[^ ]* sti=" &&
-	! grep -v " env " "$SCRATCH/rec/log" | grep "fd[012]=/dev/\(pts\|tty\)" &&
+	! grep -v " env \| args " "$SCRATCH/rec/log" | grep -v " tty=0 fd0=[^ ]* fd1=[^ ]* fd2=[^ ]* sti=" &&
+	! grep -v " env \| args " "$SCRATCH/rec/log" | grep "fd[012]=/dev/\(pts\|tty\)" &&
 	! ls "$SCRATCH"/PWNED.* 2>/dev/null
 }
 
@@ -432,3 +444,39 @@ snap_case 'report, snapshot: what runs as the user has a fixed environment, noth
 	grep -qx "heapprof-analyze env HOME=$(getent passwd $U | cut -d: -f6)" rec/log &&
 	grep -qx "heapprof-analyze env LANG=C.UTF-8" rec/log && ! grep "env PWD=[^/]" rec/log
 '
+
+# The user's snapshot is that user's file, of their choosing: 1 TiB (a hole), or no
+# snapshot at all. Root's TMPDIR never gets a copy; a 128 MiB file size limit keeps a
+# wrapper that copies from filling this machine's disk.
+snap_case 'report: heapprof-analyze reads the user'\''s own snapshot, opened as the user: nothing copied' '
+	tree t19 && mkdir -m 700 t19/tmp && start_user t19/u $PROGS/sites small=2x1000 && fresh &&
+	(cd t19/root && TMPDIR=$SCRATCH/t19/tmp faked "$WRAP" report $pid -f collapsed >r.txt) &&
+	grep -a "^heapprof-analyze [a-z]*=" rec/log &&
+	expect_bytes site_small 2000 t19/root/r.txt && test -z "$(ls t19/tmp)" &&
+	grep -q "^heapprof-analyze uid=$(id -u $U) .* fd0=$SCRATCH/t19/u/real/snap.1 " rec/log &&
+	max=$(sed -n "s/^heapprof-analyze args --max-size=\([0-9]*\) -f collapsed .*/\1/p" rec/log) &&
+	[ "$max" -ge 16777216 ] && [ "$max" -lt 1073741824 ] && ! test -e t19/u/real/snap.1
+'
+
+snap_case 'report, snapshot: a snapshot of 1 TiB (a hole) is refused, and nothing lands in TMPDIR' '
+	tree t20 && mkdir -m 700 t20/tmp && start_user t20/u sh "$SCRATCH/fake.sh" huge &&
+	for c in "report $pid" "snapshot $pid big.snap" "snapshot $pid big.snap.gz"; do
+		{ (cd t20/root && ulimit -f 262144 && TMPDIR=$SCRATCH/t20/tmp "$WRAP" $c) >out 2>err; rc=$?; } &&
+		cat err && test $rc = 2 && test -z "$(ls t20/tmp)" && ! test -s out &&
+		grep -q "^heapprof: not taking .$SCRATCH/t20/u/link/snap.[0-9]*.: more than the [0-9]* bytes process $pid.s mappings can hold$" err ||
+		exit 1
+	done && test "$(ls t20/root)" = rootfile && test "$(ls t20/u/real)" = "snap.1
+snap.2
+snap.3
+snap.x"
+'
+
+snap_case 'report, snapshot: a snapshot that is no ELF core is refused' '
+	tree t21 && start_user t21/u sh "$SCRATCH/fake.sh" text &&
+	{ (cd t21/root && "$WRAP" snapshot $pid text.snap) 2>err; rc=$?; } && cat err && test $rc = 2 &&
+	grep -q "^heapprof: not taking .*/snap.1.: not a heapprof snapshot (no ELF core header)$" err &&
+	! test -e t21/root/text.snap && rm t21/u/real/snap.1 &&
+	{ (cd t21/root && "$WRAP" report $pid) >out 2>err; rc=$?; } && cat err && test $rc = 2 &&
+	grep -q "^heapprof: not taking .*/snap.1.: not a heapprof snapshot (no ELF core header)$" err
+'
+
