@@ -480,3 +480,40 @@ snap_case 'report, snapshot: a snapshot that is no ELF core is refused' '
 	grep -q "^heapprof: not taking .*/snap.1.: not a heapprof snapshot (no ELF core header)$" err
 '
 
+if command -v gcore >/dev/null; then
+	# gdb writes each mapping whole, zeros and PROT_NONE included: a process that maps
+	# 1 GiB more than TMPDIR's free room
+	snap_case 'gcore: a process that maps more than TMPDIR holds is refused before gdb writes' '
+		tree t22 && mkdir -m 700 t22/tmp &&
+		free=$(stat -f -c "%a %S" t22/tmp | awk "{ printf \"%.0f\", \$1 * \$2 }") &&
+		[ $free -lt $((64 << 40)) ] || { echo "# $free bytes free: no room to map more"; exit 0; }
+		ENV=HEAPPROF_SIGNAL= start_user t22/u $PROGS/bigmap $((free + (1 << 30))) &&
+		{ (cd t22/root && ulimit -f 131072 && TMPDIR=$SCRATCH/t22/tmp "$WRAP" snapshot $pid g.snap) \
+			2>err; rc=$?; } && cat err && test $rc = 2 && test -z "$(ls t22/tmp)" &&
+		grep -q "^heapprof: gcore.s core of process $pid needs up to [0-9]* bytes, and only [0-9]* are free in .$SCRATCH/t22/tmp/heapprof.[^/]*. (set TMPDIR or FILE elsewhere)$" err
+	'
+fi
+
+# A stand-in for gcore as gdb's behaves when the process maps more by the time it is
+# stopped than when the wrapper looked: it writes on past the file size limit, is told
+# "File too large", and saves what it wrote with status 0
+mkdir -m 755 bigcore && cat >bigcore/gcore <<'EOF'
+#!/bin/sh
+trap '' XFSZ
+head -c 64G /dev/zero >"$2.$3" 2>/dev/null
+echo 'warning: cannot close "'"$2.$3"'": File too large'
+echo "Saved corefile $2.$3"
+EOF
+chmod 755 bigcore/gcore
+
+snap_case 'gcore: a process that maps more once gdb stops it: the core cut short is refused' '
+	tree t23 && mkdir -m 700 t23/tmp && ENV=HEAPPROF_SIGNAL= start_user t23/u $PROGS/sites small=1x100 &&
+	{ (cd t23/root && ulimit -f 262144 && PATH=$SCRATCH/bigcore:$PATH TMPDIR=$SCRATCH/t23/tmp \
+		"$WRAP" snapshot $pid g.snap) 2>err; rc=$?; } &&
+	cat err && test $rc = 2 && test -z "$(ls t23/tmp)" && ! test -e t23/root/g.snap &&
+	grep -q "^heapprof: gcore.s core of process $pid was cut short at [0-9]* bytes: the most its mappings allowed when they were checked$" err &&
+	{ (cd t23/root && ulimit -f 2048 && PATH=$SCRATCH/bigcore:$PATH TMPDIR=$SCRATCH/t23/tmp \
+		"$WRAP" snapshot $pid g.snap) 2>err; rc=$?; } &&
+	cat err && test $rc = 2 && test -z "$(ls t23/tmp)" && ! test -e t23/root/g.snap &&
+	grep -q "^heapprof: gcore.s core of process $pid was cut short at 1048576 bytes: the file size limit (ulimit -f)$" err
+'
