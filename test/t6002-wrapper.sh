@@ -3,8 +3,11 @@
 # user's snapshot and runs heapprof-analyze only as that user, takes exactly the name
 # heapprof.so gives (no glob, no link, no .part), writes 0600 and never through or over a
 # file, reads the environment as getenv does and sends only a signal heapprof.so takes;
-# nothing it runs as that user shares root's terminal (a pty, TIOCSTI); `run` checks
-# PROGRAM first; a zombie is named one; heapprof(1) matches the script.
+# nothing it runs as that user shares root's terminal (a pty, TIOCSTI) or environment;
+# that user's snapshot is never copied for a report, and checked (size, ELF header)
+# before snapshot copies it; gcore's core fits TMPDIR; what the user chose reaches
+# root's terminal with control characters escaped; `run` checks PROGRAM first; a
+# zombie is named one; heapprof(1) matches the script.
 . "$(dirname "$0")/lib.sh"
 
 WRAP=$SRC_DIR/scripts/heapprof
@@ -123,7 +126,7 @@ start_user()
 # ATTACK, then writes real/snap.1.part and renames it real/snap.1 (an ELF core header,
 # then "user snapshot": the file usersnap), or (replay) gives real/kept.snap as its
 # snapshot, or real/snap.N of 1 TiB, a hole past the header (huge), or "user snapshot"
-# alone (text).
+# alone (text), or that under a name with escape sequences (esc).
 printf '\177ELF\002\001\001\000\000\000\000\000\000\000\000\000\004\000\076\000\001\000\000\000' >snaphead &&
 head -c 40 /dev/zero >>snaphead && { cat snaphead && echo "user snapshot"; } >usersnap
 cat >fake.sh <<'EOF'
@@ -134,6 +137,8 @@ snap()
 	huge)	n=$((n + 1)) && cat ../../snaphead >real/snap.$n.part &&
 		truncate -s 1T real/snap.$n.part && mv real/snap.$n.part real/snap.$n; return ;;
 	text)	echo "user snapshot" >real/snap.1.part && mv real/snap.1.part real/snap.1; return ;;
+	esc)	e=$(printf "x\033]0;owned\007\033[2J") && echo "user snapshot" >"real/$e.1.part" &&
+		mv "real/$e.1.part" "real/$e.1"; return ;;
 	repoint)	# the directory of HEAPPROF_OUTPUT, re-pointed at root's for 2 s
 		ln -s ../secret link.new && mv -T link.new link && sleep 2 &&
 		ln -s real link.new && mv -T link.new link ;;
@@ -516,4 +521,42 @@ snap_case 'gcore: a process that maps more once gdb stops it: the core cut short
 		"$WRAP" snapshot $pid g.snap) 2>err; rc=$?; } &&
 	cat err && test $rc = 2 && test -z "$(ls t23/tmp)" && ! test -e t23/root/g.snap &&
 	grep -q "^heapprof: gcore.s core of process $pid was cut short at 1048576 bytes: the file size limit (ulimit -f)$" err
+'
+
+# What the user writes reaches root's terminal with its control characters escaped:
+# names (HEAPPROF_OUTPUT's and the snapshot's), HEAPPROF_SIGNAL, and what runs as the
+# user writes on stderr, or on stdout when that is a terminal (a report in a file
+# stays as it is). A stand-in analyzer writes escape sequences on both.
+E=$(printf '\033')
+cat >escanalyze <<'EOF'
+#!/bin/sh
+printf "report \033]0;owned\007 \033[2J \302\233 tab\tend\n"
+printf "heapprof-analyze: in \033[31mred\033[0m\r\n" >&2
+EOF
+chmod 755 escanalyze
+
+# controls FILE: the lines of FILE with a control character but tab (carriage returns
+# from a pty dropped)
+controls() { tr -d "\r" <"$1" | LC_ALL=C grep -a "$(printf "[\001-\010\013-\037\177]\|\302[\200-\237]")"; }
+
+snap_case 'messages and what runs as the user reach root'\''s terminal with control characters escaped' '
+	tree t24 && ENV="HEAPPROF_OUTPUT=$SCRATCH/t24/u/link/x$E]0;owned$(printf "\007")$E[2J.%n" &&
+	start_user t24/u sh "$SCRATCH/fake.sh" esc &&
+	{ (cd t24/root && "$WRAP" snapshot $pid s.snap) 2>err; rc=$?; } && test $rc = 2 && cat err &&
+	! controls err && grep -q "^heapprof: not taking .*/link/x\\\\x1b]0;owned\\\\x07\\\\x1b\[2J.1.: not a heapprof snapshot" err &&
+	end_started && ENV=HEAPPROF_SIGNAL=USR2$E[2J start_user t24/u $PROGS/sites small=1x100 &&
+	{ (cd t24/root && PATH=$SCRATCH/nogdb "$WRAP" snapshot $pid s.snap) 2>err; rc=$?; } &&
+	test $rc = 2 && cat err && ! controls err &&
+	grep -q "HEAPPROF_SIGNAL=USR2\\\\x1b\[2J is not a signal" err &&
+	end_started && ENV="HEAPPROF_OUTPUT=$SCRATCH/t24/u/link/y$E[2J.%n" start_user t24/u $PROGS/sites small=1x100 &&
+	{ (cd t24/root && HEAPPROF_ANALYZE=$SCRATCH/escanalyze "$WRAP" report --keep $pid) >out 2>err; } &&
+	cat err out && ! controls err && grep -q "^heapprof: keeping the snapshot: .*/link/y\\\\x1b\[2J.1$" err &&
+	grep -qx "heapprof-analyze: in \\\\x1b\[31mred\\\\x1b\[0m\\\\x0d" err &&
+	test "$(cat out)" = "$(printf "report \033]0;owned\007 \033[2J \302\233 tab\tend")" &&
+	if command -v python3 >/dev/null; then
+		in_pty "$SCRATCH/t24" "cd $SCRATCH/t24/root && HEAPPROF_ANALYZE=$SCRATCH/escanalyze $WRAP report $pid" &&
+		cat t24/pty.out && ! controls t24/pty.out &&
+		grep -q "report \\\\x1b]0;owned\\\\x07 \\\\x1b\[2J \\\\xc2\\\\x9b tab	end" t24/pty.out &&
+		grep -q "heapprof-analyze: in \\\\x1b\[31mred" t24/pty.out
+	fi
 '
