@@ -360,8 +360,8 @@ snap_case 'report: a snapshot naming a library only root may read gets no names 
 
 # Stand-ins for what the wrapper may run as the user (first in PATH) and for
 # heapprof-analyze: run as someone else than root, one notes in rec/log its ids,
-# session, controlling terminal (tty_nr of /proc/PID/stat), fds 0-2, environment and
-# arguments,
+# session, controlling terminal (tty_nr of /proc/PID/stat), fds 0-2, environment,
+# arguments and working directory,
 # and does what that user can do to a process of theirs left in root's terminal, by
 # ptracing it: push a command into root's input (TIOCSTI), which root's shell would run
 # after the wrapper; then it runs the real command. Run as root, only the real one.
@@ -378,6 +378,7 @@ touch @SCRATCH@/PWNED.@TOOL@
 " @SCRATCH@/rec/log
 	tr "\0" "\n" </proc/$$/environ | sed "s/^/@TOOL@ env /" >>@SCRATCH@/rec/log
 	echo "@TOOL@ args $*" >>@SCRATCH@/rec/log
+	echo "@TOOL@ cwd $(readlink /proc/$$/cwd)" >>@SCRATCH@/rec/log
 fi
 exec @REAL@ "$@"
 EOF
@@ -398,12 +399,12 @@ faked() { PATH=$SCRATCH/fake:$PATH HEAPPROF_ANALYZE=$SCRATCH/fake/heapprof-analy
 # root's (no PWNED.* file)
 no_terminal()
 {
-	grep -v " env \| args " "$SCRATCH/rec/log" &&
+	grep -v " env \| args \| cwd " "$SCRATCH/rec/log" &&
 	for t in find sh heapprof-analyze; do
 		grep -q "^$t uid=$(id -u $U) " "$SCRATCH/rec/log" || { echo "$t never ran as $U"; return 1; }
 	done &&
-	! grep -v " env \| args " "$SCRATCH/rec/log" | grep -v " tty=0 fd0=[^ ]* fd1=[^ ]* fd2=[^ ]* sti=" &&
-	! grep -v " env \| args " "$SCRATCH/rec/log" | grep "fd[012]=/dev/\(pts\|tty\)" &&
+	! grep -v " env \| args \| cwd " "$SCRATCH/rec/log" | grep -v " tty=0 fd0=[^ ]* fd1=[^ ]* fd2=[^ ]* sti=" &&
+	! grep -v " env \| args \| cwd " "$SCRATCH/rec/log" | grep "fd[012]=/dev/\(pts\|tty\)" &&
 	! ls "$SCRATCH"/PWNED.* 2>/dev/null
 }
 
@@ -559,4 +560,15 @@ snap_case 'messages and what runs as the user reach root'\''s terminal with cont
 		grep -q "report \\\\x1b]0;owned\\\\x07 \\\\x1b\[2J \\\\xc2\\\\x9b tab	end" t24/pty.out &&
 		grep -q "heapprof-analyze: in \\\\x1b\[31mred" t24/pty.out
 	fi
+'
+
+# A working directory inherited opens what is below it even when a directory above is
+# closed to that user: root's, in t25/secret (0700), is not handed over.
+snap_case 'report: heapprof-analyze runs from root'\''s directory only when the user may reach it' '
+	tree t25 && mkdir -m 755 t25/secret/open && echo "root notes" >t25/secret/open/notes &&
+	start_user t25/u $PROGS/sites small=2x1000 && fresh &&
+	(cd t25/secret/open && faked "$WRAP" report $pid -f collapsed >r1.txt) &&
+	grep -x "heapprof-analyze cwd /" rec/log && expect_bytes site_small 2000 t25/secret/open/r1.txt &&
+	fresh && (cd t25 && faked "$WRAP" report $pid -f collapsed >r2.txt) &&
+	grep -x "heapprof-analyze cwd $SCRATCH/t25" rec/log && expect_bytes site_small 2000 t25/r2.txt
 '
