@@ -147,6 +147,15 @@ int image_open(struct image *img, const struct image_spec *spec, char *err, size
 int image_open_core(struct image *img, const char *path, char *err, size_t errlen);
 
 /*
+ * From now on, refuse to open a core of more than bytes (0: no limit, the default),
+ * before anything is mapped or copied: a plain file by its size, a copied stream
+ * (compressed, or a pipe) by the size its ELF headers promise. --max-size sets it;
+ * heapprof report passes what the process's mappings can hold, since the snapshot
+ * comes from that process's user.
+ */
+void image_set_max_size(uint64_t bytes);
+
+/*
  * Start a raw-mode image with the target's word size and byte order, then add files
  * holding memory as it was at addr. image_add_raw returns 0 or -1 with err set; the
  * images must not overlap.

@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "image.h"
@@ -21,6 +22,26 @@ static const struct image_reader readers[] = {
 };
 #define NREADERS (sizeof(readers) / sizeof(readers[0]))
 
+static uint64_t max_size;
+
+void image_set_max_size(uint64_t bytes)
+{
+	max_size = bytes;
+	spool_set_max_size(bytes);
+}
+
+/* -1 with err set when fd, a plain regular file, is over max_size */
+static int check_size(int fd, const char *path, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (!max_size || fstat(fd, &st) < 0 || (uint64_t)st.st_size <= max_size)
+		return 0;
+	snprintf(err, errlen, "'%s' is too big: %llu bytes, more than --max-size=%llu", path,
+		 (unsigned long long)st.st_size, (unsigned long long)max_size);
+	return -1;
+}
+
 /* A plain regular file holding path's bytes: path itself, or an inflated copy. */
 static int open_plain(const char *path, char *err, size_t errlen)
 {
@@ -31,6 +52,11 @@ static int open_plain(const char *path, char *err, size_t errlen)
 	if (fd < 0)
 		return -1;
 	if (src_open(&src, fd, path, err, errlen) < 0) {
+		close(fd);
+		return -1;
+	}
+	if (regular && !src.name && check_size(fd, path, err, errlen) < 0) {
+		src_close(&src);
 		close(fd);
 		return -1;
 	}

@@ -75,7 +75,7 @@ enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBA
        OPT_METRIC, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_SHORT, OPT_BASE, OPT_FOCUS,
        OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY, OPT_LEAKS, OPT_FAILLEAK, OPT_SUPP,
        OPT_AGE, OPT_OLDER, OPT_BASEPROG, OPT_MEMORY, OPT_MAXRATIO, OPT_WHY, OPT_PEAK,
-       OPT_PEAKDIFF, OPT_TIMELINE, OPT_LIFETIMES, OPT_PYTHON };
+       OPT_PEAKDIFF, OPT_TIMELINE, OPT_LIFETIMES, OPT_PYTHON, OPT_MAXSIZE };
 
 /*
  * The options, once: --help is printed from this table and getopt_long's is built
@@ -196,6 +196,10 @@ static const struct opt_def {
 	  "a compressed CORE may inflate to N times its size in data\n"
 	  "(zero pages aside) past its first 64 MiB (default 1000; 0: no\n"
 	  "limit): a decompression bomb stops there" },
+	{ .name = "max-size", OPT_MAXSIZE, required_argument, "N",
+	  "refuse a CORE (or OLD) of more than N bytes, or whose\n"
+	  "headers promise more once inflated, before reading it\n"
+	  "(heapprof report passes what the process can hold)" },
 	{ .name = "jobs", 'j', required_argument, "N", "scan with N threads (default: online CPUs)" },
 	{ .name = "quiet", 'q', no_argument, NULL, "no warnings" },
 	{ .name = "help", 'h', no_argument, NULL, "this text" },
@@ -393,6 +397,7 @@ static void parse_option(struct opts *o, int c, bool *top_set)
 	case OPT_BASE: o->base = optarg; break;
 	case OPT_BASEPROG: o->base_program = optarg; break;
 	case OPT_MAXRATIO: spool_set_max_ratio(number(optarg, "--max-ratio")); break;
+	case OPT_MAXSIZE: image_set_max_size(number(optarg, "--max-size")); break;
 	case OPT_FOCUS: o->view.focus = optarg; break;
 	case OPT_IGNORE: o->view.ignore = optarg; break;
 	case OPT_HIDE: o->view.hide = optarg; break;

@@ -65,6 +65,13 @@ void spool_set_max_ratio(uint64_t ratio)
 	max_ratio = ratio;
 }
 
+static uint64_t max_size;
+
+void spool_set_max_size(uint64_t bytes)
+{
+	max_size = bytes;
+}
+
 static int spool_check_ratio(struct spool *z)
 {
 	uint64_t in = z->src->in_bytes, limit;
@@ -121,12 +128,21 @@ static int spool_promise(struct spool *z, uint64_t off, uint64_t size)
 	return 0;
 }
 
-/* Room for what is left to write, asked before writing it, not found by ENOSPC. */
+/*
+ * Room for what is left to write, asked before writing it, not found by ENOSPC; and
+ * no more than --max-size allows.
+ */
 static int spool_check_space(struct spool *z)
 {
 	struct statvfs sv;
 	uint64_t avail;
 
+	if (max_size && z->promise > max_size) {
+		snprintf(z->err, z->errlen, "'%s' is too big: its ELF headers promise %llu bytes, "
+			 "more than --max-size=%llu", z->path, (unsigned long long)z->promise,
+			 (unsigned long long)max_size);
+		return -1;
+	}
 	if (fstatvfs(z->out, &sv) < 0)
 		return 0;	/* cannot tell: writing will say */
 	avail = (uint64_t)sv.f_bavail * sv.f_frsize;

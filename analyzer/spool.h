@@ -30,4 +30,8 @@ int spool_core(struct src *s, const char *path, char *err, size_t errlen);
 #include <stdint.h>
 void spool_set_max_ratio(uint64_t ratio);
 
+/* A copy may be at most bytes (0: no limit): headers that promise more are refused
+ * before the bytes past the limit are written. image_set_max_size() sets it. */
+void spool_set_max_size(uint64_t bytes);
+
 #endif

@@ -91,3 +91,20 @@ test_case 'a zstd bomb of non-zero bytes stops at --max-ratio, not at the disk' 
 	! TMPDIR=$PWD/tmp heapprof-analyze --max-ratio=0 $PROGS/sites bomb.zst >out 2>err0 &&
 	! grep -q "inflates to more than" err0
 '
+
+# The bound heapprof report passes for a snapshot another user wrote: a plain CORE (by
+# name or on stdin) by its size, a compressed one by what its headers promise, refused
+# before a byte is copied; at exactly the limit it is read as always.
+test_case 'a CORE over --max-size is refused before it is mapped or copied' '
+	core_header 8192 >small.core && head -c 8192 /dev/zero >>small.core &&
+	n=$(wc -c <small.core) && mkdir -p tmp2 &&
+	one_line_exit2 --max-size=$((n - 1)) $PROGS/sites small.core &&
+	grep -q "^heapprof-analyze: .small.core. is too big: $n bytes, more than --max-size=$((n - 1))$" err &&
+	timeout 20 heapprof-analyze --max-size=$((n - 1)) $PROGS/sites - <small.core >out 2>err; test $? = 2 &&
+	grep -q "^heapprof-analyze: .-. is too big: $n bytes" err &&
+	one_line_exit2 --max-size=$n $PROGS/sites small.core && grep -q "no heapprof blocks" err &&
+	core_header $((1 << 30)) | gzip >promise.gz &&
+	TMPDIR=$PWD/tmp2 one_line_exit2 --max-size=$((1 << 20)) $PROGS/sites promise.gz &&
+	grep -q "^heapprof-analyze: .promise.gz. is too big: its ELF headers promise $((4096 + (1 << 30))) bytes, more than --max-size=1048576$" err &&
+	test -z "$(ls tmp2)"
+'

@@ -2,8 +2,10 @@
  * libFuzzer target: any bytes as a core file (plain, or gzip, zstd or xz: decompressed
  * and spooled as for a real CORE), through everything the analyzer does with one:
  * image_open_core, the scan, module reporting, lookups, every report writer, --base
- * against an empty report both ways, and --leaks with suppressions. Nothing may crash,
- * hang or leak. Build and run: make fuzz (needs clang).
+ * against an empty report both ways, and --leaks with suppressions. Inputs of an odd
+ * size come as heapprof report hands another user's snapshot over: on standard input,
+ * under a --max-size bound. Nothing may crash, hang or leak. Build and run: make fuzz
+ * (needs clang).
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -98,6 +100,29 @@ static void fuzz_leaks(const struct image *img, struct sym *sym)
 	scan_result_free(&scan);
 }
 
+/*
+ * Odd sizes: '-' with fd as standard input (as heapprof report runs the analyzer) and
+ * --max-size at half, 1.5, 2.5 or 3.5 times the input's size, by its last byte: a
+ * plain input over it and a compressed one whose headers promise more are refused.
+ * Even sizes: the file by its name, no bound.
+ */
+static int image_open_fuzzed(struct image *img, int fd, const char *path, const uint8_t *data,
+			     size_t size, char *err, size_t errlen)
+{
+	int saved = size & 1 ? dup(STDIN_FILENO) : -1, rc;
+	const char *name = path;
+
+	image_set_max_size(size & 1 ? size / 2 + (uint64_t)size * (data[size - 1] % 4) : 0);
+	if (saved >= 0 && dup2(fd, STDIN_FILENO) == STDIN_FILENO)
+		name = "-";
+	rc = image_open_core(img, name, err, errlen);
+	if (saved >= 0) {
+		dup2(saved, STDIN_FILENO);
+		close(saved);
+	}
+	return rc;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	int fd = memfd_create("core", 0);
@@ -115,7 +140,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	if (image_open_core(&img, path, err, sizeof(err)) == 0) {
+	if (image_open_fuzzed(&img, fd, path, data, size, err, sizeof(err)) == 0) {
 		scan_image(&img, 1, &scan);
 		sym = sym_open(&(struct sym_opts){ .program = program, .img = &img, .quiet = true });
 		sym_add_unloaded(sym, scan.found.mods, scan.found.nmods);

@@ -56,6 +56,10 @@ gzip -9 -n -c "$out/core/v2-w8le" >"$out/core/v2-w8le.gz"
 zstd -q -19 -c "$out/core/v2-sampled-w4be" >"$out/core/v2-sampled-w4be.zst"
 xz -9 -T1 -c "$out/core/v1-w8be" >"$out/core/v1-w8be.xz"
 head -c 150 "$out/core/v2-w8le.gz" >"$out/core/v2-w8le-cut.gz"
+# as heapprof report hands another user's snapshot over: fuzz_core reads an input of
+# odd size on stdin under --max-size, 1.5 times its size (last byte 1) or half (0)
+{ cat "$out/core/v2-w8le"; printf '\001'; } >"$out/core/v2-w8le-stdin"
+{ cat "$out/core/v2-w8le"; printf '\000'; } >"$out/core/v2-w8le-over"
 $GEN pyname "$out/scan/python-name-w8le"
 # a stack with Python pairs and their name records (t2013's layout); first byte 0x2c:
 # 64-bit little-endian, fuzz_scan's stack of five native words then pairs into the image
