@@ -78,9 +78,10 @@ struct graph {
 
 	/* the dominator tree (graph_dominators) */
 	uint32_t *idom;			/* by node */
-	uint32_t *post;			/* node -> postorder number; the root's is n (NULL
-					 * once graph_add_retained is done with them) */
-	uint32_t *order;		/* postorder -> node */
+	uint32_t *pre;			/* node -> depth-first preorder number; the root's is
+					 * 0 (NULL once graph_add_retained is done with them):
+					 * a node's dominators come before it */
+	uint32_t *order;		/* preorder number -> node */
 	uint64_t *ret;			/* by node: bytes its dominator subtree holds */
 	uint64_t reached;		/* blocks reached from the roots */
 
@@ -127,9 +128,9 @@ bool graph_find_root(struct graph *g, size_t j, struct graph_root *out);
 uint64_t graph_pointer_offset(struct graph *g, size_t i, size_t j);
 
 /*
- * The dominator tree (Cooper, Harvey and Kennedy's iterative algorithm on reverse
- * postorder), once; blocks no root reaches hang below the virtual root from the
- * lowest-addressed block of each unreached group. Then ret[] by node.
+ * The dominator tree (Lengauer and Tarjan's, O(m log n) whatever the shape), once;
+ * blocks no root reaches hang below the virtual root from the lowest-addressed block
+ * of each unreached group. Then ret[] by node.
  */
 void graph_dominators(struct graph *g);
 

@@ -227,7 +227,7 @@ static int by_stack_cmp(const void *a, const void *b)
 
 /*
  * The dominator tree view: what the picked blocks retain together (each block once),
- * by allocation stack. In reverse postorder a block's dominator comes before it.
+ * by allocation stack. In preorder a block's dominator comes before it.
  */
 static void print_retained(struct graph *g, struct sym *sym, const uint32_t *pick,
 			   size_t npick, FILE *f)
@@ -242,7 +242,7 @@ static void print_retained(struct graph *g, struct sym *sym, const uint32_t *pic
 		under[pick[k] + 1] = 1;
 	for (size_t i = 0; i < g->nids; i++)
 		t[i].sid = (uint32_t)i;
-	for (size_t k = g->n; k-- > 0;) {	/* order[n] is the root */
+	for (size_t k = 1; k <= g->n; k++) {	/* order[0] is the root */
 		uint32_t v = g->order[k];
 
 		under[v] |= under[g->idom[v]];
