@@ -6,7 +6,7 @@
 # block held from TLS, a lost block holding another. Then retained sizes with --leaks,
 # --by-thread, --region, --base, --age and --older-than, and --why with --region. Last,
 # the shapes that were slow (test/progs/shapes.c): a list of 1,000,000 nodes pointing
-# back to their owner, and a chain of 1,000,000 blocks.
+# back to their owner, and --why through a chain of 1,000,000 blocks.
 . "$(dirname "$0")/lib.sh"
 need_tool gcore
 
@@ -200,8 +200,8 @@ test_case '--why: what the matching blocks retain, by stack (the dominator tree 
 '
 
 # in_time CMD...: CMD, failed with a message when it runs for 300 s. No timing bound:
-# a hang guard. The cases below take a few seconds, and took hours before (the
-# dominators of the back-pointer list).
+# a hang guard. The cases below take a few seconds, and took hours (the dominators
+# of the back-pointer list) or wrote gigabytes (--why's paths) before.
 in_time()
 {
 	timeout 300 "$@"
@@ -227,4 +227,25 @@ test_case 'retained_space on a chain of 1,000,000 blocks' '
 	in_time heapprof-analyze --metric=retained_space -f collapsed $PROGS/shapes chain.core >ch.txt &&
 	by_leaf ch.txt >got &&
 	printf "new_link 16000064\nnew_tail 64\n" >want && expect_same want got
+'
+
+test_case '--why through the chain: the same stack'\''s hops left out in the middle' '
+	in_time heapprof-analyze --why=new_tail $PROGS/shapes chain.core >whc.txt &&
+	sed -n "/^  root:/,/^\$/p" whc.txt | sed "s/0x[0-9a-f]*/0xA/g" >got &&
+	link="  0xA  16 bytes  +0 ->  new_link < make_chain < main < ..." &&
+	{ echo "  root: global g_chain (shapes+0xA)"
+	  for i in 1 2 3 4 5; do echo "$link"; done
+	  echo "  ... 999,990 more hops of the same stack ..."
+	  for i in 1 2 3 4 5; do echo "$link"; done
+	  echo "  0xA  64 bytes  new_tail < make_chain < main < ..."
+	  echo; } >want &&
+	expect_same want got
+'
+
+test_case '--why through the chain: the 20 largest paths, each a few lines' '
+	in_time heapprof-analyze --why=new_link $PROGS/shapes chain.core >whl.txt &&
+	[ $(grep -c "^0x[0-9a-f]*: 16 bytes, retains" whl.txt) = 20 ] &&
+	[ $(grep -c "^  \.\.\. 9[0-9,]* more hops of the same stack \.\.\.$" whl.txt) = 20 ] &&
+	awk "/^0x|^retained/ { n = 0 } /^  / { if (++n > most) most = n } END { print most }" whl.txt >most &&
+	echo 12 >want && expect_same want most
 '

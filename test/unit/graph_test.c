@@ -4,7 +4,8 @@
  * (a node d dominates v when v cannot be reached from the root without d), on random
  * graphs with self loops, repeated edges and unreached groups; then the shapes that
  * were slow: a list of 1,000,000 nodes pointing back to their owner, and a chain of
- * 2,000,000. An alarm fails the run if they take minutes (they take a second).
+ * 2,000,000. An alarm fails the run if they take minutes (they take a second). Then
+ * what --why keeps of long paths (graph_why_steps).
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -240,6 +241,83 @@ static void chain(size_t k, size_t c)
 	free(b);
 }
 
+/* ---- --why's paths ------------------------------------------------------------------ */
+
+/* Steps of path, checked: in order, at most 2 * ENDS + 1, their hops adding up. */
+static bool steps_ok(const struct graph *g, const uint32_t *path, uint32_t np,
+		     struct graph_why_path *p, char *why, size_t len)
+{
+	uint64_t hops = 0;
+	uint32_t at = 0;
+
+	graph_why_steps(g, path, np, p);
+	if (p->nsteps > 2 * GRAPH_WHY_ENDS + 1 || p->length != np) {
+		snprintf(why, len, "%u steps for a path of %u", p->nsteps, np);
+		return false;
+	}
+	for (unsigned k = 0; k < p->nsteps; k++) {
+		const struct graph_why_step *s = &p->step[k];
+
+		if (s->block == GRAPH_NONE) {
+			if (s->hops < 2 || (k && p->step[k - 1].block == GRAPH_NONE)) {
+				snprintf(why, len, "step %u leaves out %llu hops", k,
+					 (unsigned long long)s->hops);
+				return false;
+			}
+			hops += s->hops;
+			at += (uint32_t)s->hops;
+			continue;
+		}
+		if (at >= np || s->block != path[at] - 1) {
+			snprintf(why, len, "step %u is block %u, not the path's %u", k, s->block,
+				 at < np ? path[at] - 1 : 0);
+			return false;
+		}
+		hops++;
+		at++;
+	}
+	if (hops != np || p->step[p->nsteps - 1].block != path[np - 1] - 1) {
+		snprintf(why, len, "the steps make %llu hops of %u", (unsigned long long)hops, np);
+		return false;
+	}
+	return true;
+}
+
+static void why_paths(void)
+{
+	uint32_t n = 1000000, *path = xmalloc(n * sizeof(*path));
+	struct graph g = { .n = n, .sid = xcalloc(n, sizeof(uint32_t)) };
+	struct graph_why_path *p = xmalloc(sizeof(*p));
+	char why[200] = "";
+	bool good;
+
+	for (uint32_t k = 0; k < n; k++)
+		path[k] = k + 1;
+	good = steps_ok(&g, path, n, p, why, sizeof(why)) && p->nsteps == 11 &&
+	       p->step[5].hops == n - 10 && p->step[5].same_stack;
+	ok(good, "a chain of %u blocks of one stack: 5 steps, %u hops of the same stack "
+	   "left out, 5 steps (%u steps%s%s)", n, n - 10, p->nsteps, why[0] ? ": " : "", why);
+	for (uint32_t k = 0; k < 1000; k++)
+		g.sid[k] = k % 2;
+	good = steps_ok(&g, path, 1000, p, why, sizeof(why)) && p->nsteps == 41 &&
+	       p->step[20].hops == 960 && !p->step[20].same_stack;
+	ok(good, "a path of 1000 blocks of two stacks in turn: its first and last 20 "
+	   "steps (%u steps%s%s)", p->nsteps, why[0] ? ": " : "", why);
+	good = true;
+	for (unsigned r = 0; r < 2000 && good; r++) {
+		uint32_t len = 1 + rnd(r % 2 ? 200 : 5000), runs = 1 + rnd(6);
+
+		for (uint32_t k = 0; k < len; k++)	/* runs of random lengths */
+			g.sid[k] = rnd(runs * 8) < 7 && k ? g.sid[k - 1] : rnd(runs);
+		good = steps_ok(&g, path, len, p, why, sizeof(why));
+	}
+	ok(good, "2000 random paths: each step in the path's order, the hops left out "
+	   "adding up%s%s", why[0] ? ": " : "", why);
+	free(g.sid);
+	free(path);
+	free(p);
+}
+
 static void too_long(int sig)
 {
 	static const char msg[] = "not ok - the dominators took more than 300 s: quadratic?\n";
@@ -257,5 +335,6 @@ int main(void)
 	random_graphs();
 	backlist(1000000);
 	chain(2000000, 1000);
+	why_paths();
 	return tap_done();
 }
