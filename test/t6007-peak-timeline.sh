@@ -151,7 +151,8 @@ test_case 'switched off: no peak table, no timeline, and each says so' '
 '
 
 # the newest peak table, damaged: the one before it is read, with a warning; a
-# timeline whose times go back is left out with one
+# timeline whose times go back is left out with one (its first sample's time made
+# later than the rest: a timeline holds two samples or more)
 test_case 'a damaged peak table or timeline is skipped with a note' '
 	python3 -c "import struct, sys
 d = bytearray(open(\"rise.snap\", \"rb\").read())
@@ -169,7 +170,7 @@ newest = max(peaks, key=lambda a: struct.unpack_from(\"<Q\", d, a + 24)[0])
 b = struct.unpack_from(\"<q\", d, newest + 128 + 8)[0]
 struct.pack_into(\"<q\", d, newest + 128 + 8, b + 4096)
 tl = recs(0xA3E1544C494E5632)[0]
-struct.pack_into(\"<Q\", d, tl + 64 + 40, 10**9)
+struct.pack_into(\"<Q\", d, tl + 64, 10**9)
 open(\"bad.snap\", \"wb\").write(d)" &&
 	heapprof-analyze --peak -f json $PROGS/peaks bad.snap >bad.json 2>bad.err &&
 	grep -q "peak table at 0x[0-9a-f]* skipped: cut off, or its entries do not add up" bad.err &&
