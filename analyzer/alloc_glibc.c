@@ -505,7 +505,8 @@ static bool walk_one_heap(struct gl *g, const char *what, uint64_t s, uint64_t h
 	uint64_t ar, size, start, first = s - g->heap_info;
 
 	if (!word(g, h, &ar) || ar != s || !word(g, h + W, prev) ||
-	    !word(g, h + 2 * W, &size) || size > HEAP_MAX || (*prev & (HEAP_MAX - 1)) ||
+	    !word(g, h + 2 * W, &size) || size > HEAP_MAX ||
+	    (h != first && (*prev & (HEAP_MAX - 1))) ||
 	    (h < g->main_heap.end && h + size > g->main_heap.start)) {
 		problem(g, "%s: the heap_info at %#llx is damaged", what, (unsigned long long)h);
 		return false;
