@@ -1015,16 +1015,24 @@ bool alloc_glibc_open(struct alloc *a, const struct image *img, struct sym *sym,
 		free(mods);
 		return false;
 	}
-	g.heap_info = g.minor >= 35 ? 48 : 32;	/* ar_ptr, prev, size, mprotect_size */
 	g.arenas[0] = find_main_arena(&g, libc->start, libc->end);
 	free(mods);
 	if (!g.arenas[0]) {
 		snprintf(a->reason, sizeof(a->reason), "%s: no main_arena in libc's data", a->name);
 		return false;
 	}
+	alloc_glibc_walk(a, img, g.arenas[0], g.minor, blocks);
+	return true;
+}
+
+void alloc_glibc_walk(struct alloc *a, const struct image *img, uint64_t main_arena, int minor,
+		      const struct scan_blocks *blocks)
+{
+	struct gl g = { .img = img, .a = a, .minor = minor, .blocks = blocks, .narenas = 1 };
+
+	g.heap_info = minor >= 35 ? 48 : 32;	/* ar_ptr, prev, size, mprotect_size */
+	g.arenas[0] = main_arena;
 	a->known = true;
-	g.narenas = 1;
-	g.blocks = blocks;
 	tag_blocks(&g, blocks);
 	nonroot(&g, g.arenas[0], g.arenas[0] + MS_SIZE);
 	walk_main(&g, g.arenas[0]);
@@ -1038,8 +1046,6 @@ bool alloc_glibc_open(struct alloc *a, const struct image *img, struct sym *sym,
 	mark_cached(&g);
 	sum_up(&g);
 	merge_nonroot(a);
-	free(g.tag);
 	free(g.heaps_seen.v);
 	image_window_free(&g.win);
-	return true;
 }

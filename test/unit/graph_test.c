@@ -12,122 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "graph.h"
-#include "scan.h"
-#include "util.h"
+#include "../helpers/graph_check.h"
 #include "tap.h"
-
-/* A graph of n blocks (nodes 1..n, node 0 the root) from an edge list. */
-struct edges {
-	uint32_t (*v)[2];
-	size_t n, cap;
-};
-
-static void add(struct edges *e, uint32_t from, uint32_t to)
-{
-	if (e->n == e->cap)
-		e->v = xrealloc(e->v, (e->cap = e->cap ? 2 * e->cap : 64) * sizeof(*e->v));
-	e->v[e->n][0] = from;
-	e->v[e->n++][1] = to;
-}
-
-static struct graph *make(size_t n, const struct edges *e, struct scan_block *b)
-{
-	struct graph *g = xcalloc(1, sizeof(*g));
-	uint32_t *fill;
-
-	g->n = n;
-	g->b = b;
-	g->eoff = xcalloc(n + 2, sizeof(*g->eoff));
-	g->edge = xmalloc((e->n ? e->n : 1) * sizeof(*g->edge));
-	g->nedges = e->n;
-	for (size_t i = 0; i < e->n; i++)
-		g->eoff[e->v[i][0] + 1]++;
-	for (size_t v = 0; v <= n; v++)
-		g->eoff[v + 1] += g->eoff[v];
-	fill = xmalloc((n + 1) * sizeof(*fill));
-	memcpy(fill, g->eoff, (n + 1) * sizeof(*fill));
-	for (size_t i = 0; i < e->n; i++)	/* some marked interior: the mark is no node */
-		g->edge[fill[e->v[i][0]]++] = e->v[i][1] | (i % 3 ? 0 : GRAPH_INTERIOR);
-	free(fill);
-	return g;
-}
-
-/* ---- the slow way, for n <= 63 ---------------------------------------------------- */
-
-#define SMALL 63
-
-/* Nodes reached from the set start, never through node skip (skip 0: none). */
-static uint64_t reach(const struct edges *e, uint64_t start, unsigned skip)
-{
-	uint64_t seen = start & ~(skip ? 1ull << skip : 0), before;
-
-	do {
-		before = seen;
-		for (size_t i = 0; i < e->n; i++)
-			if (seen >> e->v[i][0] & 1 && e->v[i][1] != skip)
-				seen |= 1ull << e->v[i][1];
-	} while (seen != before);
-	return seen;
-}
-
-/* idom by the dominator sets, the root given an edge to each leader as graph.h says. */
-static void slow_idom(size_t n, struct edges *e, uint32_t *idom)
-{
-	uint64_t dom[SMALL + 1], seen = reach(e, 1, 0);
-	size_t base = e->n;
-
-	for (unsigned v = 1; v <= n; v++)
-		if (!(seen >> v & 1)) {	/* the lowest unreached: a leader */
-			add(e, 0, v);
-			seen |= reach(e, 1ull << v, 0);
-		}
-	for (unsigned v = 0; v <= n; v++)
-		dom[v] = 1;	/* the root dominates all */
-	for (unsigned d = 1; d <= n; d++) {
-		uint64_t r = reach(e, 1, d);
-
-		for (unsigned v = 1; v <= n; v++)
-			if (v == d || !(r >> v & 1))
-				dom[v] |= 1ull << d;
-	}
-	idom[0] = 0;
-	for (unsigned v = 1; v <= n; v++) {
-		uint64_t strict = dom[v] & ~(1ull << v);
-
-		/* the strict dominator whose own dominators are all the others */
-		for (unsigned d = 0; d <= n; d++)
-			if (strict >> d & 1 && (dom[d] | strict) == dom[d])
-				idom[v] = d;
-	}
-	e->n = base;
-}
-
-static bool same_tree(struct graph *g, const uint32_t *want, char *why, size_t len)
-{
-	for (size_t v = 1; v <= g->n; v++) {
-		uint64_t sub = 0;
-
-		if (g->idom[v] != want[v]) {
-			snprintf(why, len, "idom of %zu: %u, the slow way %u", v, g->idom[v], want[v]);
-			return false;
-		}
-		for (size_t u = 1; u <= g->n; u++) {	/* v's subtree in want */
-			size_t x = u;
-
-			while (x && x != v)
-				x = want[x];
-			if (x == v)
-				sub += g->b[u - 1].size;
-		}
-		if (g->ret[v] != sub) {
-			snprintf(why, len, "retained by %zu: %llu, the slow way %llu", v,
-				 (unsigned long long)g->ret[v], (unsigned long long)sub);
-			return false;
-		}
-	}
-	return true;
-}
 
 static uint64_t rnd_state = 0x9E3779B97F4A7C15ull;
 
@@ -141,29 +27,29 @@ static uint32_t rnd(uint32_t below)
 
 static void random_graphs(void)
 {
-	struct scan_block b[SMALL];
-	uint32_t want[SMALL + 1];
+	struct scan_block b[SLOW_MAX];
+	uint32_t want[SLOW_MAX + 1];
 	char why[200] = "";
 	unsigned bad = 0, runs = 3000;
 
-	for (unsigned i = 0; i < SMALL; i++)
+	for (unsigned i = 0; i < SLOW_MAX; i++)
 		b[i] = (struct scan_block){ .user = 0x1000 + 64 * i, .size = 1 + i * 7 };
 	for (unsigned r = 0; r < runs && !bad; r++) {
-		size_t n = 1 + rnd(SMALL);
+		size_t n = 1 + rnd(SLOW_MAX);
 		struct edges e = { 0 };
 		struct graph *g;
 		unsigned m = rnd(4 * (unsigned)n), roots = rnd(4);
 
 		for (unsigned k = 0; k < roots; k++)
-			add(&e, 0, 1 + rnd((uint32_t)n));
+			edge_add(&e, 0, 1 + rnd((uint32_t)n));
 		for (unsigned k = 0; k < m; k++)	/* self loops and repeats included */
-			add(&e, 1 + rnd((uint32_t)n), 1 + rnd((uint32_t)n));
+			edge_add(&e, 1 + rnd((uint32_t)n), 1 + rnd((uint32_t)n));
 		if (r % 4 == 0)			/* a back-pointer list below node 1 */
 			for (unsigned k = 2; k <= n; k++) {
-				add(&e, k - 1, k);
-				add(&e, k, 1);
+				edge_add(&e, k - 1, k);
+				edge_add(&e, k, 1);
 			}
-		g = make(n, &e, b);
+		g = graph_make(n, &e, b);
 		graph_dominators(g);
 		slow_idom(n, &e, want);
 		if (!same_tree(g, want, why, sizeof(why)))
@@ -195,14 +81,14 @@ static void backlist(size_t k)
 	bool right = true;
 
 	b[0].size = 32;
-	add(&e, 0, 1);
-	add(&e, 1, 2);
+	edge_add(&e, 0, 1);
+	edge_add(&e, 1, 2);
 	for (uint32_t v = 2; v <= k + 1; v++) {
 		if (v <= k)
-			add(&e, v, v + 1);
-		add(&e, v, 1);
+			edge_add(&e, v, v + 1);
+		edge_add(&e, v, 1);
 	}
-	g = make(k + 1, &e, b);
+	g = graph_make(k + 1, &e, b);
 	graph_dominators(g);
 	for (size_t v = 2; v <= k + 1 && right; v++)
 		right = g->idom[v] == v - 1 && g->ret[v] == 16 * (k + 2 - v);
@@ -223,12 +109,12 @@ static void chain(size_t k, size_t c)
 	struct graph *g;
 	bool right = true;
 
-	add(&e, 0, 1);
+	edge_add(&e, 0, 1);
 	for (uint32_t v = 1; v < k; v++)
-		add(&e, v, v + 1);
+		edge_add(&e, v, v + 1);
 	for (uint32_t v = (uint32_t)k + 1; v <= k + c; v++)
-		add(&e, v, v < k + c ? v + 1 : (uint32_t)k + 1);
-	g = make(k + c, &e, b);
+		edge_add(&e, v, v < k + c ? v + 1 : (uint32_t)k + 1);
+	g = graph_make(k + c, &e, b);
 	graph_dominators(g);
 	for (size_t v = 1; v <= k + c && right; v++)
 		right = g->idom[v] == (v == k + 1 ? 0 : v - 1) &&
@@ -242,46 +128,6 @@ static void chain(size_t k, size_t c)
 }
 
 /* ---- --why's paths ------------------------------------------------------------------ */
-
-/* Steps of path, checked: in order, at most 2 * ENDS + 1, their hops adding up. */
-static bool steps_ok(const struct graph *g, const uint32_t *path, uint32_t np,
-		     struct graph_why_path *p, char *why, size_t len)
-{
-	uint64_t hops = 0;
-	uint32_t at = 0;
-
-	graph_why_steps(g, path, np, p);
-	if (p->nsteps > 2 * GRAPH_WHY_ENDS + 1 || p->length != np) {
-		snprintf(why, len, "%u steps for a path of %u", p->nsteps, np);
-		return false;
-	}
-	for (unsigned k = 0; k < p->nsteps; k++) {
-		const struct graph_why_step *s = &p->step[k];
-
-		if (s->block == GRAPH_NONE) {
-			if (s->hops < 2 || (k && p->step[k - 1].block == GRAPH_NONE)) {
-				snprintf(why, len, "step %u leaves out %llu hops", k,
-					 (unsigned long long)s->hops);
-				return false;
-			}
-			hops += s->hops;
-			at += (uint32_t)s->hops;
-			continue;
-		}
-		if (at >= np || s->block != path[at] - 1) {
-			snprintf(why, len, "step %u is block %u, not the path's %u", k, s->block,
-				 at < np ? path[at] - 1 : 0);
-			return false;
-		}
-		hops++;
-		at++;
-	}
-	if (hops != np || p->step[p->nsteps - 1].block != path[np - 1] - 1) {
-		snprintf(why, len, "the steps make %llu hops of %u", (unsigned long long)hops, np);
-		return false;
-	}
-	return true;
-}
 
 static void why_paths(void)
 {
