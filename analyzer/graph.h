@@ -205,8 +205,8 @@ void graph_why_steps(const struct graph *g, const uint32_t *path, uint32_t np,
  * --why: WHAT is 0xADDR (the block holding ADDR) or a POSIX extended regex matched
  * against the frame names of each block's stack; blocks marked out, or outside k's
  * region, are not picked. For the top (0: all) largest such blocks, the shortest path
- * from a root to it (graph_why_path), printed one step a line. Returns 0, or -1 when WHAT is a bad regex (err gets why); 1 when
- * no block matched.
+ * from a root to it (graph_why_path), printed one step a line. Returns 0, or -1 when
+ * WHAT is a bad regex (err gets why); 1 when no block matched.
  */
 int graph_why(struct graph *g, const struct scan_result *scan, struct sym *sym,
 	      const struct graph_keying *k, const char *what, size_t top, FILE *f, char *err,

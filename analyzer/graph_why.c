@@ -233,7 +233,8 @@ void graph_why_steps(const struct graph *g, const uint32_t *path, uint32_t np,
 		}
 		for (uint32_t x = k; x < k + GRAPH_WHY_RUN; x++)
 			cut_step(&c, block_step(path[x]));
-		cut_step(&c, (struct graph_why_step){ NONE, 0, r - k + 1 - 2 * GRAPH_WHY_RUN, true });
+		cut_step(&c, (struct graph_why_step){ NONE, 0, r - k + 1 - 2 * GRAPH_WHY_RUN,
+						      true });
 		for (uint32_t x = r + 1 - GRAPH_WHY_RUN; x <= r; x++)
 			cut_step(&c, block_step(path[x]));
 	}

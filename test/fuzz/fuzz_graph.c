@@ -115,7 +115,8 @@ static uint64_t fill_heap(struct made *m, struct bytes *b, unsigned k, uint64_t 
 		put(m, p + 8, sz | (prev_free ? 0 : 1));
 		if (prev_free)
 			put(m, p, prev_free);
-		prev_free = x & 0x80 && p != start ? sz : 0;	/* the next one's PREV_INUSE clear */
+		/* free: the next one's PREV_INUSE clear */
+		prev_free = x & 0x80 && p != start ? sz : 0;
 		if (m->nchunk[k] < MAXCH) {
 			m->csize[k][m->nchunk[k]] = prev_free ? 0 : sz;	/* 0: free */
 			m->chunk[k][m->nchunk[k]++] = p;

@@ -112,7 +112,8 @@ __attribute__((unused)) static bool same_tree(const struct graph *g, const uint3
 		uint64_t sub = 0;
 
 		if (g->idom[v] != want[v]) {
-			snprintf(why, len, "idom of %zu: %u, the slow way %u", v, g->idom[v], want[v]);
+			snprintf(why, len, "idom of %zu: %u, the slow way %u", v, g->idom[v],
+				 want[v]);
 			return false;
 		}
 		for (size_t u = 1; u <= g->n; u++) {	/* v's subtree in want */

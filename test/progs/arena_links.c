@@ -181,7 +181,8 @@ int main(int argc, char **argv)
 		else
 			fail("the freed block's link is not where glibc keeps it");
 	} else {
-		fail("usage: arena_links arena-self|arena-pair|arena-garbage|heap-self|fastbin-self");
+		fail("usage: arena_links arena-self|arena-pair|arena-garbage|heap-self|"
+		     "fastbin-self");
 	}
 	if (write(1, "ready\n", 6) != 6)
 		return 1;
