@@ -73,6 +73,12 @@ struct gl {
 	uint64_t heap_info;		/* sizeof(heap_info): 2.35 added pagesize */
 	uint64_t arenas[1024];		/* malloc_state addresses; [0] main_arena */
 	unsigned narenas;
+	struct seen {			/* the heap_infos walked: each once, however a
+					 * dump's prev links loop (open-addressed) */
+		uint64_t *v;
+		size_t n, cap;
+	} heaps_seen;
+	struct alloc_range main_heap;	/* the brk heap walked, or empty */
 };
 
 static bool word(const struct gl *g, uint64_t addr, uint64_t *v)
@@ -136,6 +142,30 @@ static void nonroot(struct gl *g, uint64_t start, uint64_t end)
 		a->nonroot = xrealloc(a->nonroot, (g->nr_cap = g->nr_cap ? 2 * g->nr_cap : 256) *
 						  sizeof(*a->nonroot));
 	a->nonroot[a->nnonroot++] = (struct alloc_range){ start, end };
+}
+
+/* Remember x (not 0); false if it was seen before. */
+static bool seen_add(struct seen *s, uint64_t x)
+{
+	size_t i;
+
+	if ((s->n + 1) * 2 > s->cap) {
+		struct seen old = *s;
+
+		s->cap = s->cap ? 2 * s->cap : 64;
+		s->v = xcalloc(s->cap, sizeof(*s->v));
+		s->n = 0;
+		for (size_t k = 0; k < old.cap; k++)
+			if (old.v[k])
+				seen_add(s, old.v[k]);
+		free(old.v);
+	}
+	for (i = (x >> 12 ^ x >> 26) & (s->cap - 1); s->v[i]; i = (i + 1) & (s->cap - 1))
+		if (s->v[i] == x)
+			return false;
+	s->v[i] = x;
+	s->n++;
+	return true;
 }
 
 static void add_chunk(struct gl *g, uint64_t addr, uint64_t size, enum alloc_kind k, bool mm,
@@ -458,43 +488,99 @@ static void walk_main(struct gl *g, uint64_t s)
 	}
 	start = (end - sys + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
 	g->main_top = top;
+	g->main_heap = (struct alloc_range){ start, end };
 	walk_heap(g, "main arena", start, end, top);
 }
 
-/* Another arena: its heaps from the top's back to the first, which holds the state. */
+/*
+ * Another arena: its heaps from the top's back to the first, which holds the state.
+ * glibc maps each heap at a multiple of HEAP_MAX and no larger, so heaps at distinct
+ * aligned addresses never overlap: with each heap_info walked once, and none inside
+ * the brk heap, every chunk is read from bytes of the dump no other walk reads, and
+ * the chunks are bounded by the dump's size whatever its links say.
+ */
+static bool walk_one_heap(struct gl *g, const char *what, uint64_t s, uint64_t h, uint64_t top,
+			  uint64_t *prev)
+{
+	uint64_t ar, size, start, first = s - g->heap_info;
+
+	if (!word(g, h, &ar) || ar != s || !word(g, h + W, prev) ||
+	    !word(g, h + 2 * W, &size) || size > HEAP_MAX ||
+	    (h != first && (*prev & (HEAP_MAX - 1))) ||
+	    (h < g->main_heap.end && h + size > g->main_heap.start)) {
+		problem(g, "%s: the heap_info at %#llx is damaged", what, (unsigned long long)h);
+		return false;
+	}
+	if (!seen_add(&g->heaps_seen, h)) {
+		problem(g, "%s: the heap chain loops back to the heap_info at %#llx: each heap "
+			"walked once", what, (unsigned long long)h);
+		return false;
+	}
+	if (h == first) {
+		start = (s + MS_SIZE + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
+		nonroot(g, s + MS_SIZE, start);
+	} else {
+		start = h + g->heap_info;
+		nonroot(g, h, start);
+	}
+	walk_heap(g, what, start, h + size, top);
+	return true;
+}
+
 static void walk_other(struct gl *g, uint64_t s, unsigned n)
 {
-	uint64_t top, sys, h, ar, prev, size, first = s - g->heap_info;
+	uint64_t top, sys, h, ar, prev, first = s - g->heap_info;
 	char what[64];
-	unsigned guard = 0;
 
 	snprintf(what, sizeof(what), "arena %u at %#llx", n, (unsigned long long)s);
-	if (!word(g, first, &ar) || ar != s || !word(g, s + MS_TOP, &top) ||
-	    !word(g, s + MS_SYSMEM, &sys)) {
+	if ((first & (HEAP_MAX - 1)) || !word(g, first, &ar) || ar != s ||
+	    !word(g, s + MS_TOP, &top) || !word(g, s + MS_SYSMEM, &sys)) {
 		problem(g, "%s: no heap_info before it", what);
 		return;
 	}
 	g->a->st.arena_bytes += sys;
 	nonroot(g, first, s + MS_SIZE);
-	for (h = top & ~(HEAP_MAX - 1); h; h = prev) {
-		uint64_t start;
+	for (h = top & ~(HEAP_MAX - 1); h != first; h = prev) {
+		if (!h) {
+			problem(g, "%s: the heap chain ends before its first heap", what);
+			break;
+		}
+		if (!walk_one_heap(g, what, s, h, top, &prev))
+			break;
+	}
+	/* the first heap is the state's: walked even when the chain to it broke */
+	walk_one_heap(g, what, s, first, top, &prev);
+}
 
-		if (!word(g, h, &ar) || ar != s || !word(g, h + W, &prev) ||
-		    !word(g, h + 2 * W, &size) || size > HEAP_MAX || ++guard > 4096) {
-			problem(g, "%s: the heap_info at %#llx is damaged", what,
-				(unsigned long long)h);
+/* The arena of each next link after main_arena's, each walked once: a link back to one
+ * walked already ends the list as main_arena's address does. */
+static void walk_arenas(struct gl *g)
+{
+	const unsigned max = sizeof(g->arenas) / sizeof(g->arenas[0]);
+	uint64_t next;
+
+	for (uint64_t s = g->arenas[0]; word(g, s + MS_NEXT, &next) && next != g->arenas[0];
+	     s = next) {
+		for (unsigned i = 1; i < g->narenas; i++)
+			if (g->arenas[i] == next) {
+				problem(g, "the arena list loops back from %#llx to arena %u at "
+					"%#llx: each arena walked once", (unsigned long long)s, i,
+					(unsigned long long)next);
+				return;
+			}
+		if (g->narenas == max) {
+			problem(g, "more than %u arenas: the list is not walked past %#llx", max,
+				(unsigned long long)s);
 			return;
 		}
-		if (h == first) {
-			start = (s + MS_SIZE + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
-			nonroot(g, s + MS_SIZE, start);
-		} else {
-			start = h + g->heap_info;
-			nonroot(g, h, start);
+		if (!arena_at(g, next)) {
+			problem(g, "arena %u: the link to %#llx leads to no arena", g->narenas,
+				(unsigned long long)next);
+			return;
 		}
-		walk_heap(g, what, start, h + size, top);
-		if (h == first)
-			break;
+		g->arenas[g->narenas] = next;
+		walk_other(g, next, g->narenas);
+		g->narenas++;
 	}
 }
 
@@ -513,7 +599,11 @@ static struct alloc_chunk *chunk_at(const struct gl *g, uint64_t addr)
 	return c && c->addr == addr ? (struct alloc_chunk *)c : NULL;
 }
 
-/* Follow a list of n at most; mark its chunks. false if its head is no chunk of size. */
+/*
+ * Follow a list of n at most; mark its chunks. false if its head is no chunk of size.
+ * A chunk marked already ends it: a list that loops, or two lists that join, count
+ * each chunk once, and all the lists together take one step per chunk.
+ */
 static bool follow(struct gl *g, uint64_t chunk, uint64_t size, uint64_t n, enum alloc_kind k,
 		   const char *what)
 {
@@ -526,6 +616,11 @@ static bool follow(struct gl *g, uint64_t chunk, uint64_t size, uint64_t n, enum
 				problem(g, "%s: a link to %#llx, no free chunk of size %llu",
 					what, (unsigned long long)chunk, (unsigned long long)size);
 			return i > 0;
+		}
+		if (c->kind == k) {
+			problem(g, "%s: a link back to %#llx, a chunk in a list already: each "
+				"chunk counted once", what, (unsigned long long)chunk);
+			return true;
 		}
 		c->kind = (uint8_t)k;
 		if (!word(g, chunk + HDR, &v))
@@ -598,11 +693,13 @@ static void mark_cached(struct gl *g)
 	for (unsigned a = 0; a < g->narenas; a++)
 		for (unsigned i = 0; i < NFASTBINS; i++) {
 			uint64_t p;
+			char what[64];
 
+			snprintf(what, sizeof(what), "fastbin %u of arena %#llx", i,
+				 (unsigned long long)g->arenas[a]);
 			if (word(g, g->arenas[a] + MS_FAST + i * W, &p) && p &&
-			    !follow(g, p, MINSIZE + i * ALIGN, g->a->nchunks, ALLOC_FASTBIN, "fastbin"))
-				problem(g, "fastbin %u of arena %#llx: %#llx is no chunk", i,
-					(unsigned long long)g->arenas[a], (unsigned long long)p);
+			    !follow(g, p, MINSIZE + i * ALIGN, g->a->nchunks, ALLOC_FASTBIN, what))
+				problem(g, "%s: %#llx is no chunk", what, (unsigned long long)p);
 		}
 	for (size_t i = 0; i < n; i++) {
 		const struct alloc_chunk *c = &g->a->chunks[i];
@@ -894,7 +991,6 @@ bool alloc_glibc_open(struct alloc *a, const struct image *img, struct sym *sym,
 	struct sym_module_info *mods;
 	const struct sym_module_info *libc;
 	size_t nmods;
-	uint64_t next;
 
 	mods = sym_modules(sym, &nmods);
 	libc = find_libc(mods, nmods);
@@ -919,29 +1015,28 @@ bool alloc_glibc_open(struct alloc *a, const struct image *img, struct sym *sym,
 		free(mods);
 		return false;
 	}
-	g.heap_info = g.minor >= 35 ? 48 : 32;	/* ar_ptr, prev, size, mprotect_size */
 	g.arenas[0] = find_main_arena(&g, libc->start, libc->end);
 	free(mods);
 	if (!g.arenas[0]) {
 		snprintf(a->reason, sizeof(a->reason), "%s: no main_arena in libc's data", a->name);
 		return false;
 	}
+	alloc_glibc_walk(a, img, g.arenas[0], g.minor, blocks);
+	return true;
+}
+
+void alloc_glibc_walk(struct alloc *a, const struct image *img, uint64_t main_arena, int minor,
+		      const struct scan_blocks *blocks)
+{
+	struct gl g = { .img = img, .a = a, .minor = minor, .blocks = blocks, .narenas = 1 };
+
+	g.heap_info = minor >= 35 ? 48 : 32;	/* ar_ptr, prev, size, mprotect_size */
+	g.arenas[0] = main_arena;
 	a->known = true;
-	g.narenas = 1;
-	g.blocks = blocks;
 	tag_blocks(&g, blocks);
 	nonroot(&g, g.arenas[0], g.arenas[0] + MS_SIZE);
 	walk_main(&g, g.arenas[0]);
-	for (uint64_t s = g.arenas[0]; word(&g, s + MS_NEXT, &next) && next != g.arenas[0]; s = next) {
-		if (g.narenas == sizeof(g.arenas) / sizeof(g.arenas[0]) || !arena_at(&g, next)) {
-			problem(&g, "arena %u: the link to %#llx leads to no arena", g.narenas,
-				(unsigned long long)next);
-			break;
-		}
-		g.arenas[g.narenas] = next;
-		walk_other(&g, next, g.narenas);
-		g.narenas++;
-	}
+	walk_arenas(&g);
 	find_mmapped(&g);
 	free(g.tag);	/* the last reader: gone before the sorts' buffers come */
 	g.tag = NULL;
@@ -951,7 +1046,6 @@ bool alloc_glibc_open(struct alloc *a, const struct image *img, struct sym *sym,
 	mark_cached(&g);
 	sum_up(&g);
 	merge_nonroot(a);
-	free(g.tag);
+	free(g.heaps_seen.v);
 	image_window_free(&g.win);
-	return true;
 }

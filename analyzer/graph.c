@@ -615,7 +615,7 @@ void graph_free(struct graph *g)
 	free(g->edge);
 	free(g->rooted);
 	free(g->idom);
-	free(g->post);
+	free(g->pre);
 	free(g->order);
 	free(g->ret);
 	free(g->sid);

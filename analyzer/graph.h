@@ -78,9 +78,10 @@ struct graph {
 
 	/* the dominator tree (graph_dominators) */
 	uint32_t *idom;			/* by node */
-	uint32_t *post;			/* node -> postorder number; the root's is n (NULL
-					 * once graph_add_retained is done with them) */
-	uint32_t *order;		/* postorder -> node */
+	uint32_t *pre;			/* node -> depth-first preorder number; the root's is
+					 * 0 (NULL once graph_add_retained is done with them):
+					 * a node's dominators come before it */
+	uint32_t *order;		/* preorder number -> node */
 	uint64_t *ret;			/* by node: bytes its dominator subtree holds */
 	uint64_t reached;		/* blocks reached from the roots */
 
@@ -127,9 +128,9 @@ bool graph_find_root(struct graph *g, size_t j, struct graph_root *out);
 uint64_t graph_pointer_offset(struct graph *g, size_t i, size_t j);
 
 /*
- * The dominator tree (Cooper, Harvey and Kennedy's iterative algorithm on reverse
- * postorder), once; blocks no root reaches hang below the virtual root from the
- * lowest-addressed block of each unreached group. Then ret[] by node.
+ * The dominator tree (Lengauer and Tarjan's, O(m log n) whatever the shape), once;
+ * blocks no root reaches hang below the virtual root from the lowest-addressed block
+ * of each unreached group. Then ret[] by node.
  */
 void graph_dominators(struct graph *g);
 
@@ -160,11 +161,52 @@ bool graph_counted(const struct graph *g, const struct scan_result *scan,
 void graph_add_retained(struct graph *g, struct scan_result *scan, const struct graph_keying *k);
 
 /*
+ * --why's path to one block, as data: the shortest path of pointers from a root, with
+ * what would make it long left out. A run of more than 2 * GRAPH_WHY_RUN + 1 blocks of
+ * one allocation stack (a list, a chain) keeps its first and last GRAPH_WHY_RUN; of a
+ * path still longer than 2 * GRAPH_WHY_ENDS + 1 steps, the first and last
+ * GRAPH_WHY_ENDS are kept. A step left out stands for the hops it replaces.
+ */
+#define GRAPH_WHY_RUN 5
+#define GRAPH_WHY_ENDS 20
+
+struct graph_why_step {
+	uint32_t block;		/* its index in g->b; GRAPH_NONE: hops left out */
+	uint64_t offset;	/* a block: its word pointing into the next block of the
+				 * whole path (0 on the last) */
+	uint64_t hops;		/* left out: how many blocks */
+	bool same_stack;	/* left out: all of the allocation stack of the blocks
+				 * around them */
+};
+
+struct graph_why_path {
+	size_t block;			/* the block asked about */
+	bool reached;			/* a root reaches it; else no steps */
+	bool have_root;			/* root names the root pointing into step 0 */
+	struct graph_root root;
+	uint64_t length;		/* blocks on the whole path */
+	struct graph_why_step step[2 * GRAPH_WHY_ENDS + 1];
+	unsigned nsteps;
+};
+
+/*
+ * The path to block i (graph_stacks first: runs are told by its stack ids). Time in
+ * the path's length, memory bounded: a path through ten million blocks is a few
+ * dozen steps.
+ */
+void graph_why_path(struct graph *g, size_t i, struct graph_why_path *out);
+
+/* What graph_why_path keeps of a whole path: np nodes (block + 1), the root's side
+ * first, into out's steps and length (the rest of out untouched). */
+void graph_why_steps(const struct graph *g, const uint32_t *path, uint32_t np,
+		     struct graph_why_path *out);
+
+/*
  * --why: WHAT is 0xADDR (the block holding ADDR) or a POSIX extended regex matched
  * against the frame names of each block's stack; blocks marked out, or outside k's
  * region, are not picked. For the top (0: all) largest such blocks, the shortest path
- * from a root to it. Returns 0, or -1 when WHAT is a bad regex (err gets why); 1 when
- * no block matched.
+ * from a root to it (graph_why_path), printed one step a line. Returns 0, or -1 when
+ * WHAT is a bad regex (err gets why); 1 when no block matched.
  */
 int graph_why(struct graph *g, const struct scan_result *scan, struct sym *sym,
 	      const struct graph_keying *k, const char *what, size_t top, FILE *f, char *err,

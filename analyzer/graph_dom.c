@@ -1,7 +1,8 @@
 /*
- * The heap graph's dominator tree (Cooper, Harvey and Kennedy, "A Simple, Fast
- * Dominance Algorithm"), each block's allocation stack, and retained bytes per stack
- * for --metric=retained_space. The graph itself is graph.c's.
+ * The heap graph's dominator tree (Lengauer and Tarjan, "A Fast Algorithm for Finding
+ * Dominators in a Flowgraph", 1979: the simple version, O(m log n) on every shape),
+ * each block's allocation stack, and retained bytes per stack for
+ * --metric=retained_space. The graph itself is graph.c's.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,144 +16,210 @@
 
 #define NONE GRAPH_NONE
 
-/* Iterative DFS from node v, numbering nodes in postorder into g->post / g->order. */
-static void dfs(struct graph *g, uint32_t v, uint32_t *stack, uint32_t *cursor, uint32_t *np)
+/*
+ * Depth first from node v, numbering nodes in preorder from *np: g->pre by node, g->order
+ * by number, and up[] each number's parent's number in the DFS tree. stack and cursor
+ * are scratch (one word a node each), the walk's depth bounded by them, not the C stack.
+ */
+static void dfs(struct graph *g, uint32_t v, uint32_t from, uint32_t *up, uint32_t *stack,
+		uint32_t *cursor, uint32_t *np)
 {
 	size_t sp = 0;
 
-	stack[sp++] = v;
+	g->pre[v] = *np;
+	g->order[*np] = v;
+	up[(*np)++] = from;
 	cursor[v] = g->eoff[v];
-	g->post[v] = NONE - 1;	/* on the stack */
+	stack[sp++] = v;
 	while (sp) {
-		uint32_t u = stack[sp - 1];
+		uint32_t u = stack[sp - 1], w;
 
-		if (cursor[u] < g->eoff[u + 1]) {
-			uint32_t w = GRAPH_NODE(g->edge[cursor[u]++]);
-
-			if (g->post[w] == NONE) {
-				g->post[w] = NONE - 1;
-				cursor[w] = g->eoff[w];
-				stack[sp++] = w;
-			}
+		if (cursor[u] == g->eoff[u + 1]) {
+			sp--;
 			continue;
 		}
-		sp--;
-		g->order[*np] = u;
-		g->post[u] = (*np)++;
+		w = GRAPH_NODE(g->edge[cursor[u]++]);
+		if (g->pre[w] != NONE)
+			continue;
+		g->pre[w] = *np;
+		g->order[*np] = w;
+		up[(*np)++] = g->pre[u];
+		cursor[w] = g->eoff[w];
+		stack[sp++] = w;
 	}
 }
 
-static uint32_t intersect(const struct graph *g, uint32_t a, uint32_t b)
-{
-	while (a != b) {
-		while (g->post[a] < g->post[b])
-			a = g->idom[a];
-		while (g->post[b] < g->post[a])
-			b = g->idom[b];
-	}
-	return a;
-}
-
-/* Predecessor lists (CSR) of every node. */
-static void build_preds(const struct graph *g, uint32_t **poff, uint32_t **pred)
+/*
+ * Preorder from the root; then the unreached blocks, the lowest-addressed of each group
+ * a leader hanging below the root (leader[] by number). The numbering is a depth-first
+ * walk of the graph plus an edge from the root to each leader. up[] gets each number's
+ * parent's number.
+ */
+static void number_nodes(struct graph *g, uint32_t *up, uint8_t *leader)
 {
 	size_t nn = g->n + 1;
-	uint32_t *off = xcalloc(nn + 1, sizeof(*off));
-	uint32_t *p = xmalloc((g->nedges ? g->nedges : 1) * sizeof(*p));
-	uint32_t *fill;
+	uint32_t *stack = xmalloc(nn * sizeof(*stack)), *cursor = xmalloc(nn * sizeof(*cursor));
+	uint32_t np = 1;
+
+	g->pre = xmalloc(nn * sizeof(*g->pre));
+	g->order = xmalloc(nn * sizeof(*g->order));
+	for (size_t v = 0; v < nn; v++)
+		g->pre[v] = NONE;
+	g->pre[0] = 0;
+	g->order[0] = 0;
+	up[0] = 0;
+	for (uint32_t e = g->eoff[0]; e < g->eoff[1]; e++)
+		if (g->pre[GRAPH_NODE(g->edge[e])] == NONE)
+			dfs(g, GRAPH_NODE(g->edge[e]), 0, up, stack, cursor, &np);
+	g->reached = np - 1;
+	for (size_t v = 1; v < nn; v++)
+		if (g->pre[v] == NONE) {
+			leader[np] = 1;
+			dfs(g, (uint32_t)v, 0, up, stack, cursor, &np);
+		}
+	free(stack);
+	free(cursor);
+}
+
+/* Predecessor lists (CSR) by preorder number, of numbers; a leader's has the root. */
+static void build_preds(const struct graph *g, const uint8_t *leader, uint32_t **poff,
+			uint32_t **pred)
+{
+	size_t nn = g->n + 1, nl = 0;
+	uint32_t *off = xcalloc(nn + 1, sizeof(*off)), *p, *fill;
 
 	for (size_t e = 0; e < g->nedges; e++)
-		off[GRAPH_NODE(g->edge[e]) + 1]++;
-	for (size_t v = 0; v < nn; v++)
-		off[v + 1] += off[v];
+		off[g->pre[GRAPH_NODE(g->edge[e])] + 1]++;
+	for (size_t k = 0; k < nn; k++) {
+		off[k + 1] += off[k] + leader[k];
+		nl += leader[k];
+	}
+	p = xmalloc((g->nedges + nl ? g->nedges + nl : 1) * sizeof(*p));
 	fill = xmalloc(nn * sizeof(*fill));
 	memcpy(fill, off, nn * sizeof(*fill));
+	for (size_t k = 0; k < nn; k++)
+		if (leader[k])
+			p[fill[k]++] = 0;
 	for (size_t v = 0; v < nn; v++)
 		for (uint32_t e = g->eoff[v]; e < g->eoff[v + 1]; e++)
-			p[fill[GRAPH_NODE(g->edge[e])]++] = (uint32_t)v;
+			p[fill[g->pre[GRAPH_NODE(g->edge[e])]]++] = g->pre[v];
 	free(fill);
 	*poff = off;
 	*pred = p;
 }
 
-/* Postorder from the root; then the unreached blocks, the lowest-addressed of each
- * group a leader hanging below the root. */
-static uint32_t number_nodes(struct graph *g, uint8_t *leader)
-{
-	size_t nn = g->n + 1;
-	uint32_t *stack = xmalloc(nn * sizeof(*stack)), *cursor = xmalloc(nn * sizeof(*cursor));
-	uint32_t np = 0;
+/*
+ * Lengauer and Tarjan's link and eval with path compression, on preorder numbers: the
+ * forest holds the numbers >= lim (linked); anc[x] is x's ancestor in it (its DFS parent
+ * until compressed), lab[x] the number of least semi on the path compressed into x.
+ * The path is compressed without recursion: its links are reversed on the way up and
+ * set right on the way down, so a chain of ten million blocks needs no deep stack.
+ */
+struct lt {
+	uint32_t *anc, *lab, *semi;
+	uint32_t lim;
+};
 
-	g->post = xmalloc(nn * sizeof(*g->post));
-	g->order = xmalloc(nn * sizeof(*g->order));
-	for (size_t v = 0; v < nn; v++)
-		g->post[v] = NONE;
-	g->post[0] = NONE - 1;
-	for (uint32_t e = g->eoff[0]; e < g->eoff[1]; e++)
-		if (g->post[GRAPH_NODE(g->edge[e])] == NONE)
-			dfs(g, GRAPH_NODE(g->edge[e]), stack, cursor, &np);
-	g->reached = np;
-	for (size_t v = 1; v < nn; v++)
-		if (g->post[v] == NONE) {
-			leader[v] = 1;
-			dfs(g, (uint32_t)v, stack, cursor, &np);
+static uint32_t eval(struct lt *t, uint32_t v)
+{
+	uint32_t x = v, back = NONE, above;
+
+	if (v < t->lim)
+		return v;
+	while (t->anc[x] >= t->lim) {	/* x's ancestor is linked: compress through it */
+		uint32_t a = t->anc[x];
+
+		t->anc[x] = back;
+		back = x;
+		x = a;
+	}
+	for (above = x; back != NONE; above = x) {
+		x = back;
+		back = t->anc[x];
+		if (t->semi[t->lab[above]] < t->semi[t->lab[x]])
+			t->lab[x] = t->lab[above];
+		t->anc[x] = t->anc[above];
+	}
+	return t->lab[v];
+}
+
+/*
+ * idom[] by number. Semidominators in reverse preorder, each number put in the bucket
+ * of its semidominator and the bucket of its parent emptied once it is linked, then the
+ * idoms fixed in preorder: O(m log n) on any shape. A number below lim is never used as
+ * a bucket again once lim passes it, and one at or above it always has its idom set:
+ * both live in idom[] (bucket heads below lim, idoms from it up).
+ */
+static void lengauer_tarjan(uint32_t nn, const uint32_t *poff, const uint32_t *pred,
+			    uint32_t *up, uint32_t *idom)
+{
+	uint32_t *next = xmalloc(nn * sizeof(*next));
+	struct lt t = { up, xmalloc(nn * sizeof(*t.lab)), xmalloc(nn * sizeof(*t.semi)), nn };
+
+	for (uint32_t k = 0; k < nn; k++) {
+		t.lab[k] = t.semi[k] = k;
+		idom[k] = NONE;	/* empty buckets */
+	}
+	for (uint32_t w = nn; w-- > 1;) {
+		uint32_t p = up[w];
+
+		for (uint32_t e = poff[w]; e < poff[w + 1]; e++) {
+			uint32_t u = eval(&t, pred[e]);
+
+			if (t.semi[u] < t.semi[w])
+				t.semi[w] = t.semi[u];
 		}
-	g->order[np] = 0;
-	g->post[0] = np;
-	free(stack);
-	free(cursor);
-	return np;
+		next[w] = idom[t.semi[w]];	/* into its semidominator's bucket */
+		idom[t.semi[w]] = w;
+		t.lim = w;			/* link(p, w): up[w] is p until compressed */
+		for (uint32_t v = idom[p], nv; v != NONE; v = nv) {
+			uint32_t u = eval(&t, v);
+
+			nv = next[v];
+			idom[v] = t.semi[u] < t.semi[v] ? u : p;
+		}
+		idom[p] = NONE;
+	}
+	idom[0] = 0;
+	for (uint32_t w = 1; w < nn; w++)
+		if (idom[w] != t.semi[w])
+			idom[w] = idom[idom[w]];
+	free(next);
+	free(t.lab);
+	free(t.semi);
 }
 
 void graph_dominators(struct graph *g)
 {
 	size_t nn = g->n + 1;
-	uint32_t *poff, *pred, np;
+	uint32_t *poff, *pred, *up = xmalloc(nn * sizeof(*up)), *idom;
 	uint8_t *leader;
-	bool changed = true;
 
 	if (g->idom && g->order)
 		return;
 	free(g->idom);	/* graph_add_retained dropped the numbering: made again */
 	free(g->ret);
-	free(g->post);
+	free(g->pre);
 	leader = xcalloc(nn, 1);
-	np = number_nodes(g, leader);
-	build_preds(g, &poff, &pred);
-	g->idom = xmalloc(nn * sizeof(*g->idom));
-	for (size_t v = 0; v < nn; v++)	/* the root's own edges are not in eoff for leaders */
-		g->idom[v] = v == 0 || leader[v] ? 0 : NONE;
-	while (changed) {
-		changed = false;
-		for (size_t k = np; k-- > 0;) {	/* reverse postorder, root left out */
-			uint32_t v = g->order[k], d = NONE;
-
-			if (leader[v])
-				continue;
-			for (uint32_t e = poff[v]; e < poff[v + 1]; e++) {
-				uint32_t p = pred[e];
-
-				if (g->idom[p] == NONE)
-					continue;
-				d = d == NONE ? p : intersect(g, p, d);
-			}
-			if (d != NONE && g->idom[v] != d) {
-				g->idom[v] = d;
-				changed = true;
-			}
-		}
-	}
+	number_nodes(g, up, leader);
+	build_preds(g, leader, &poff, &pred);
+	free(leader);
+	idom = xmalloc(nn * sizeof(*idom));
+	lengauer_tarjan((uint32_t)nn, poff, pred, up, idom);
+	free(poff);
+	free(pred);
+	g->idom = up;	/* by node now: the parents are done with */
+	for (size_t v = 0; v < nn; v++)
+		g->idom[v] = g->order[idom[g->pre[v]]];
+	free(idom);
 	g->ret = xcalloc(nn, sizeof(*g->ret));
 	for (size_t i = 0; i < g->n; i++)
 		g->ret[i + 1] = g->b[i].size;
-	for (size_t k = 0; k < np; k++) {	/* children before their dominators */
+	for (size_t k = nn; k-- > 1;) {	/* children before their dominators */
 		uint32_t v = g->order[k];
 
 		g->ret[g->idom[v]] += g->ret[v];
 	}
-	free(poff);
-	free(pred);
-	free(leader);
 }
 
 /* ------------------------------------------------------------------------------ */
@@ -392,9 +459,9 @@ void graph_add_retained(struct graph *g, struct scan_result *scan, const struct 
 	graph_dominators(g);
 	/* only --why reads the numbering again, and it never asks for this: its room
 	 * goes to the stacks and the tree walk */
-	free(g->post);
+	free(g->pre);
 	free(g->order);
-	g->post = g->order = NULL;
+	g->pre = g->order = NULL;
 	assign_stacks(g, scan, k, true);
 	sum_retained(g);
 	for (size_t i = 0; i < g->nids; i++) {

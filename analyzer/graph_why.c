@@ -154,41 +154,164 @@ static void print_root(struct graph *g, struct sym *sym, const struct graph_root
 		fprintf(f, "anonymous mapping (0x%llx)\n", (unsigned long long)r->addr);
 }
 
-static void print_path(struct graph *g, struct sym *sym, size_t i, FILE *f)
+/* The path being cut: its first steps in place, the last ones in a ring. */
+struct cut {
+	struct graph_why_path *p;
+	struct graph_why_step ring[GRAPH_WHY_ENDS + 1];
+	unsigned nring, at;		/* steps in the ring, the oldest's slot */
+	uint64_t mid_hops;		/* hops of the steps pushed out of it */
+};
+
+static void cut_step(struct cut *c, struct graph_why_step s)
+{
+	struct graph_why_path *p = c->p;
+
+	if (p->nsteps < GRAPH_WHY_ENDS) {
+		p->step[p->nsteps++] = s;
+		return;
+	}
+	if (c->nring == GRAPH_WHY_ENDS + 1) {	/* the oldest goes to the middle */
+		const struct graph_why_step *o = &c->ring[c->at];
+
+		c->mid_hops += o->block == NONE ? o->hops : 1;
+		c->ring[c->at] = s;
+		c->at = (c->at + 1) % (GRAPH_WHY_ENDS + 1);
+		return;
+	}
+	c->ring[(c->at + c->nring++) % (GRAPH_WHY_ENDS + 1)] = s;
+}
+
+/* The ring after the first steps; with steps pushed out, one more, for what they were. */
+static void cut_end(struct cut *c)
+{
+	struct graph_why_path *p = c->p;
+	unsigned from = 0, m = 0;
+
+	if (c->mid_hops) {
+		const struct graph_why_step *o = &c->ring[c->at];
+
+		c->mid_hops += o->block == NONE ? o->hops : 1;
+		p->step[p->nsteps++] = (struct graph_why_step){ NONE, 0, c->mid_hops, false };
+		from = 1;
+	}
+	for (unsigned k = from; k < c->nring; k++)
+		p->step[p->nsteps++] = c->ring[(c->at + k) % (GRAPH_WHY_ENDS + 1)];
+	/* a run's hops left out beside the middle's: one step */
+	for (unsigned k = 0; k < p->nsteps; k++) {
+		struct graph_why_step *last = m ? &p->step[m - 1] : NULL;
+
+		if (last && last->block == NONE && p->step[k].block == NONE) {
+			last->hops += p->step[k].hops;
+			last->same_stack = false;
+		} else {
+			p->step[m++] = p->step[k];
+		}
+	}
+	p->nsteps = m;
+}
+
+static struct graph_why_step block_step(uint32_t node)
+{
+	return (struct graph_why_step){ node - 1, 0, 0, false };
+}
+
+void graph_why_steps(const struct graph *g, const uint32_t *path, uint32_t np,
+		     struct graph_why_path *out)
+{
+	struct cut c = { .p = out };
+
+	out->nsteps = 0;
+	out->length = np;
+	for (uint32_t k = 0, r; k < np; k = r + 1) {
+		/* [k, r]: a run of blocks of one stack */
+		for (r = k; r + 1 < np && g->sid[path[r + 1] - 1] == g->sid[path[k] - 1]; r++)
+			;
+		if (r - k + 1 <= 2 * GRAPH_WHY_RUN + 1) {
+			for (uint32_t x = k; x <= r; x++)
+				cut_step(&c, block_step(path[x]));
+			continue;
+		}
+		for (uint32_t x = k; x < k + GRAPH_WHY_RUN; x++)
+			cut_step(&c, block_step(path[x]));
+		cut_step(&c, (struct graph_why_step){ NONE, 0, r - k + 1 - 2 * GRAPH_WHY_RUN,
+						      true });
+		for (uint32_t x = r + 1 - GRAPH_WHY_RUN; x <= r; x++)
+			cut_step(&c, block_step(path[x]));
+	}
+	cut_end(&c);
+}
+
+void graph_why_path(struct graph *g, size_t i, struct graph_why_path *out)
 {
 	uint32_t *path, np = 0;
-	struct graph_root root;
+
+	bfs(g);
+	memset(out, 0, sizeof(*out));
+	out->block = i;
+	if (g->parent[i + 1] == NONE)
+		return;
+	out->reached = true;
+	for (uint32_t v = (uint32_t)(i + 1); v; v = g->parent[v])
+		np++;
+	path = xmalloc(np * sizeof(*path));
+	for (uint32_t v = (uint32_t)(i + 1), k = np; v; v = g->parent[v])
+		path[--k] = v;	/* the root's side first */
+	out->have_root = graph_find_root(g, path[0] - 1, &out->root);
+	graph_why_steps(g, path, np, out);
+	/* the offsets of the blocks kept, each into the block after it on the whole path:
+	 * their places found again by walking the path once */
+	for (uint32_t k = 0, s = 0; k < np && s < out->nsteps; k++) {
+		struct graph_why_step *st = &out->step[s];
+
+		while (st->block == NONE && s + 1 < out->nsteps)
+			st = &out->step[++s];
+		if (st->block != path[k] - 1)
+			continue;
+		if (k + 1 < np)
+			st->offset = graph_pointer_offset(g, st->block, path[k + 1] - 1);
+		s++;
+	}
+	free(path);
+}
+
+static void print_path(struct graph *g, struct sym *sym, size_t i, FILE *f)
+{
+	struct graph_why_path *p = xmalloc(sizeof(*p));
 	char a[32], b[32];
 
+	graph_why_path(g, i, p);
 	fprintf(f, "\n0x%llx: %s bytes, retains %s bytes, allocated at ",
 		(unsigned long long)g->b[i].user, report_thousands(g->b[i].size, a),
 		report_thousands(g->ret[i + 1], b));
 	print_frames(g, sym, i, f);
 	fputc('\n', f);
-	if (g->parent[i + 1] == NONE) {
+	if (!p->reached) {
 		fputs("  no root reaches it (lost)\n", f);
+		free(p);
 		return;
 	}
-	path = xmalloc((g->n + 1) * sizeof(*path));
-	for (uint32_t v = (uint32_t)(i + 1); v; v = g->parent[v])
-		path[np++] = v;
 	fputs("  root: ", f);
-	if (graph_find_root(g, path[np - 1] - 1, &root))
-		print_root(g, sym, &root, f);
+	if (p->have_root)
+		print_root(g, sym, &p->root, f);
 	else
 		fputs("?\n", f);
-	for (uint32_t k = np; k-- > 0;) {
-		size_t x = path[k] - 1;
+	for (unsigned k = 0; k < p->nsteps; k++) {
+		const struct graph_why_step *s = &p->step[k];
 
-		fprintf(f, "  0x%llx  %s bytes", (unsigned long long)g->b[x].user,
-			report_thousands(g->b[x].size, a));
-		if (k)
-			fprintf(f, "  +%llu ->", (unsigned long long)graph_pointer_offset(g, x, path[k - 1] - 1));
+		if (s->block == NONE) {
+			fprintf(f, "  ... %s more hops%s ...\n", report_thousands(s->hops, a),
+				s->same_stack ? " of the same stack" : "");
+			continue;
+		}
+		fprintf(f, "  0x%llx  %s bytes", (unsigned long long)g->b[s->block].user,
+			report_thousands(g->b[s->block].size, a));
+		if (k + 1 < p->nsteps)
+			fprintf(f, "  +%llu ->", (unsigned long long)s->offset);
 		fputs("  ", f);
-		print_frames(g, sym, x, f);
+		print_frames(g, sym, s->block, f);
 		fputc('\n', f);
 	}
-	free(path);
+	free(p);
 }
 
 static bool stack_matches(struct graph *g, struct sym *sym, uint32_t s, const regex_t *re)
@@ -227,7 +350,7 @@ static int by_stack_cmp(const void *a, const void *b)
 
 /*
  * The dominator tree view: what the picked blocks retain together (each block once),
- * by allocation stack. In reverse postorder a block's dominator comes before it.
+ * by allocation stack. In preorder a block's dominator comes before it.
  */
 static void print_retained(struct graph *g, struct sym *sym, const uint32_t *pick,
 			   size_t npick, FILE *f)
@@ -242,7 +365,7 @@ static void print_retained(struct graph *g, struct sym *sym, const uint32_t *pic
 		under[pick[k] + 1] = 1;
 	for (size_t i = 0; i < g->nids; i++)
 		t[i].sid = (uint32_t)i;
-	for (size_t k = g->n; k-- > 0;) {	/* order[n] is the root */
+	for (size_t k = 1; k <= g->n; k++) {	/* order[0] is the root */
 		uint32_t v = g->order[k];
 
 		under[v] |= under[g->idom[v]];

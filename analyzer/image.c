@@ -234,6 +234,23 @@ bool image_read(const struct image *img, uint64_t addr, void *buf, size_t len)
 	return true;
 }
 
+bool image_has(const struct image *img, uint64_t addr, uint64_t len)
+{
+	while (len) {
+		const struct seg *s = image_find(img, addr);
+		uint64_t n;
+
+		if (!s)
+			return false;
+		n = s->size - (addr - s->vaddr) < len ? s->size - (addr - s->vaddr) : len;
+		if (n < len && addr + n < addr)
+			return false;	/* past the top of the address space */
+		len -= n;
+		addr += n;
+	}
+	return true;
+}
+
 bool image_window_fill(struct image_window *w, const struct seg *s, uint64_t from, size_t len)
 {
 	uint64_t off = from - s->vaddr, got = 0;

@@ -200,6 +200,10 @@ const char *image_file_kind(unsigned mode);
 /* Copy len bytes at target address addr into buf; false if any byte is absent. */
 bool image_read(const struct image *img, uint64_t addr, void *buf, size_t len);
 
+/* Is every byte of [addr, addr + len) in the image? What a record claims to hold is
+ * checked with it before room is made for it. */
+bool image_has(const struct image *img, uint64_t addr, uint64_t len);
+
 /*
  * A window onto one segment's bytes: how the scan, the allocator's chunk walk and the
  * heap graph read the image in bulk. A segment in a file is read into the window's

@@ -461,6 +461,10 @@ void leaks_apply(struct graph *g, struct scan_result *scan, struct sym *sym,
 	if (alloc) {
 		alloc_describe(alloc, sum->allocator, sizeof(sum->allocator));
 		sum->allocator_known = alloc->known;
+		sum->allocator_problems = alloc->nproblems;
+		if (alloc->nproblems)
+			snprintf(sum->allocator_damage, sizeof(sum->allocator_damage), "%s",
+				 alloc->problems[0]);
 	}
 
 	hide_suppressed(&k, recs, sym, supp);
@@ -532,6 +536,11 @@ void leaks_write_summary(const struct leak_summary *sum, FILE *f)
 			"roots\n", sum->allocator, (unsigned long long)sum->allocator_bytes);
 	else if (sum->allocator[0])
 		fprintf(f, "  allocator:  %s\n", sum->allocator);
+	if (sum->allocator_problems > 1)
+		fprintf(f, "  not walked: %s, and %u more (--memory lists them)\n",
+			sum->allocator_damage, sum->allocator_problems - 1);
+	else if (sum->allocator_problems)
+		fprintf(f, "  not walked: %s\n", sum->allocator_damage);
 	fprintf(f, "LEAK SUMMARY:\n");
 	for (int c = 0; c < LEAK_NCLASSES; c++) {
 		fprintf(f, "  %s: %llu bytes in %llu blocks%s\n", label[c],

@@ -53,6 +53,8 @@ struct leak_summary {
 	uint64_t allocator_bytes;		/* left out: free chunks, malloc's metadata */
 	char allocator[300];			/* alloc_describe() */
 	bool allocator_known;			/* its free chunks were left out */
+	char allocator_damage[200];		/* the first part of it not walked, or "" */
+	unsigned allocator_problems;		/* how many parts were not */
 	uint64_t scanned_bytes;			/* block contents scanned */
 };
 

@@ -58,15 +58,23 @@ static void now_of(const struct scan_result *scan, uint64_t *bytes, uint64_t *bl
 	free(all);
 }
 
-/* The samples of rec, checked: times never go back. NULL (with a warning) if not. */
+/* The samples of rec, checked: in the dump, times never go back. NULL (with a warning)
+ * if not. */
 static struct report_sample *read_samples(const struct hp_timeline_rec *rec,
 					  const struct image *img, bool sampled)
 {
 	size_t n = (size_t)rec->held, words = n * HP2_SAMPLE_WORDS;
-	uint64_t *w = xmalloc(words * sizeof(*w));
-	struct report_sample *v = xcalloc(n + 1, sizeof(*v));
+	uint64_t *w;
+	struct report_sample *v;
 	const char *why = NULL;
 
+	if (!image_has(img, rec->addr + HP2_TIMELINE_WORDS * 8, words * 8)) {
+		warn("timeline at 0x%" PRIx64 " skipped: cut off at an edge of the memory image",
+		     rec->addr);
+		return NULL;
+	}
+	w = xmalloc(words * sizeof(*w));
+	v = xcalloc(n + 1, sizeof(*v));
 	if (!read_words(img, rec->addr + HP2_TIMELINE_WORDS * 8, w, words))
 		why = "cut off at an edge of the memory image";
 	for (size_t i = 0; !why && i < n; i++) {
@@ -138,47 +146,152 @@ static const struct hp_peak_rec *newest_peak(const struct scan_result *scan, uin
 	return best;
 }
 
-/* The peak's entries into a fresh table of stacks; false if they do not add up. */
+/*
+ * What each stack's sites in the dump ever allocated, by stack id: no peak can have
+ * held more of a stack than that (its counters only grow; frees only take away).
+ * Sorted by id; a site id read twice counts once, with its larger counters.
+ */
+struct peak_bound {
+	uint32_t stack;
+	uint64_t calls, bytes;
+};
+
+static void add_sat(uint64_t *to, uint64_t v)
+{
+	if (__builtin_add_overflow(*to, v, to))
+		*to = UINT64_MAX;
+}
+
+static int bound_cmp(const void *x, const void *y)
+{
+	const struct peak_bound *a = x, *b = y;
+
+	return (a->stack > b->stack) - (a->stack < b->stack);
+}
+
+static struct peak_bound *site_bounds(const struct scan_result *scan, size_t *nb,
+				      struct peak_bound *all)
+{
+	size_t n, m = 0;
+	const struct decoded *rec = collect_records(&scan->found, DEC_SITE, &n);
+	struct peak_bound *b = xmalloc((n ? n : 1) * sizeof(*b));
+
+	*all = (struct peak_bound){ 0 };
+	for (size_t i = 0; i < n; i++) {
+		const struct decoded_site *s = &rec[i].site;
+		struct peak_bound x = { s->stack, s->counts.calls, s->counts.bytes };
+
+		if (i && s->id == rec[i - 1].site.id) {	/* another copy of the same site */
+			struct peak_bound *last = &b[m - 1];
+
+			last->calls = x.calls > last->calls ? x.calls : last->calls;
+			last->bytes = x.bytes > last->bytes ? x.bytes : last->bytes;
+			continue;
+		}
+		b[m++] = x;
+	}
+	qsort(b, m, sizeof(*b), bound_cmp);
+	*nb = 0;
+	for (size_t i = 0; i < m; i++) {
+		add_sat(&all->calls, b[i].calls);
+		add_sat(&all->bytes, b[i].bytes);
+		if (*nb && b[*nb - 1].stack == b[i].stack) {
+			add_sat(&b[*nb - 1].calls, b[i].calls);
+			add_sat(&b[*nb - 1].bytes, b[i].bytes);
+		} else {
+			b[(*nb)++] = b[i];
+		}
+	}
+	return b;
+}
+
+/* The bound of stack id (0, the stacks that did not fit: all of them together). */
+static const struct peak_bound *bound_of(const struct peak_bound *b, size_t nb,
+					 const struct peak_bound *all, uint32_t id)
+{
+	size_t lo = 0, hi = nb;
+
+	if (!id)
+		return all;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (b[mid].stack < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < nb && b[lo].stack == id ? &b[lo] : NULL;
+}
+
+/* Do the entries add up to the table's totals (no sum past 64 bits)? */
+static bool peak_adds_up(const struct hp_peak_rec *p, const uint64_t *e, size_t words)
+{
+	int64_t bytes = 0, blocks = 0;
+
+	for (size_t i = 0; i < words; i += HP2_PEAK_ENTRY_WORDS)
+		if (__builtin_add_overflow(bytes, (int64_t)e[i + 1], &bytes) ||
+		    __builtin_add_overflow(blocks, (int64_t)e[i + 2], &blocks))
+			return false;
+	return bytes == (int64_t)p->bytes && blocks == (int64_t)p->blocks;
+}
+
+/*
+ * The peak's entries into a fresh table of stacks; false if they are not all in the
+ * dump or do not add up. An entry that claims more bytes or blocks than its stack's
+ * sites ever allocated is left out, with one warning for all of them.
+ */
 static bool peak_stacks(const struct hp_peak_rec *p, const struct scan_result *scan,
 			const struct image *img, const struct join_opts *opts,
 			struct stacks *out, struct report_peak *sum)
 {
 	static const uint64_t no_pcs[1];
-	size_t words = (size_t)p->used * HP2_PEAK_ENTRY_WORDS;
-	uint64_t *e = xmalloc((words ? words : 1) * sizeof(*e));
+	size_t words = (size_t)p->used * HP2_PEAK_ENTRY_WORDS, nb, over = 0;
+	uint64_t *e;
+	struct peak_bound *b, all;
 	bool sampled = scan->join.sampled_counts;
-	int64_t bytes = 0, blocks = 0;
 
-	if (!read_words(img, p->addr + HP2_PEAK_WORDS * 8, e, words)) {
+	if (!image_has(img, p->addr + HP2_PEAK_WORDS * 8, (uint64_t)words * 8))
+		return false;	/* room only for what the dump holds */
+	e = xmalloc((words ? words : 1) * sizeof(*e));
+	if (!read_words(img, p->addr + HP2_PEAK_WORDS * 8, e, words) ||
+	    !peak_adds_up(p, e, words)) {
 		free(e);
 		return false;
 	}
-	for (size_t i = 0; i < words; i += HP2_PEAK_ENTRY_WORDS) {
-		bytes += (int64_t)e[i + 1];
-		blocks += (int64_t)e[i + 2];
-	}
-	if (bytes != (int64_t)p->bytes || blocks != (int64_t)p->blocks) {
-		free(e);
-		return false;
-	}
+	b = site_bounds(scan, &nb, &all);
 	stacks_init(out);
 	for (size_t i = 0; i < words; i += HP2_PEAK_ENTRY_WORDS) {
 		uint32_t id = (uint32_t)e[i];
 		const struct decoded_stack *k = id ? collect_stack(&scan->found, id) : NULL;
+		const struct peak_bound *bd = bound_of(b, nb, &all, id);
 		struct stack_key key = { no_pcs, 0, STACK_UNKNOWN, 0 };
 		struct stack_add a = { .bytes = units((int64_t)e[i + 1], false),
 				       .blocks = units((int64_t)e[i + 2], sampled) };
 
 		if (opts->region && (e[i] >> 48) != scan->join.region_id)
 			continue;
+		if ((int64_t)e[i + 1] > 0 && (!bd || e[i + 1] > bd->bytes)) {
+			over++;
+			continue;
+		}
+		if ((int64_t)e[i + 2] > 0 && (!bd || e[i + 2] > bd->calls)) {
+			over++;
+			continue;
+		}
 		if (k)
 			key = (struct stack_key){ k->pcs, k->nframes,
 						  k->flags & HP2_STACK_TRUNCATED ? STACK_TRUNCATED : 0,
 						  0 };
 		stacks_add_group(out, &key, &a);
-		sum->bytes += a.bytes;
-		sum->blocks += a.blocks;
+		add_sat(&sum->bytes, a.bytes);
+		add_sat(&sum->blocks, a.blocks);
 	}
+	if (over)
+		warn("peak table at 0x%" PRIx64 ": %zu of its entries left out: each claims more "
+		     "bytes or blocks than its stack's sites in the dump ever allocated", p->addr,
+		     over);
+	free(b);
 	free(e);
 	return true;
 }

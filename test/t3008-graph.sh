@@ -4,7 +4,9 @@
 # ownership is known (test/progs/owners.c): a cache owning an array of entries owning
 # payloads, a blob shared by two owners, a list held only from a thread's stack, a
 # block held from TLS, a lost block holding another. Then retained sizes with --leaks,
-# --by-thread, --region, --base, --age and --older-than, and --why with --region.
+# --by-thread, --region, --base, --age and --older-than, and --why with --region. Last,
+# the shapes that were slow (test/progs/shapes.c): a list of 1,000,000 nodes pointing
+# back to their owner, and --why through a chain of 1,000,000 blocks.
 . "$(dirname "$0")/lib.sh"
 need_tool gcore
 
@@ -195,4 +197,55 @@ test_case '--why: what the matching blocks retain, by stack (the dominator tree 
 	expect_same want view &&
 	heapprof-analyze --why="new_owner|new_blob" $PROGS/owners owners.core >why6.txt &&
 	grep -q "^retained by the 3 blocks: 580 bytes in 3 blocks" why6.txt
+'
+
+# in_time CMD...: CMD, failed with a message when it runs for 300 s. No timing bound:
+# a hang guard. The cases below take a few seconds, and took hours (the dominators
+# of the back-pointer list) or wrote gigabytes (--why's paths) before.
+in_time()
+{
+	timeout 300 "$@"
+	rc=$?
+	[ $rc != 124 ] || echo "still running after 300 s: $*" >&2
+	return $rc
+}
+
+test_case 'retained_space on a list of 1,000,000 nodes pointing back to their owner' '
+	run_preloaded $PROGS/shapes backlist 1000000 &&
+	take_core backlist.core &&
+	in_time heapprof-analyze --metric=retained_space -f collapsed $PROGS/shapes backlist.core >bl.txt &&
+	by_leaf bl.txt >got &&
+	printf "new_backnode 16000000\nnew_owner 16000032\n" >want && expect_same want got &&
+	in_time heapprof-analyze --why=new_owner $PROGS/shapes backlist.core >blw.txt &&
+	grep -q "^0x[0-9a-f]*: 32 bytes, retains 16,000,032 bytes, allocated at new_owner < make_backlist < main" blw.txt &&
+	grep -q "^retained by the 1 blocks: 16,000,032 bytes in 1,000,001 blocks, by stack:$" blw.txt
+'
+
+test_case 'retained_space on a chain of 1,000,000 blocks' '
+	run_preloaded $PROGS/shapes chain 1000000 &&
+	take_core chain.core &&
+	in_time heapprof-analyze --metric=retained_space -f collapsed $PROGS/shapes chain.core >ch.txt &&
+	by_leaf ch.txt >got &&
+	printf "new_link 16000064\nnew_tail 64\n" >want && expect_same want got
+'
+
+test_case '--why through the chain: the same stack'\''s hops left out in the middle' '
+	in_time heapprof-analyze --why=new_tail $PROGS/shapes chain.core >whc.txt &&
+	sed -n "/^  root:/,/^\$/p" whc.txt | sed "s/0x[0-9a-f]*/0xA/g" >got &&
+	link="  0xA  16 bytes  +0 ->  new_link < make_chain < main < ..." &&
+	{ echo "  root: global g_chain (shapes+0xA)"
+	  for i in 1 2 3 4 5; do echo "$link"; done
+	  echo "  ... 999,990 more hops of the same stack ..."
+	  for i in 1 2 3 4 5; do echo "$link"; done
+	  echo "  0xA  64 bytes  new_tail < make_chain < main < ..."
+	  echo; } >want &&
+	expect_same want got
+'
+
+test_case '--why through the chain: the 20 largest paths, each a few lines' '
+	in_time heapprof-analyze --why=new_link $PROGS/shapes chain.core >whl.txt &&
+	[ $(grep -c "^0x[0-9a-f]*: 16 bytes, retains" whl.txt) = 20 ] &&
+	[ $(grep -c "^  \.\.\. 9[0-9,]* more hops of the same stack \.\.\.$" whl.txt) = 20 ] &&
+	awk "/^0x|^retained/ { n = 0 } /^  / { if (++n > most) most = n } END { print most }" whl.txt >most &&
+	echo 12 >want && expect_same want most
 '

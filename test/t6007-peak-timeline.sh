@@ -151,7 +151,8 @@ test_case 'switched off: no peak table, no timeline, and each says so' '
 '
 
 # the newest peak table, damaged: the one before it is read, with a warning; a
-# timeline whose times go back is left out with one
+# timeline whose times go back is left out with one (its first sample's time made
+# later than the rest: a timeline holds two samples or more)
 test_case 'a damaged peak table or timeline is skipped with a note' '
 	python3 -c "import struct, sys
 d = bytearray(open(\"rise.snap\", \"rb\").read())
@@ -169,10 +170,41 @@ newest = max(peaks, key=lambda a: struct.unpack_from(\"<Q\", d, a + 24)[0])
 b = struct.unpack_from(\"<q\", d, newest + 128 + 8)[0]
 struct.pack_into(\"<q\", d, newest + 128 + 8, b + 4096)
 tl = recs(0xA3E1544C494E5632)[0]
-struct.pack_into(\"<Q\", d, tl + 64 + 40, 10**9)
+struct.pack_into(\"<Q\", d, tl + 64, 10**9)
 open(\"bad.snap\", \"wb\").write(d)" &&
 	heapprof-analyze --peak -f json $PROGS/peaks bad.snap >bad.json 2>bad.err &&
 	grep -q "peak table at 0x[0-9a-f]* skipped: cut off, or its entries do not add up" bad.err &&
 	grep -q "timeline at 0x[0-9a-f]* skipped: its sample times go back" bad.err &&
 	json_check bad.json "\"timeline\" not in j and 78 * $MIB < j[\"peak\"][\"live_bytes\"] < 80 * $MIB"
+'
+
+# the newest peak table forged: its largest entry claims 9.2e18 blocks, and its total
+# says so too. No stack's sites allocated that many: the entry is left out, the rest
+# is the peak, and the note says so.
+test_case 'a peak table entry claiming more than its stack ever allocated is left out' '
+	python3 -c "import struct
+d = bytearray(open(\"rise.snap\", \"rb\").read())
+at, peaks = 0, []
+while True:
+	at = d.find(struct.pack(\"<Q\", 0xA3E15045414B5632), at)
+	if at < 0:
+		break
+	if at % 8 == 0:
+		peaks.append(at)
+	at += 8
+p = max(peaks, key=lambda a: struct.unpack_from(\"<Q\", d, a + 24)[0])
+nbytes, nblocks, used = struct.unpack_from(\"<qqQ\", d, p + 40)
+e = [struct.unpack_from(\"<Qqq\", d, p + 128 + 24 * i) for i in range(used)]
+big = max(range(used), key=lambda i: e[i][1])
+forged = 2**63 - 8
+struct.pack_into(\"<q\", d, p + 128 + 24 * big + 16, forged)
+struct.pack_into(\"<q\", d, p + 48, nblocks - e[big][2] + forged)
+open(\"forged.snap\", \"wb\").write(d)
+print(nbytes - e[big][1], nblocks - e[big][2])" >want &&
+	heapprof-analyze --peak -f json $PROGS/peaks forged.snap >forged.json 2>forged.err &&
+	grep -q "^heapprof-analyze: warning: peak table at 0x[0-9a-f]*: 1 of its entries left out: each claims more bytes or blocks than its stack.s sites in the dump ever allocated$" forged.err &&
+	python3 -c "import json, sys
+p = json.load(open(\"forged.json\"))[\"peak\"]
+print(p[\"live_bytes\"], p[\"live_blocks\"])" >got &&
+	expect_same want got
 '

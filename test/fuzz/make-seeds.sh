@@ -1,11 +1,12 @@
 #!/bin/sh
-# Write the fuzzers' seed corpora, test/fuzz/seeds/{scan,core}/ (committed; make fuzz
+# Write the fuzzers' seed corpora, test/fuzz/seeds/{scan,core,graph}/ (committed; make fuzz
 # and test/fuzz/smoke.sh read them): small raw images and synthetic ELF cores holding
 # v1 and v2 blocks and records for 64- and 32-bit, little- and big-endian targets,
 # valid and spoilt, written by build/progs/mkdump (module records by seedgen.py), and
 # a real core of progs/plugin_host under heapprof.so cut down to the pages holding
 # heapprof's words (needs gcore); gzip, zstd and xz copies of three cores, one cut
-# short. Usage: test/fuzz/make-seeds.sh [BUILD_DIR]
+# short; fuzz_graph's made-up arenas and graphs (graph_seeds, below). Usage:
+# test/fuzz/make-seeds.sh [BUILD_DIR]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 B=${1:-$here/../../build}
@@ -16,7 +17,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ -x "$MKDUMP" ] || { echo "make-seeds: build $MKDUMP first (make check-build)" >&2; exit 1; }
 rm -rf "$out"
-mkdir -p "$out/scan" "$out/core"
+mkdir -p "$out/scan" "$out/core" "$out/graph"
 
 # seed NAME WSIZE BE ADDR MKDUMP-ARGS...: a raw image as both a scan and a core seed
 seed()
@@ -71,6 +72,35 @@ A=0xf17e000000000002 E=0xf17e000100000000
 { printf '\054\000\000\001\000\000\000\000\000'; cat "$tmp/py.bin"; } >"$out/scan/python-stack"
 "$MKDUMP" -R 7 -n 512 "$tmp/noise.bin"
 $GEN scan 8 0 0x10000 "$tmp/noise.bin" "$out/scan/noise"
+
+# fuzz_graph: its first byte even, arenas (glibc 2.MINOR, arenas, heaps, chunk sizes,
+# next and prev links: loops, garbage); odd, a graph (random, back-pointer list,
+# chain, large random), the bytes after them sizes and edges
+graph_seeds()
+{
+	python3 - "$1" <<'PY'
+import random, sys
+out = sys.argv[1]
+r = random.Random(7)
+def seed(name, b):
+	open(out + "/" + name, "wb").write(bytes(b))
+# arenas: minor, narenas, per arena heaps; then chunk sizes; then links
+for name, minor, na, links in [("arenas-plain", 9, 2, 0), ("arenas-self", 9, 1, 1),
+		("arenas-pair", 5, 4, 2), ("arenas-garbage", 11, 2, 3), ("arenas-old", 1, 3, 4)]:
+	b = [0, minor, na] + [2] * 4
+	b += [r.randrange(256) for _ in range(600)]
+	b += [links] * 40 + [r.randrange(256) for _ in range(60)]
+	seed(name, b)
+seed("arenas-patched", [0, 9, 2, 2] + [r.randrange(256) for _ in range(1200)])
+# graphs: shape, size, sizes, edges
+seed("graph-small", [1, 0, 40] + [r.randrange(256) for _ in range(300)])
+seed("graph-backlist", [1, 1, 0xff, 0xff] + [7] * 64 + [0, 0, 0, 0])
+seed("graph-chain", [1, 2, 0xff, 0xff] + [16] * 64)
+seed("graph-random", [1, 3, 0x88, 0x13] + [r.randrange(256) for _ in range(3000)])
+seed("graph-cycles", [1, 0, 62] + [5] * 62 + [0] + sum(([i, 0, (i % 60) + 1, 0] for i in range(1, 61)), []))
+PY
+}
+graph_seeds "$out/graph"
 
 # a real core, cut down
 if command -v gcore >/dev/null 2>&1 && [ -x "$B/progs/plugin_host" ]; then

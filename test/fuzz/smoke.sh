@@ -1,10 +1,11 @@
 #!/bin/sh
-# The fuzz smoke (make fuzz-smoke): build both libFuzzer targets under ASan and UBSan,
+# The fuzz smoke (make fuzz-smoke): build the libFuzzer targets under ASan and UBSan,
 # run each FUZZ_SECONDS (default 60) from the committed seeds into a scratch corpus,
 # and print one test line and the total "N passed, N failed, N skipped" that .ci/run
-# adds up: a crash, leak, sanitizer report or timeout in either target fails it.
+# adds up: a crash, leak, sanitizer report or timeout in any target fails it.
 : "${B:=build}" "${FUZZ_CC:=clang}" "${FUZZ_SECONDS:=60}" "${MAKE:=make}"
 : "${FUZZ_SCAN_ARGS:=-max_len=8192}" "${FUZZ_CORE_ARGS:=-max_len=65536 -timeout=10}"
+: "${FUZZ_GRAPH_ARGS:=-max_len=4096 -timeout=10}"
 cd "$(dirname "$0")/../.." || exit 1
 if ! command -v "$FUZZ_CC" >/dev/null 2>&1; then
 	echo "ok 1 - fuzz smoke # SKIP $FUZZ_CC is not installed"
@@ -14,11 +15,13 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/heapprof-fuzz.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail=
-if ! $MAKE -s B="$B" FUZZ_CC="$FUZZ_CC" "$B/fuzz/fuzz_scan" "$B/fuzz/fuzz_core" >"$tmp/build.log" 2>&1; then
+targets="scan core graph"
+if ! $MAKE -s B="$B" FUZZ_CC="$FUZZ_CC" "$B/fuzz/fuzz_scan" "$B/fuzz/fuzz_core" "$B/fuzz/fuzz_graph" \
+	>"$tmp/build.log" 2>&1; then
 	sed 's/^/#   /' "$tmp/build.log" | tail -n 20
 	fail="the targets do not build"
 fi
-for t in scan core; do
+for t in $targets; do
 	[ -z "$fail" ] || break
 	mkdir -p "$tmp/corpus_$t"
 	eval args=\$FUZZ_$(echo $t | tr a-z A-Z)_ARGS
@@ -37,7 +40,7 @@ for t in scan core; do
 	fi
 done
 if [ -z "$fail" ]; then
-	echo "ok 1 - fuzz smoke: fuzz_scan and fuzz_core, ${FUZZ_SECONDS}s each from the seeds"
+	echo "ok 1 - fuzz smoke: fuzz_scan, fuzz_core and fuzz_graph, ${FUZZ_SECONDS}s each from the seeds"
 	echo "1 passed, 0 failed, 0 skipped"
 else
 	echo "not ok 1 - fuzz smoke: $fail"

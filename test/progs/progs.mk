@@ -7,7 +7,7 @@ PROG_CFLAGS := -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread
 TEST_PROGS := $(P)/fakeeval $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(P)/stress \
 	$(P)/thread_churn \
 	$(P)/stacktab $(P)/counts $(P)/cxx $(P)/cxx_chain $(P)/cxx_oom $(P)/forker $(P)/dlfork $(P)/realloc_check $(P)/libc_semantics \
-	$(P)/libstrict_aligned.so $(P)/mangle $(P)/demo $(P)/leaky $(P)/exitstack $(P)/protnone $(P)/keys $(P)/arenas $(P)/pinned $(P)/owners \
+	$(P)/libstrict_aligned.so $(P)/mangle $(P)/demo $(P)/leaky $(P)/exitstack $(P)/protnone $(P)/keys $(P)/arenas $(P)/arena_links $(P)/pinned $(P)/owners $(P)/shapes \
 	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so \
 	$(P)/snapapi $(P)/snapapi-cxx $(P)/libplugin.so $(P)/plugin_host $(P)/nolive \
 	$(P)/snaplife $(P)/snaplife-linked $(P)/rebuild $(P)/rebuild-extra $(P)/libopenswap.so \
@@ -79,11 +79,11 @@ $(P)/manysamples: test/progs/manysamples.c
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -rdynamic -o $@ $<
 
 # Programs built from one C file with nothing special.
-PLAIN_PROGS := $(addprefix $(P)/,stress thread_churn forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky exitstack protnone keys nolive snaplife arenas pinned owners resident manystacks peaks lifetimes tiocsti bigmap)
+PLAIN_PROGS := $(addprefix $(P)/,stress arena_links shapes thread_churn forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky exitstack protnone keys nolive snaplife arenas pinned owners resident manystacks peaks lifetimes tiocsti bigmap)
 $(PLAIN_PROGS): $(P)/%: test/progs/%.c include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
-$(P)/arenas $(P)/pinned: test/progs/mallinfo.h
+$(P)/arenas $(P)/pinned $(P)/arena_links: test/progs/mallinfo.h
 
 # C and C++ sites in one program; -ldl for dlsym of the region API
 $(P)/counts: test/progs/counts.c test/progs/counts_cxx.cc

@@ -1,8 +1,9 @@
 /*
  * Unit test of the timeline and peak table readers (analyzer/timeline.c): records
  * written by hand from include/heapprof_format.h for both byte orders, read whole;
- * then half-written, out of order, over-full, not adding up, and cut at every word:
- * each is skipped or read, never a crash (under the sanitizers in make check).
+ * then half-written, out of order, over-full, not adding up, claiming more than the
+ * sites allocated or the dump holds, and cut at every word: each is skipped or read,
+ * never a crash (under the sanitizers in make check).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@
 #define PEAK0_AT (BASE + 0x800)
 #define PEAK1_AT (BASE + 0xC00)
 #define STACK_AT (BASE + 0x40)
+#define SITE_AT (BASE + 0x400)
 #define SIZE 0x1000
 
 struct fixture {
@@ -80,6 +82,10 @@ static void fixture(struct fixture *f, struct target t)
 	memset(f, 0, sizeof(*f));
 	f->t = t;
 	encode2_stack(f->buf + (STACK_AT - BASE), STACK_AT, 1, 0, pcs, 2, t, 0);
+	/* stack 1's site: 5 calls of 4,000 bytes so far, more than any peak held */
+	encode2_site(f->buf + (SITE_AT - BASE), SITE_AT, 7, 1, 1, 0, 0, t, 0);
+	w(f, SITE_AT + 40, 5);
+	w(f, SITE_AT + 48, 4000);
 	timeline(f, 4, 2);
 	peak(f, PEAK0_AT, 0, 2, 1000, 0);
 	peak(f, PEAK1_AT, 1, 4, 3000, 0);
@@ -158,6 +164,34 @@ static void order(struct target t, const char *name)
 	w(f, TL_AT + 64 + 15 * 8, 5);	/* sample 3 at 5 ms, after 20 */
 	run(f, SIZE, &g);
 	ok(g.n == 0, "%s: times that go back: skipped", name);
+
+	/* forged: stack 1 claims 9.2e18 blocks, the total says so too */
+	fixture(f, t);
+	w(f, PEAK1_AT + 144, (uint64_t)INT64_MAX - 7);
+	w(f, PEAK1_AT + 48, (uint64_t)INT64_MAX - 7 + 1);
+	run(f, SIZE, &g);
+	ok(g.have_peak && g.peak_bytes == 100 && g.peak_blocks == 1, "%s: an entry claiming "
+	   "more blocks than its stack's sites allocated: left out (%llu bytes, %llu blocks)",
+	   name, (unsigned long long)g.peak_bytes, (unsigned long long)g.peak_blocks);
+	fixture(f, t);
+	w(f, PEAK1_AT + 136, 4001);
+	w(f, PEAK1_AT + 40, 4101);
+	run(f, SIZE, &g);
+	ok(g.have_peak && g.peak_bytes == 100 && g.peak_blocks == 1, "%s: more bytes than its "
+	   "stack's sites asked for: left out", name);
+	fixture(f, t);
+	w(f, PEAK1_AT + 144, (uint64_t)INT64_MAX);
+	w(f, PEAK1_AT + 168, (uint64_t)INT64_MAX);
+	w(f, PEAK1_AT + 48, (uint64_t)-2);
+	run(f, SIZE, &g);
+	ok(g.have_peak && g.peak_bytes == 1100, "%s: entries whose sum passes 64 bits: the "
+	   "table before it", name);
+	fixture(f, t);
+	w(f, PEAK1_AT + 56, HP2_PEAK_MAX);
+	seal(f, PEAK1_AT, HP2_PEAK_MAGIC, HP2_PEAK_MAX | (uint64_t)1 << 32);
+	run(f, SIZE, &g);
+	ok(g.have_peak && g.peak_bytes == 1100, "%s: a table claiming more entries than the "
+	   "dump holds: the table before it", name);
 
 	fixture(f, t);
 	for (size_t cut = 8; cut < SIZE; cut += 8) {
