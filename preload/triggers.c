@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "sigthread.h"
 #include "snapshot.h"
+#include "snapshot_threads.h"
 #include "table.h"
 #include "triggers.h"
 #include "util.h"
@@ -31,6 +33,8 @@ void triggers_handle(int sig, void (*fn)(int, siginfo_t *, void *), struct sigac
 
 /* ---- HEAPPROF_SIGNAL ------------------------------------------------------------- */
 
+/* On heapprof's signal thread (uc NULL), or on a thread of the program that let the
+ * signal through (sigthread.h): then that thread's context. */
 static void on_snapshot_signal(int sig, siginfo_t *si, void *uc)
 {
 	(void)si;
@@ -159,8 +163,11 @@ int triggers_init(void)
 		hp_warn("HEAPPROF_SNAPSHOT=", hp_opt.snapshot,
 			" is neither compact nor full; using compact");
 	check_output(hp_opt.output);
-	if (hp_opt.signal && (sig = hp_signal_parse("HEAPPROF_SIGNAL", hp_opt.signal)))
+	snap_threads_init();
+	if (hp_opt.signal && (sig = hp_signal_parse("HEAPPROF_SIGNAL", hp_opt.signal))) {
 		triggers_handle(sig, on_snapshot_signal, NULL);
+		sigthread_take(sig, on_snapshot_signal);
+	}
 	peak_next = hp_opt.peak;
 	atexit(at_exit);	/* before the program's: runs after all of theirs */
 	if (hp_opt.at_crash) {

@@ -12,7 +12,7 @@ TEST_PROGS := $(P)/fakeeval $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)
 	$(P)/snapapi $(P)/snapapi-cxx $(P)/libplugin.so $(P)/plugin_host $(P)/nolive \
 	$(P)/snaplife $(P)/snaplife-linked $(P)/rebuild $(P)/rebuild-extra $(P)/libopenswap.so \
 	$(P)/libslowopen.so $(P)/mallocptr $(P)/resident $(P)/manystacks $(P)/peaks $(P)/lifetimes \
-	$(P)/manysamples $(P)/tiocsti $(P)/bigmap $(P)/threadexit
+	$(P)/manysamples $(P)/tiocsti $(P)/bigmap $(P)/threadexit $(P)/snaproots
 
 check-build: $(TEST_PROGS)
 
@@ -120,6 +120,10 @@ $(P)/libdecoy1.so $(P)/libdecoy2.so: test/progs/decoy.S
 	$(Q)$(call say,AS,$@)$(CC) $(DECOY) -shared -fPIC -nostdlib -o $@ $<
 
 # Built against include/heapprof.h alone: runs with and without the preload.
+$(P)/snaproots: test/progs/snaproots.c include/heapprof.h
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
+
 $(P)/snapapi: test/progs/snapapi.c include/heapprof.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
@@ -138,7 +142,7 @@ $(P)/snaplife-linked: test/progs/snaplife.c $(B)/heapprof.so
 # Linked with libheapprof.a instead of preloaded (t3011): static glibc, and with Debian's
 # musl-gcc static and dynamic when it is installed (scripts/install-deps --test).
 STATIC_PROGS := $(P)/sites-static $(P)/forker-static $(P)/snapapi-static $(P)/leaky-static \
-	$(P)/getline-linked
+	$(P)/getline-linked $(P)/snaproots-static
 $(P)/sites-static: test/progs/sites.c test/progs/libsite.c $(B)/libheapprof.a
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -static $(SAN_PRE) -o $@ $(filter %.c,$^) $(B)/libheapprof.a $(STATIC_LDFLAGS)
