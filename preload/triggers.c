@@ -207,7 +207,10 @@ static void crash_stack(void)
 /* ---- HEAPPROF_PEAK ---------------------------------------------------------------- */
 
 static HP_TLS uint64_t grown;	/* bytes this thread tagged since its last look */
-static uint64_t peak_next;	/* live bytes that take the next snapshot */
+/* live bytes that take the next snapshot; 0 until the first: HEAPPROF_PEAK. Not set by
+ * the constructor: libraries the program links (libstdc++'s emergency pool) allocate
+ * before it runs, and a 0 there took a snapshot at their first block */
+static uint64_t peak_next;
 
 void peak_check(uint64_t bytes)
 {
@@ -220,7 +223,7 @@ void peak_check(uint64_t bytes)
 	grown = 0;
 	live = table_live_bytes();
 	want = __atomic_load_n(&peak_next, __ATOMIC_RELAXED);
-	if (live < 0 || (uint64_t)live < want ||
+	if (live < 0 || (uint64_t)live < (want ? want : hp_opt.peak) ||
 	    !__atomic_compare_exchange_n(&peak_next, &want, (uint64_t)live + hp_opt.peak, false,
 					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
@@ -265,7 +268,6 @@ int triggers_init(void)
 		triggers_handle(sig, on_snapshot_signal, NULL);
 		sigthread_take(sig, on_snapshot_signal);
 	}
-	peak_next = hp_opt.peak;
 	if (hp_opt.at_crash) {
 		crash_stack();
 		for (size_t i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)
