@@ -37,15 +37,17 @@ PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(B)/%.o)
 # libheapprof.a, for static links: the same core, entered through ld --wrap. What only
 # a dynamic process has (dlclose, module records, C++ operators and thread names by
 # interposition) stays out: in a static program libstdc++'s new reaches our malloc.
-STATIC_OUT := hooks new_delete exports modules real_dlsym
+STATIC_OUT := hooks new_delete exports modules real_dlsym sigmask
 STATIC_OBJS := $(filter-out $(STATIC_OUT:%=$(B)/preload/%.o),$(PRELOAD_OBJS)) \
-	$(B)/static/hooks.o $(B)/preload/real_wrap.o
+	$(B)/static/hooks.o $(B)/static/sigmask.o $(B)/preload/real_wrap.o
 # the Rust crate's C core (rust/heapprof, HEAPPROF_LIB_DIR): entry points of its own
 RUST_OBJS := $(filter-out $(STATIC_OUT:%=$(B)/preload/%.o),$(PRELOAD_OBJS)) \
 	$(B)/rust/hooks.o $(B)/preload/real_libc.o
 # the names --wrap sends to us; pkg-config --static --libs heapprof prints them
 WRAP_NAMES := malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign \
-	valloc pvalloc malloc_usable_size getdelim __getdelim getline
+	valloc pvalloc malloc_usable_size getdelim __getdelim getline \
+	sigprocmask pthread_sigmask sigsuspend ppoll pselect epoll_pwait \
+	execve execv execvp execvpe fexecve posix_spawn posix_spawnp
 # 32-bit targets (mips, armhf) do 64-bit atomics in libatomic: the peak table's and the
 # timeline's sums are 64-bit. Probed, so that 64-bit builds take no such dependency;
 # a static link (and pkg-config --static) needs it as much as heapprof.so does.
@@ -182,4 +184,4 @@ uninstall:
 clean:
 	rm -rf $(B)
 
--include $(PRELOAD_OBJS:.o=.d) $(B)/static/hooks.d $(B)/rust/hooks.d $(B)/preload/real_wrap.d $(B)/preload/real_libc.d $(ANALYZER_OBJS:.o=.d)
+-include $(PRELOAD_OBJS:.o=.d) $(B)/static/hooks.d $(B)/static/sigmask.d $(B)/rust/hooks.d $(B)/preload/real_wrap.d $(B)/preload/real_libc.d $(ANALYZER_OBJS:.o=.d)

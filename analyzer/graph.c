@@ -27,6 +27,7 @@ _Static_assert(GRAPH_REGION_SHIFT == SCAN_REGION_SHIFT,
 #define MAX_REGIONS_PER_BLOCK 2	/* a block spanning more is "huge": found by bsearch */
 #define X86_64_REDZONE 128		/* bytes below rsp a leaf function may use */
 #define X86_64_TCB_BYTES 2304	/* glibc's struct pthread above the thread pointer */
+#define DEAD_STACK_ALIGN_MAX 8192	/* static TLS alignment a descriptor may sit below */
 
 static int block_cmp(const void *a, const void *b)
 {
@@ -336,17 +337,74 @@ static bool scan_root(struct graph *g, uint64_t a, uint64_t b)
 	return true;
 }
 
-/* Where the scan of segment s starts: past the stack pointer of a thread in it. */
+/* The thread descriptor glibc x86-64 put at the top of segment s (its first and third
+ * words point at itself), or 0: below the top, by its size and at most 8 KiB of
+ * alignment, in steps of 16 bytes. */
+static uint64_t tcb_at_top(const struct graph *g, const struct seg *s, uint64_t send)
+{
+	uint64_t hi = send - X86_64_TCB_BYTES, lo = hi - DEAD_STACK_ALIGN_MAX;
+
+	if (s->size < X86_64_TCB_BYTES + DEAD_STACK_ALIGN_MAX + 4096)
+		return 0;
+	for (uint64_t pd = hi & ~(uint64_t)15; pd >= lo; pd -= 16) {
+		const unsigned char *p = s->data + (pd - s->vaddr);
+
+		if (load_word(g, p) == pd && load_word(g, p + 16) == pd)
+			return pd;
+	}
+	return 0;
+}
+
+/*
+ * glibc keeps the stacks of exited threads for reuse: the thread descriptor at the top,
+ * the static TLS below it, the dead frames below that. In an input that lists every
+ * thread (img->threads_complete), a segment topped by a descriptor that is no listed
+ * thread's thread pointer, and that no listed thread's stack pointer is in, is such a
+ * stack: up to its TLS it is no root (memcheck and LeakSanitizer scan no exited
+ * thread's frames). The descriptor and the TLS stay roots, as they do for memcheck: a
+ * joinable thread's return value waits there for pthread_join. Returns where the
+ * roots of s start: s->vaddr when it is no such stack. x86-64 only (find_tls's layout).
+ */
+static uint64_t dead_stack_end(struct graph *g, const struct seg *s, uint64_t send)
+{
+	const struct image *img = g->img;
+	uint64_t pd, tls = 0;
+
+	if (!img->threads_complete || img->machine != EM_X86_64 || img->wsize != 8 ||
+	    !(pd = tcb_at_top(g, s, send)))
+		return s->vaddr;
+	for (size_t t = 0; t < img->nthreads; t++) {
+		const struct image_thread *th = &img->threads[t];
+
+		if ((th->have_tls && th->tls == pd) ||
+		    (th->have_sp && th->sp >= s->vaddr && th->sp < send))
+			return s->vaddr;
+		/* the static TLS is as big in every thread: the largest a live one shows */
+		if (g->tls_lo[t] && th->tls - g->tls_lo[t] > tls)
+			tls = th->tls - g->tls_lo[t];
+	}
+	if (pd - tls <= s->vaddr)
+		return s->vaddr;
+	if (g->find == GRAPH_NONE) {
+		g->dead_stacks++;
+		g->dead_stack_bytes += pd - tls - s->vaddr;
+	}
+	return pd - tls;
+}
+
+/* Where the scan of segment s starts: past the stack pointer of a thread in it, or past
+ * the frames of an exited thread. */
 static uint64_t seg_start(struct graph *g, const struct seg *s, uint64_t send)
 {
-	uint64_t cur = s->vaddr;
+	uint64_t cur = dead_stack_end(g, s, send);
 
 	for (size_t t = 0; t < g->img->nthreads; t++) {
 		uint64_t sp = g->img->threads[t].sp;
 
 		if (!g->img->threads[t].have_sp || sp < s->vaddr || sp >= send)
 			continue;
-		if (g->img->machine == EM_X86_64 && sp >= s->vaddr + X86_64_REDZONE)
+		if (g->img->machine == EM_X86_64 && !g->img->threads[t].at_call &&
+		    sp >= s->vaddr + X86_64_REDZONE)
 			sp -= X86_64_REDZONE;
 		if (sp > cur)
 			cur = sp;

@@ -75,6 +75,8 @@ struct graph {
 	uint64_t allocator_bytes;	/* left out: free chunks, malloc's metadata */
 	uint64_t scanned_bytes;		/* block contents scanned */
 	bool stack_cut;			/* some stack was scanned from its pointer up */
+	unsigned dead_stacks;		/* stacks of exited threads left out (graph.c) */
+	uint64_t dead_stack_bytes;	/* ... their bytes below the TLS */
 
 	/* the dominator tree (graph_dominators) */
 	uint32_t *idom;			/* by node */

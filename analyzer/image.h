@@ -27,6 +27,7 @@ typedef struct Elf Elf;
 struct image_thread {
 	uint32_t tid;
 	bool have_sp;		/* the input says where its stack pointer was */
+	bool at_call;		/* ... where it called a function: no red zone below */
 	bool have_tls;		/* ... and its thread pointer (x86_64 fs_base) */
 	uint64_t sp;
 	uint64_t tls;
@@ -91,6 +92,8 @@ struct image {
 	const char *seg_name;	/* one of them, short: "segment", "image" */
 	struct image_thread *threads;
 	size_t nthreads;
+	bool threads_complete;	/* threads[] is every thread the process had (a core
+				 * from the kernel or gdb, a snapshot that says so) */
 	struct image_file *files;	/* the mapped files (modules), in the input's order */
 	size_t nfiles;
 	bool have_files;	/* the input lists mapped files at all */

@@ -274,6 +274,29 @@ static void add_resident(struct image *img, const unsigned char *desc, size_t le
 	}
 }
 
+/*
+ * HP_NOTE_THREADS (heapprof_format.h): the snapshot lists every thread; each one's
+ * flags. False when it does not match the NT_PRSTATUS notes read (then no flag is
+ * taken either).
+ */
+static bool add_listed(struct image *img, const unsigned char *desc, size_t len)
+{
+	if (!desc || len < 8 || word_at(desc, 8, img->big_endian) != img->nthreads ||
+	    (len - 8) / 8 < img->nthreads)
+		return false;
+	for (size_t t = 0; t < img->nthreads; t++)
+		if ((uint32_t)word_at(desc + 8 + 8 * t, 8, img->big_endian) != img->threads[t].tid)
+			return false;
+	for (size_t t = 0; t < img->nthreads; t++) {
+		uint64_t w = word_at(desc + 8 + 8 * t, 8, img->big_endian);
+
+		img->threads[t].at_call = (w & HP_THREAD_AT_CALL) != 0;
+		if (w & HP_THREAD_NO_REGS)
+			img->threads[t].have_sp = false;
+	}
+	return true;
+}
+
 static bool owner_is(const GElf_Nhdr *nh, const char *name, const char *want)
 {
 	return nh->n_namesz == strlen(want) + 1 && !memcmp(name, want, nh->n_namesz);
@@ -282,8 +305,9 @@ static bool owner_is(const GElf_Nhdr *nh, const char *name, const char *want)
 /* Every note of every PT_NOTE segment, each to the reader of its owner and type. */
 static void read_notes(struct image *img)
 {
-	bool gdb = false, heapprof = false;
-	size_t nph;
+	bool gdb = false, heapprof = false, fpregs = false;
+	const unsigned char *listed = NULL;	/* HP_NOTE_THREADS' descriptor */
+	size_t listed_len = 0, nph;
 
 	if (elf_getphdrnum(img->dwfl_core, &nph) != 0)
 		nph = 0;
@@ -308,10 +332,15 @@ static void read_notes(struct image *img)
 				heapprof = true;
 				add_resident(img, desc, nh.n_descsz);
 			}
+			if (owner_is(&nh, name, HP_NOTE_OWNER) && nh.n_type == HP_NOTE_THREADS) {
+				listed = desc;
+				listed_len = nh.n_descsz;
+			}
 			if (owner_is(&nh, name, "LINUX") && nh.n_type == NT_ARM_TLS)
 				add_arm_tls(img, desc, nh.n_descsz);
 			if (!owner_is(&nh, name, "CORE"))
 				continue;
+			fpregs |= nh.n_type == NT_FPREGSET;
 			if (nh.n_type == NT_PRSTATUS)
 				add_thread(img, desc, nh.n_descsz);
 			else if (nh.n_type == NT_FILE)
@@ -320,6 +349,9 @@ static void read_notes(struct image *img)
 				add_auxv(img, desc, nh.n_descsz);
 		}
 	}
+	/* the kernel and gdb write every thread (and its floating-point registers, which
+	 * heapprof's snapshots leave out); a snapshot says whether it did */
+	img->threads_complete = (fpregs && !heapprof) || add_listed(img, listed, listed_len);
 	if (!heapprof)
 		img->resident_why = gdb ? "gcore core" : "core not written by heapprof";
 	else if (!img->resident)

@@ -455,6 +455,8 @@ void leaks_apply(struct graph *g, struct scan_result *scan, struct sym *sym,
 	pass_cliques(&k);
 	sum->threads = (unsigned)g->img->nthreads;
 	sum->stack_cut = g->stack_cut;
+	sum->dead_stacks = g->dead_stacks;
+	sum->dead_stack_bytes = g->dead_stack_bytes;
 	sum->root_bytes = g->root_bytes;
 	sum->scanned_bytes = g->scanned_bytes;
 	sum->allocator_bytes = g->allocator_bytes;
@@ -531,6 +533,10 @@ void leaks_write_summary(const struct leak_summary *sum, FILE *f)
 	fprintf(f, "  roots:      registers of %u threads, %llu bytes of memory outside blocks%s\n",
 		sum->threads, (unsigned long long)sum->root_bytes,
 		sum->stack_cut ? " (stacks from sp up)" : "");
+	if (sum->dead_stacks)
+		fprintf(f, "  exited:     %u stacks of exited threads (%llu bytes) kept by the C "
+			"library for reuse are no roots\n", sum->dead_stacks,
+			(unsigned long long)sum->dead_stack_bytes);
 	if (sum->allocator_known)
 		fprintf(f, "  allocator:  %s; %llu bytes of free chunks and its metadata are no "
 			"roots\n", sum->allocator, (unsigned long long)sum->allocator_bytes);

@@ -49,6 +49,8 @@ struct leak_summary {
 	const struct leak_supp *supp;
 	unsigned threads;			/* threads whose registers were roots */
 	bool stack_cut;				/* stacks scanned from the stack pointer up */
+	unsigned dead_stacks;			/* stacks of exited threads: no roots */
+	uint64_t dead_stack_bytes;		/* ... their bytes */
 	uint64_t root_bytes;			/* memory scanned as roots */
 	uint64_t allocator_bytes;		/* left out: free chunks, malloc's metadata */
 	char allocator[300];			/* alloc_describe() */

@@ -411,4 +411,29 @@ static inline uint64_t hp2_time_decode(uint32_t code)
 #define HP_NOTE_RESIDENT 0x48500001u
 #define HP_RESIDENT_WORDS 4			/* words per mapping */
 
+/*
+ * Threads note: a snapshot that holds an NT_PRSTATUS note for every thread of the
+ * process (heapprof's own thread aside) says so with one note of owner "HEAPPROF" and
+ * type HP_NOTE_THREADS. Its descriptor, 64-bit words in the target's byte order:
+ *
+ *   w0        count: the NT_PRSTATUS notes the snapshot holds
+ *   then count words, one per NT_PRSTATUS note in their order:
+ *   bits 0-31   the thread's id (pr_pid)
+ *   bits 32-63  HP_THREAD_* flags
+ *
+ * With it (and in cores from the kernel or gdb, which list every thread) a thread
+ * stack that no listed thread stands in is an exited thread's, kept for reuse by the
+ * C library: its used part is no root. A reader ignores the note when count is not
+ * the number of NT_PRSTATUS notes it read, and a word whose id is not its note's.
+ * Snapshots without it (written before it existed) listed the thread that took them
+ * only.
+ */
+#define HP_NOTE_THREADS 0x48500002u
+#define HP_THREAD_AT_CALL (1ull << 32)	/* its stack pointer is where it called a function
+					 * (exit, heapprof_snapshot): nothing below it is a
+					 * live frame's, not even a red zone */
+#define HP_THREAD_NO_REGS (1ull << 33)	/* it ran while the snapshot was taken: its
+					 * registers are not known (all zero), its stack is
+					 * kept whole */
+
 #endif

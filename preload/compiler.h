@@ -7,7 +7,7 @@
 
 #define HP_HIDDEN __attribute__((visibility("hidden")))
 /* the libc and C++ names heapprof.so stands in for, and heapprof_api_v1: nothing else
- * (the exports layer: hooks.c, new_delete.c, exports.c, api.c) */
+ * (the exports layer: hooks.c, new_delete.c, exports.c, sigmask.c, api.c) */
 #define HP_EXPORT __attribute__((visibility("default")))
 #define HP_TLS __thread __attribute__((tls_model("initial-exec")))
 #define likely(x) __builtin_expect(!!(x), 1)

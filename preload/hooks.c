@@ -27,7 +27,9 @@
 #include "options.h"
 #include "python.h"
 #include "real.h"
+#include "sigthread.h"
 #include "snapshot.h"
+#include "snapshot_threads.h"
 #include "table.h"
 #include "triggers.h"
 #include "unwind.h"
@@ -803,14 +805,49 @@ static void toggle_signal(int snap_sig)
 	if (!hp_opt.toggle_signal ||
 	    !(sig = hp_signal_parse("HEAPPROF_TOGGLE_SIGNAL", hp_opt.toggle_signal)))
 		return;
-	if (sig == snap_sig)
+	if (sig == snap_sig) {
 		hp_warn("HEAPPROF_TOGGLE_SIGNAL=", hp_opt.toggle_signal,
 			" is HEAPPROF_SIGNAL's signal too; it takes snapshots and does not toggle");
-	else
+	} else {
 		triggers_handle(sig, on_toggle_signal, NULL);
+		sigthread_take(sig, on_toggle_signal);
+	}
 }
 
 /* ---- start-up and fork ------------------------------------------------------------- */
+
+/* sigmask.c is in heapprof.so and libheapprof.a, not in the Rust crate */
+#pragma weak sigmask_init
+
+/* The calls sigmask.c wraps, looked up now: dlsym's own allocations and frees are not
+ * the program's (nor in its event ring). */
+static void sigmask_start(void)
+{
+	if (!sigmask_init)
+		return;
+	hooks_thread_enable(false);
+	in_hook = true;
+	sigmask_init();
+	in_hook = false;
+	hooks_thread_enable(true);
+}
+
+/* heapprof's signal thread, started with this thread's tagging off: the blocks its
+ * creation allocates (glibc's TLS vector for it) are not the program's, nor in its
+ * event ring. */
+static void start_sigthread(bool fork_child)
+{
+	bool was_off = thread_off, was_in = in_hook;
+
+	hooks_thread_enable(false);
+	in_hook = true;
+	if (fork_child)
+		sigthread_after_fork();
+	else
+		sigthread_start();
+	in_hook = was_in;
+	hooks_thread_enable(!was_off);
+}
 
 static void hooks_fork_child(void)
 {
@@ -820,6 +857,8 @@ static void hooks_fork_child(void)
 	hooks_after_fork();
 	events_after_fork();
 	snapshot_after_fork();
+	snap_threads_after_fork();
+	start_sigthread(true);
 }
 
 #if !defined(HP_ENTRIES_WRAP) && !defined(HP_ENTRIES_RUST)
@@ -894,6 +933,8 @@ __attribute__((constructor)) static void hooks_start(void)
 	pthread_atfork(NULL, NULL, hooks_fork_child);
 	start_switch();
 	toggle_signal(triggers_init());
+	sigmask_start();
+	start_sigthread(false);	/* the program's threads block the two signals above */
 	check_first();
 	python_start();
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "sigthread.h"
 #include "snapshot.h"
 #include "snapshot_core.h"
 #include "util.h"
@@ -217,8 +218,10 @@ static int fork_writer(struct snap_job *j, bool wait, bool *said)
 
 		if (p == 0)
 			child_main(j);
+		err = p < 0 ? errno : 0;
+		snap_core_forked(j);
 		if (p < 0)
-			return errno;
+			return err;
 		while (waitpid((pid_t)p, &status, __WALL) < 0 && errno == EINTR)
 			;
 		*said = WIFEXITED(status);
@@ -231,9 +234,9 @@ static int fork_writer(struct snap_job *j, bool wait, bool *said)
 	__atomic_store_n(&writer->pid, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&writer->started, j->gen, __ATOMIC_RELEASE);
 	pid = clone(mid_main, mid_stack + sizeof(mid_stack), CLONE_VM | CLONE_VFORK | CLONE_FILES, j);
-	if (pid < 0)
-		err = errno;
-	else {
+	err = pid < 0 ? errno : 0;
+	snap_core_forked(j);
+	if (pid >= 0) {
 		while (waitpid(pid, &status, __WALL) < 0 && errno == EINTR)
 			;
 		err = WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
@@ -483,6 +486,8 @@ int snapshot_take(const char *path, const ucontext_t *uc, int sig, enum snap_why
 		errno = saved;
 		return err;
 	}
+	/* our own context, or exit's caller's: where a function was called */
+	job.at_call = !uc || why == SNAP_EXIT;
 	if (!uc)
 		uc = here(&mine);
 	job.full = hp_opt.snapshot && !strcmp(hp_opt.snapshot, "full");
@@ -491,6 +496,7 @@ int snapshot_take(const char *path, const ucontext_t *uc, int sig, enum snap_why
 	job.fd = -1;
 	job.final[0] = 0;
 	job.gen = 0;
+	sigthread_self(&job.own_tid, &job.own_lo, &job.own_hi);
 	if (!wait) {
 		if (!writer_page())
 			wait = true;	/* no page to hear from the writer: write it now */

@@ -22,6 +22,7 @@
 
 #include "heapprof_format.h"
 #include "snapshot_core.h"
+#include "snapshot_threads.h"
 #include "util.h"
 
 #ifndef RENAME_NOREPLACE
@@ -177,22 +178,59 @@ static void choose(struct vma *v, const struct vma *next, bool full, uint64_t pa
 }
 
 /*
- * The calling thread's stack, when choose() left it out (compact leaves out the main
- * thread's [stack]): its used part, from the stack pointer (less the x86-64 red zone
- * a leaf may use) up, so that what a live frame holds is a root for --leaks. Cheap:
- * one thread's used stack.
+ * A thread stack choose() left out (compact leaves out the main thread's [stack]): its
+ * used part, from the lowest stack pointer known in it (the caller's, or that of a
+ * thread waiting in the kernel; less the red zone a leaf may use, unless it is where
+ * the caller called a function) up, so that what a live frame holds is a root for
+ * --leaks. Whole when the main thread's stack pointer is not known (it ran around
+ * the fork): its frames are somewhere in it.
  */
-static void keep_callers_stack(struct vma *v, uint64_t sp, uint64_t page)
+static void keep_stacks(struct vma *v, const struct snap_job *j, uint64_t page)
 {
-	uint64_t from = sp > 128 ? (sp - 128) & ~(page - 1) : 0;
+	const struct snap_threads *t = j->threads;
+	bool main_stack = !strcmp(v->path, "[stack]"), whole = false;
+	uint64_t low = UINT64_MAX, from;
 
-	if (v->dump || !sp || sp < v->start || sp >= v->end || v->perms[0] != 'r' ||
-	    v->perms[1] != 'w' || v->perms[3] != 'p' || v->path[0] == '/')
+	if (v->dump || v->perms[0] != 'r' || v->perms[1] != 'w' || v->perms[3] != 'p' ||
+	    v->path[0] == '/')
 		return;
-	if (from > v->start)
+	if (j->sp >= v->start && j->sp < v->end)
+		low = j->at_call ? j->sp : j->sp - 128;
+	for (uint32_t i = 0; t && i < t->n; i++) {
+		const struct snap_thread *th = &t->t[i];
+
+		if (th->state == SNAP_T_STILL && th->sp >= v->start && th->sp < v->end &&
+		    th->sp - 128 < low)
+			low = th->sp - 128 > v->start ? th->sp - 128 : v->start;
+		else if (th->state == SNAP_T_RUNS && th->tid == j->pid && main_stack)
+			whole = true;
+	}
+	/* without the list, the main thread stands somewhere on it unless it is the caller */
+	if (!t && main_stack && j->tid != j->pid)
+		whole = true;
+	if (!whole && low == UINT64_MAX)
+		return;
+	from = low & ~(page - 1);
+	if (!whole && from > v->start)
 		v->start = from;
 	v->dump = v->end - v->start;
 	v->holes = true;
+}
+
+/* Memory of heapprof's own: its thread's stack, and the list of threads it shares
+ * with this writer. */
+static bool is_ours(const struct vma *v, const struct snap_job *j)
+{
+	return (j->own_hi && v->start >= j->own_lo && v->end <= j->own_hi) ||
+	       (j->threads && v->start == (uintptr_t)j->threads);
+}
+
+/* An anonymous private writable mapping may be a thread's stack: whose thread it is
+ * goes to the thread's NT_PRSTATUS (its thread pointer). */
+static void find_thread(const struct vma *v, struct snap_job *j)
+{
+	if (j->threads && v->dump && v->perms[1] == 'w' && v->perms[3] == 'p' && !v->path[0])
+		snap_threads_find_tp(j->threads, v->start, v->end);
 }
 
 /*
@@ -263,18 +301,80 @@ static void note(struct notes *nb, uint32_t type, const void *desc, size_t size)
 	note_of(nb, "CORE", type, desc, size);
 }
 
-static void note_status(struct notes *nb, const struct snap_job *j)
+static void note_status(struct notes *nb, const struct snap_job *j, pid_t tid,
+			const elf_gregset_t regs, bool first)
 {
 	struct elf_prstatus st;
 
 	memset(&st, 0, sizeof(st));
-	st.pr_info.si_signo = st.pr_cursig = (short)j->cursig;
-	st.pr_pid = j->tid;
+	if (first)
+		st.pr_info.si_signo = st.pr_cursig = (short)j->cursig;
+	st.pr_pid = tid;
 	st.pr_ppid = j->ppid;
 	st.pr_pgrp = j->pgrp;
 	st.pr_sid = j->sid;
-	memcpy(&st.pr_reg, j->regs, sizeof(st.pr_reg));
+	memcpy(&st.pr_reg, regs, sizeof(st.pr_reg));
 	note(nb, NT_PRSTATUS, &st, sizeof(st));
+}
+
+/* A listed thread's registers, in the kernel's layout: those /proc gave for a thread
+ * waiting in the kernel (its system call's arguments, stack pointer and program
+ * counter), none for one that ran; its thread pointer if known. */
+static void regs_listed(elf_gregset_t out, const struct snap_thread *th, uint64_t tp)
+{
+	memset(out, 0, sizeof(elf_gregset_t));
+#if defined(__x86_64__)
+	if (th->state == SNAP_T_STILL) {
+		/* rdi rsi rdx r10 r8 r9: the system call's arguments */
+		static const int arg[6] = { 14, 13, 12, 7, 9, 8 };
+
+		for (int i = 0; i < 6; i++)
+			out[arg[i]] = th->args[i];
+		out[15] = th->nr;	/* orig_rax */
+		out[16] = th->pc;
+		out[19] = th->sp;
+	}
+	out[17] = 0x33;		/* user cs and ss */
+	out[20] = 0x2b;
+	out[21] = tp;		/* fs_base */
+#elif defined(__aarch64__)
+	(void)tp;
+	if (th->state == SNAP_T_STILL) {
+		memcpy(out, th->args, sizeof(th->args));	/* x0-x5 */
+		out[31] = th->sp;
+		out[32] = th->pc;
+	}
+#else
+	(void)th;
+	(void)tp;
+#endif
+}
+
+/*
+ * NT_PRSTATUS per thread: the caller first (a program thread: the signal's context,
+ * the caller of the API), then the others as /proc listed them (the main thread
+ * first, as the kernel writes them). With a complete list, HP_NOTE_THREADS says so.
+ */
+static void note_threads(struct notes *nb, const struct snap_job *j, uint64_t *w)
+{
+	const struct snap_threads *t = j->threads;
+	uint64_t n = 0;
+
+	if (j->caller_listed || !t) {
+		note_status(nb, j, j->tid, j->regs, true);
+		w[++n] = (uint32_t)j->tid | (j->at_call ? HP_THREAD_AT_CALL : 0);
+	}
+	for (uint32_t i = 0; t && i < t->n; i++) {
+		const struct snap_thread *th = &t->t[i];
+		elf_gregset_t regs;
+
+		regs_listed(regs, th, th->tid == j->pid && !th->tp ? snap_threads_main_tp() : th->tp);
+		note_status(nb, j, th->tid, regs, n == 0);
+		w[++n] = (uint32_t)th->tid | (th->state == SNAP_T_RUNS ? HP_THREAD_NO_REGS : 0);
+	}
+	w[0] = n;
+	if (t && snap_threads_complete(t))
+		note_of(nb, HP_NOTE_OWNER, HP_NOTE_THREADS, w, (n + 1) * sizeof(*w));
 }
 
 static void note_psinfo(struct notes *nb, const struct snap_job *j)
@@ -571,6 +671,7 @@ int snap_core_write(struct snap_job *j)
 	size_t len, n, nload = 0, auxv_len, smaps_len = 0;
 	struct notes nb = { 0 };
 	char *maps, *auxv, *smaps;
+	uint64_t *words;
 	struct vma *v;
 	int err = 0;
 
@@ -597,22 +698,34 @@ int snap_core_write(struct snap_job *j)
 		return ENOMEM;
 	}
 	n = parse_maps(maps, v, n);
+	if (j->threads)
+		snap_threads_wait(j->threads);	/* the process's second reading */
 	for (size_t i = 0; i < n; i++) {
 		choose(&v[i], i + 1 < n ? &v[i + 1] : NULL, j->full, page);
-		keep_callers_stack(&v[i], j->sp, page);
+		if (is_ours(&v[i], j)) {
+			v[i].dump = 0;
+			continue;
+		}
+		keep_stacks(&v[i], j, page);
 		keep_unreadable(&v[i], page);
+		find_thread(&v[i], j);
 		if (v[i].dump > v[i].end - v[i].start)
 			v[i].dump = v[i].end - v[i].start;
 		nload += v[i].dump != 0;
 	}
 	/* residency as near the fork as can be: before the data is written */
 	smaps = read_smaps(j->pid, &smaps_len);
-	nb.max = 4096 + auxv_len + len * 2 + (smaps ? smaps_len / 2 : 0);
+	nb.max = 4096 + auxv_len + len * 2 + (smaps ? smaps_len / 2 : 0) +
+		 (j->threads ? j->threads->n + 1 : 1) * (sizeof(struct elf_prstatus) + 40);
 	if (!(nb.p = grab(nb.max))) {
 		say(j, ENOMEM, "", 0, 0);
 		return ENOMEM;
 	}
-	note_status(&nb, j);
+	if (!(words = grab(((j->threads ? j->threads->n : 0) + 2) * sizeof(*words)))) {
+		say(j, ENOMEM, "", 0, 0);
+		return ENOMEM;
+	}
+	note_threads(&nb, j, words);
 	note_psinfo(&nb, j);
 	note(&nb, NT_AUXV, auxv, auxv_len);
 	note_files(&nb, v, n, page);
@@ -681,6 +794,7 @@ void snap_core_prepare(struct snap_job *j, const ucontext_t *uc)
 	j->ppid = getppid();
 	j->pgrp = getpgrp();
 	j->sid = getsid(0);
+	j->caller_listed = j->tid != j->own_tid;
 	regs_from(j->regs, uc);
 #if defined(__x86_64__)
 	j->sp = uc ? (uint64_t)uc->uc_mcontext.gregs[REG_RSP] : 0;
@@ -689,4 +803,14 @@ void snap_core_prepare(struct snap_job *j, const ucontext_t *uc)
 #else
 	j->sp = 0;
 #endif
+	if (!j->caller_listed)
+		j->sp = 0;	/* heapprof's own thread: its stack is no program's */
+	j->threads = snap_threads_list(j->tid, j->own_tid, &j->threads_len);
+}
+
+void snap_core_forked(struct snap_job *j)
+{
+	if (j->threads)
+		snap_threads_recheck(j->threads, j->tid, j->own_tid, j->threads_len);
+	j->threads = NULL;	/* the writer has its own mapping of it; ours is gone */
 }

@@ -14,20 +14,37 @@
 
 #include "compiler.h"
 
+struct snap_threads;
+
 struct snap_job {
 	char final[PATH_MAX], tmp[PATH_MAX + 8];	/* tmp = final ".part" */
 	int fd;			/* tmp, opened by the parent */
 	bool full;		/* HEAPPROF_SNAPSHOT=full */
 	int cursig;		/* the signal that asked for it, 0 if none */
 	pid_t pid, tid, ppid, pgrp, sid;
+	bool caller_listed;	/* the calling thread is the program's (not heapprof's own):
+				 * its registers are the first NT_PRSTATUS */
 	elf_gregset_t regs;	/* the calling thread's, in the kernel's core layout */
 	uint64_t sp;		/* the calling thread's stack pointer, 0 if unknown */
+	bool at_call;		/* ... taken where it called a function (the API, exit): no
+				 * red zone below it */
 	uint64_t t0_ns;		/* CLOCK_MONOTONIC when it was asked for */
 	uint32_t gen;		/* asynchronous: the writer's generation; 0: waited for */
+	struct snap_threads *threads;	/* the program's other threads (MAP_SHARED), or NULL */
+	size_t threads_len;		/* its mapping's size */
+	pid_t own_tid;			/* heapprof's own thread, 0 if none */
+	uint64_t own_lo, own_hi;	/* its stack, left out of the snapshot */
 };
 
-/* In the parent, before the fork: ids and registers (uc may be NULL: none). */
+/*
+ * In the parent, before the fork: ids, the caller's registers (uc may be NULL: none),
+ * the program's other threads as they stand (snapshot_threads.h).
+ */
 HP_HIDDEN void snap_core_prepare(struct snap_job *j, const ucontext_t *uc);
+
+/* In the parent, once the writer is forked (or failed to be): the threads read again,
+ * and the writer told. */
+HP_HIDDEN void snap_core_forked(struct snap_job *j);
 
 /* In the child: write the core to j->fd, then give it its name. 0 or an errno value;
  * says one line on stderr either way. */

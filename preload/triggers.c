@@ -12,8 +12,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <unwind.h>
+
 #include "options.h"
+#include "sigthread.h"
 #include "snapshot.h"
+#include "snapshot_threads.h"
 #include "table.h"
 #include "triggers.h"
 #include "util.h"
@@ -31,6 +35,8 @@ void triggers_handle(int sig, void (*fn)(int, siginfo_t *, void *), struct sigac
 
 /* ---- HEAPPROF_SIGNAL ------------------------------------------------------------- */
 
+/* On heapprof's signal thread (uc NULL), or on a thread of the program that let the
+ * signal through (sigthread.h): then that thread's context. */
 static void on_snapshot_signal(int sig, siginfo_t *si, void *uc)
 {
 	(void)si;
@@ -47,13 +53,108 @@ static void on_snapshot_signal(int sig, siginfo_t *si, void *uc)
 #endif
 
 /*
+ * exit()'s frame is found with libgcc's unwinder: glibc only, as for unwind_libgcc.c
+ * (the libgcc at hand for musl may call glibc's _dl_find_object), and on the machines
+ * whose preserved registers are named here.
+ */
+#if defined(__GLIBC__) && (defined(__x86_64__) || defined(__aarch64__))
+#define EXIT_WALK 1
+#else
+#define EXIT_WALK 0
+#endif
+
+#if EXIT_WALK
+/* DWARF numbers of the registers a call preserves, and their places in a ucontext */
+#if defined(__x86_64__)
+static const struct { int dwarf, greg; } kept_regs[] = {
+	{ 3, REG_RBX }, { 6, REG_RBP }, { 12, REG_R12 }, { 13, REG_R13 }, { 14, REG_R14 },
+	{ 15, REG_R15 },
+};
+#endif
+
+/* The frame of exit(), found by walking up from the handler: its caller's stack
+ * pointer at the call (exit's canonical frame address) and return address, and the
+ * registers a call preserves as they were in that caller. */
+struct exit_frame {
+	uintptr_t sp, pc;
+	bool in_exit;
+	ucontext_t *uc;
+};
+
+static _Unwind_Reason_Code exit_walk(struct _Unwind_Context *ctx, void *arg)
+{
+	struct exit_frame *f = arg;
+	uintptr_t ip = _Unwind_GetIP(ctx);
+
+	if (f->in_exit) {	/* exit's caller */
+		f->pc = ip;
+#if defined(__x86_64__)
+		for (size_t i = 0; i < sizeof(kept_regs) / sizeof(kept_regs[0]); i++)
+			f->uc->uc_mcontext.gregs[kept_regs[i].greg] =
+				(greg_t)_Unwind_GetGR(ctx, kept_regs[i].dwarf);
+#elif defined(__aarch64__)
+		for (int r = 19; r <= 29; r++)	/* x19-x28 and the frame pointer */
+			f->uc->uc_mcontext.regs[r] = _Unwind_GetGR(ctx, r);
+#endif
+		return _URC_END_OF_STACK;
+	}
+	/* a return address may be one past a call that ends its function (exit's to its
+	 * handlers never returns): ip - 1 is in the caller */
+	if (ip && _Unwind_FindEnclosingFunction((void *)(ip - 1)) == (void *)exit) {
+		f->in_exit = true;
+		f->sp = _Unwind_GetCFA(ctx);
+	}
+	return _URC_NO_REASON;
+}
+
+static void keep_regs(ucontext_t *uc, const ucontext_t *from)
+{
+#if defined(__x86_64__)
+	for (size_t i = 0; i < sizeof(kept_regs) / sizeof(kept_regs[0]); i++)
+		uc->uc_mcontext.gregs[kept_regs[i].greg] = from->uc_mcontext.gregs[kept_regs[i].greg];
+#else
+	for (int r = 19; r <= 29; r++)
+		uc->uc_mcontext.regs[r] = from->uc_mcontext.regs[r];
+#endif
+}
+#endif
+
+/*
+ * The thread context of the at-exit snapshot: that of exit()'s caller, where exit was
+ * entered, as LeakSanitizer bounds the exiting thread's scan: the frames of exit's
+ * handlers (__run_exit_handlers, _dl_fini, ours) and the dead ones they lie over, with
+ * the holes they never wrote, are no roots. Without exit's frame (a libc without
+ * unwind tables), where its handlers called ours.
+ */
+static __attribute__((noinline)) const ucontext_t *exit_context(ucontext_t *uc, uintptr_t sp,
+								uintptr_t pc)
+{
+#if EXIT_WALK
+	struct exit_frame f = { .uc = uc };
+	ucontext_t caller;
+
+	_Unwind_Backtrace(exit_walk, &f);
+	if (f.in_exit && f.pc) {
+		caller = *uc;	/* its preserved registers, before uc is made anew */
+		if (!snapshot_context_at(uc, f.sp, f.pc))
+			return NULL;
+		keep_regs(uc, &caller);
+		return uc;
+	}
+#endif
+	return snapshot_context_at(uc, sp, pc);
+}
+
+/*
  * A snapshot asked for just before exit is written by a child that outlives the
  * process: wait for it (HEAPPROF_WAIT_MS at most), so that the file is there, complete,
- * once the program is gone. Then HEAPPROF_AT_EXIT's own, whose thread context is that
- * of our caller (exit's handlers), as LeakSanitizer starts its stack scan where exit
- * was called: our frames, and the program's dead ones we write over, are no roots.
+ * once the program is gone. Then HEAPPROF_AT_EXIT's own. A destructor of priority 101,
+ * the last to run: exit runs the atexit and __cxa_atexit handlers (the C++ globals'
+ * destructors among them) first, then the destructors. An atexit handler of ours ran
+ * before those registered ahead of our constructor: in a static program, which links
+ * us last, every C++ global's.
  */
-static __attribute__((noinline)) void at_exit(void)
+__attribute__((destructor(101), noinline)) static void at_exit(void)
 {
 	ucontext_t uc;
 
@@ -61,8 +162,8 @@ static __attribute__((noinline)) void at_exit(void)
 		hp_warn("exit waited HEAPPROF_WAIT_MS for a snapshot still being written; "
 			"it goes on under its .part name", NULL, NULL);
 	if (hp_opt.at_exit)
-		snapshot_take(NULL, snapshot_context_at(&uc, CALLER_SP(),
-							 (uintptr_t)__builtin_return_address(0)),
+		snapshot_take(NULL, exit_context(&uc, CALLER_SP(),
+						 (uintptr_t)__builtin_return_address(0)),
 			      0, SNAP_EXIT);
 }
 
@@ -106,7 +207,10 @@ static void crash_stack(void)
 /* ---- HEAPPROF_PEAK ---------------------------------------------------------------- */
 
 static HP_TLS uint64_t grown;	/* bytes this thread tagged since its last look */
-static uint64_t peak_next;	/* live bytes that take the next snapshot */
+/* live bytes that take the next snapshot; 0 until the first: HEAPPROF_PEAK. Not set by
+ * the constructor: libraries the program links (libstdc++'s emergency pool) allocate
+ * before it runs, and a 0 there took a snapshot at their first block */
+static uint64_t peak_next;
 
 void peak_check(uint64_t bytes)
 {
@@ -119,7 +223,7 @@ void peak_check(uint64_t bytes)
 	grown = 0;
 	live = table_live_bytes();
 	want = __atomic_load_n(&peak_next, __ATOMIC_RELAXED);
-	if (live < 0 || (uint64_t)live < want ||
+	if (live < 0 || (uint64_t)live < (want ? want : hp_opt.peak) ||
 	    !__atomic_compare_exchange_n(&peak_next, &want, (uint64_t)live + hp_opt.peak, false,
 					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return;
@@ -159,10 +263,11 @@ int triggers_init(void)
 		hp_warn("HEAPPROF_SNAPSHOT=", hp_opt.snapshot,
 			" is neither compact nor full; using compact");
 	check_output(hp_opt.output);
-	if (hp_opt.signal && (sig = hp_signal_parse("HEAPPROF_SIGNAL", hp_opt.signal)))
+	snap_threads_init();
+	if (hp_opt.signal && (sig = hp_signal_parse("HEAPPROF_SIGNAL", hp_opt.signal))) {
 		triggers_handle(sig, on_snapshot_signal, NULL);
-	peak_next = hp_opt.peak;
-	atexit(at_exit);	/* before the program's: runs after all of theirs */
+		sigthread_take(sig, on_snapshot_signal);
+	}
 	if (hp_opt.at_crash) {
 		crash_stack();
 		for (size_t i = 0; i < sizeof(crash_sigs) / sizeof(crash_sigs[0]); i++)

@@ -72,6 +72,13 @@ test_case 'a signal while a writer runs is refused with one line, not a second w
 	test "$(grep -c "snapshot refused" prog.err)" = 1
 '
 
+# libstdc++ makes its 72 KiB emergency pool in its constructor, before heapprof's: the
+# first peak is still HEAPPROF_PEAK's, and this program never holds 1 MB
+test_case 'HEAPPROF_PEAK: no snapshot before the first peak, whatever allocates before heapprof starts' '
+	HEAPPROF_PEAK=1000000 HEAPPROF_OUTPUT=$PWD/early.%n.snap LD_PRELOAD=$PRELOAD \
+		$PROGS/cxxglobal 2>early.err && ! ls early.*.snap 2>/dev/null
+'
+
 test_case 'HEAPPROF_PEAK while a writer runs: the peak waits for it, and is not lost' '
 	HEAPPROF_PEAK=$((300 << 20)) HEAPPROF_OUTPUT=$PWD/p.%n.snap LD_PRELOAD=$PRELOAD \
 		$PROGS/snaplife peak $PWD/a.snap 256 64 >out 2>err &&

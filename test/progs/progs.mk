@@ -12,7 +12,7 @@ TEST_PROGS := $(P)/fakeeval $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)
 	$(P)/snapapi $(P)/snapapi-cxx $(P)/libplugin.so $(P)/plugin_host $(P)/nolive \
 	$(P)/snaplife $(P)/snaplife-linked $(P)/rebuild $(P)/rebuild-extra $(P)/libopenswap.so \
 	$(P)/libslowopen.so $(P)/mallocptr $(P)/resident $(P)/manystacks $(P)/peaks $(P)/lifetimes \
-	$(P)/manysamples $(P)/tiocsti $(P)/bigmap
+	$(P)/manysamples $(P)/tiocsti $(P)/bigmap $(P)/threadexit $(P)/snaproots $(P)/cxxglobal
 
 check-build: $(TEST_PROGS)
 
@@ -79,7 +79,7 @@ $(P)/manysamples: test/progs/manysamples.c
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -rdynamic -o $@ $<
 
 # Programs built from one C file with nothing special.
-PLAIN_PROGS := $(addprefix $(P)/,stress arena_links shapes thread_churn forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky exitstack protnone keys nolive snaplife arenas pinned owners resident manystacks peaks lifetimes tiocsti bigmap)
+PLAIN_PROGS := $(addprefix $(P)/,stress arena_links shapes thread_churn forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky exitstack protnone keys nolive snaplife arenas pinned owners resident manystacks peaks lifetimes tiocsti bigmap threadexit)
 $(PLAIN_PROGS): $(P)/%: test/progs/%.c include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
@@ -120,6 +120,14 @@ $(P)/libdecoy1.so $(P)/libdecoy2.so: test/progs/decoy.S
 	$(Q)$(call say,AS,$@)$(CC) $(DECOY) -shared -fPIC -nostdlib -o $@ $<
 
 # Built against include/heapprof.h alone: runs with and without the preload.
+$(P)/snaproots: test/progs/snaproots.c include/heapprof.h
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
+
+$(P)/cxxglobal: test/progs/cxxglobal.cc
+	@mkdir -p $(@D)
+	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -Wall -Wextra -o $@ $<
+
 $(P)/snapapi: test/progs/snapapi.c include/heapprof.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
@@ -138,7 +146,8 @@ $(P)/snaplife-linked: test/progs/snaplife.c $(B)/heapprof.so
 # Linked with libheapprof.a instead of preloaded (t3011): static glibc, and with Debian's
 # musl-gcc static and dynamic when it is installed (scripts/install-deps --test).
 STATIC_PROGS := $(P)/sites-static $(P)/forker-static $(P)/snapapi-static $(P)/leaky-static \
-	$(P)/getline-linked
+	$(P)/getline-linked $(P)/exitstack-static $(P)/snaproots-static \
+	$(P)/cxxglobal-static
 $(P)/sites-static: test/progs/sites.c test/progs/libsite.c $(B)/libheapprof.a
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -static $(SAN_PRE) -o $@ $(filter %.c,$^) $(B)/libheapprof.a $(STATIC_LDFLAGS)
@@ -146,6 +155,10 @@ $(P)/sites-static: test/progs/sites.c test/progs/libsite.c $(B)/libheapprof.a
 $(P)/%-static: test/progs/%.c $(B)/libheapprof.a
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -static $(SAN_PRE) -o $@ $< $(B)/libheapprof.a $(STATIC_LDFLAGS)
+
+$(P)/cxxglobal-static: test/progs/cxxglobal.cc $(B)/libheapprof.a
+	@mkdir -p $(@D)
+	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -Wall -Wextra -static $(SAN_PRE) -o $@ $< $(B)/libheapprof.a $(STATIC_LDFLAGS)
 
 # dynamic, with libheapprof.a: the shared libc's calls are not wrapped
 $(P)/getline-linked: test/progs/getline.c $(B)/libheapprof.a
