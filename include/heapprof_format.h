@@ -118,7 +118,10 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w0 HP2_STACK_MAGIC  w1 check
  *   w2 id (0..31) | nframes (32..47) | flags (48..55) | wsize (56..63)
  *   w3 writer's private link (not checked; ignore)
- *   then nframes target words, pc[0] innermost
+ *   then nframes target words, pc[0] innermost. Each is a return address, which a
+ *   reader names by pc - 1; a frame entered through a signal (the interrupted
+ *   instruction, and the signal trampoline) is stored as its address + 1, so that
+ *   the same pc - 1 names it.
  *
  * Site record (128 bytes): one per (thread, stack, entry point)
  *   w0 HP2_SITE_MAGIC   w1 check

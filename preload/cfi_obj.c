@@ -186,11 +186,14 @@ bool cfi_obj_find(uintptr_t addr, struct cfi_obj *o)
 #endif
 }
 
-/* Does an x86_64 call instruction end at ra? (e8 rel32, or ff /2 in any addressing form) */
-static bool call_before(const uint8_t *ra)
+/*
+ * Does an x86_64 call instruction end at ra? (e8 rel32, or ff /2 in any addressing
+ * form) Returns its length, 0 for none.
+ */
+static unsigned call_before(const uint8_t *ra)
 {
 	if (ra[-5] == 0xe8)
-		return true;
+		return 5;
 	for (unsigned k = 2; k <= 7; k++) {
 		const uint8_t *p = ra - k;
 		unsigned modrm = p[1], mod = modrm >> 6, rm = modrm & 7, len = 2;
@@ -207,9 +210,9 @@ static bool call_before(const uint8_t *ra)
 		else if (mod == 2 || (mod == 0 && rm == 5))
 			len += 4;
 		if (len == k)
-			return true;
+			return k;
 	}
-	return false;
+	return 0;
 }
 
 bool cfi_text_at(uintptr_t ra)
@@ -221,7 +224,34 @@ bool cfi_text_at(uintptr_t ra)
 	/* execute-only text cannot be read; trust the segment test alone there */
 	if (!cfi_seg_end(&o, ra - 7, 7, PF_R | PF_X))
 		return true;
-	return call_before((const uint8_t *)ra);
+	return call_before((const uint8_t *)ra) != 0;
+}
+
+enum cfi_call cfi_call_at(uintptr_t ra, uintptr_t *target)
+{
+	struct cfi_obj o;
+	unsigned len;
+	int32_t rel;
+
+	*target = 0;
+	if (ra < 8 || !cfi_obj_find(ra - 1, &o) || !cfi_seg_end(&o, ra - 7, 7, PF_R | PF_X))
+		return CALL_UNKNOWN;
+	len = call_before((const uint8_t *)ra);
+	if (!len)
+		return CALL_NO;
+	if (len == 5 && ((const uint8_t *)ra)[-5] == 0xe8) {
+		memcpy(&rel, (const void *)(ra - 4), sizeof(rel));
+		*target = ra + (intptr_t)rel;
+	}
+	return CALL_YES;
+}
+
+bool cfi_sigreturn_at(const struct cfi_obj *o, uintptr_t pc)
+{
+	static const uint8_t code[] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
+
+	return cfi_seg_end(o, pc, sizeof(code), PF_R | PF_X) &&
+	       memcmp((const void *)pc, code, sizeof(code)) == 0;
 }
 
 #else /* not x86_64 */
@@ -246,6 +276,19 @@ uintptr_t cfi_seg_end(const struct cfi_obj *o, uintptr_t a, uintptr_t len, unsig
 bool cfi_text_at(uintptr_t ra)
 {
 	(void)ra;
+	return false;
+}
+
+enum cfi_call cfi_call_at(uintptr_t ra, uintptr_t *target)
+{
+	(void)ra;
+	*target = 0;
+	return CALL_UNKNOWN;
+}
+
+bool cfi_sigreturn_at(const struct cfi_obj *o, uintptr_t pc)
+{
+	(void)o, (void)pc;
 	return false;
 }
 

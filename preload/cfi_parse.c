@@ -2,7 +2,8 @@
  * The DWARF CFI reader behind the cfi unwinder: finds the FDE for a return address
  * through .eh_frame_hdr, parses its CIE and FDE and runs the CFA program up to the
  * address, every read bounds-checked against the object's readable segments; then
- * packs the resulting row into a rule (cfi_parse.h), or CFI_STOP.
+ * packs the resulting row into a rule (cfi_parse.h), or CFI_STOP (tables it cannot
+ * follow), or CFI_NOINFO (none for the address).
  */
 #define _GNU_SOURCE
 #include "cfi_parse.h"
@@ -286,9 +287,13 @@ static bool cie_parse(const struct cfi_obj *o, uintptr_t at, struct cie *c)
 	return true;
 }
 
-/* Parse the FDE at `at` and its CIE; false unless it covers target. */
-static bool fde_parse(const struct cfi_obj *o, uintptr_t at, uintptr_t target, struct cie *c,
-		      struct cfi_rd *insn, uintptr_t *start)
+/*
+ * Parse the FDE at `at` and its CIE: CFI_FRAME if it covers target, CFI_NOINFO if it
+ * does not (target lies between functions that have tables: code without any),
+ * CFI_STOP if it cannot be read.
+ */
+static unsigned fde_parse(const struct cfi_obj *o, uintptr_t at, uintptr_t target, struct cie *c,
+			  struct cfi_rd *insn, uintptr_t *start)
 {
 	struct cfi_rd r;
 	bool is64;
@@ -296,20 +301,20 @@ static bool fde_parse(const struct cfi_obj *o, uintptr_t at, uintptr_t target, s
 	uintptr_t field;
 
 	if (!rd_open(o, at, &r) || !rd_entry(&r, &is64))
-		return false;
+		return CFI_STOP;
 	field = (uintptr_t)r.p;
 	if (!rd_bytes(&r, &cie_off, is64 ? 8 : 4) || cie_off == 0 || cie_off > field)
-		return false;
+		return CFI_STOP;
 	if (!cie_parse(o, field - cie_off, c))
-		return false;
+		return CFI_STOP;
 	if (!rd_enc(&r, c->fde_enc, o, o->dbase, start) || !rd_enc_raw(&r, c->fde_enc & 0x0f, &range))
-		return false;
+		return CFI_STOP;
 	if (target < *start || target - *start >= range)
-		return false;
+		return CFI_NOINFO;
 	if (c->z && (!rd_uleb(&r, &auglen) || !rd_skip(&r, auglen)))
-		return false;
+		return CFI_STOP;
 	*insn = r;
-	return true;
+	return CFI_FRAME;
 }
 
 /* ---- the CFA program ---- */
@@ -603,10 +608,15 @@ uint64_t cfi_rule_in(const struct cfi_obj *o, uintptr_t pc)
 	struct cie c;
 	struct cfi_rd fde_insn;
 	uintptr_t fde;
+	unsigned found;
 	int st;
 
-	if (!hdr_find_fde(o, in.target, &fde) || !fde_parse(o, fde, in.target, &c, &fde_insn, &in.loc))
-		return CFI_STOP;
+	/* no table, or target below its first function: no unwind info for target */
+	if (!hdr_find_fde(o, in.target, &fde))
+		return CFI_NOINFO;
+	found = fde_parse(o, fde, in.target, &c, &fde_insn, &in.loc);
+	if (found != CFI_FRAME)
+		return found;
 	in.cie = &c;
 	in.row.cfa_how = ROW_CFA_BAD;	/* until the CIE defines it */
 	st = run_program(&in, c.insn);

@@ -52,12 +52,34 @@ bool cfi_obj_find(uintptr_t addr, struct cfi_obj *o);
  */
 bool cfi_text_at(uintptr_t ra);
 
+/*
+ * What the text before ra says, strictly (code that cannot be read says nothing):
+ * CALL_YES a call instruction ends at ra, in readable executable text of a loaded
+ * object, and *target is what a direct call (e8 rel32) calls, 0 for an indirect one;
+ * CALL_NO that text can be read and no call ends at ra; CALL_UNKNOWN otherwise.
+ * Uncached; never faults.
+ */
+enum cfi_call { CALL_UNKNOWN, CALL_NO, CALL_YES };
+enum cfi_call cfi_call_at(uintptr_t ra, uintptr_t *target);
+
+/* Whether pc is the first byte of a signal return trampoline (mov $15, %rax; syscall),
+ * as glibc's and musl's __restore_rt are, in readable text of o. */
+bool cfi_sigreturn_at(const struct cfi_obj *o, uintptr_t pc);
+
 /* ---- cfi_parse.c ---- */
 
 /* The packed rule for return address pc in o, uncached; reads stay in o's PF_R segments. */
 uint64_t cfi_rule_in(const struct cfi_obj *o, uintptr_t pc);
 #define CFI_RULE_KIND(r) ((unsigned)(r) & 7u)
-enum cfi_rule_kind { CFI_EMPTY, CFI_FRAME, CFI_END, CFI_STOP, CFI_TEXT, CFI_NOTEXT };
+/*
+ * FRAME a rule to follow; END the outermost frame (the return address is undefined);
+ * STOP unwind info the walk cannot follow; NOINFO none at all for the address (code
+ * without tables); SIGNAL a signal return
+ * trampoline (the caller's registers are in the signal frame); TEXT and NOTEXT the fp
+ * unwinder's answers of cfi_is_text(), never rules.
+ */
+enum cfi_rule_kind { CFI_EMPTY, CFI_FRAME, CFI_END, CFI_STOP, CFI_NOINFO, CFI_SIGNAL, CFI_TEXT,
+		     CFI_NOTEXT };
 
 /* End of o's PT_LOAD with all of flags that holds [a, a + len), or 0 (cfi_obj.c). */
 uintptr_t cfi_seg_end(const struct cfi_obj *o, uintptr_t a, uintptr_t len, unsigned flags);

@@ -185,7 +185,7 @@ static inline bool replay_fits(const struct replay *e, const struct unwind_start
 
 static unsigned walk_unlogged(uintptr_t *pcs, unsigned max, const struct unwind_start *st)
 {
-	struct walk_log log = { WALK_LOG_MAX + 1, false, 0, NULL, NULL };	/* logs nothing */
+	struct walk_log log = { .n = WALK_LOG_MAX + 1 };	/* logs nothing */
 
 	return chosen->capture(pcs, max, st, &log);
 }
@@ -260,7 +260,7 @@ replay_miss(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 	}
 	e = &set->way[i];
 	set->pc[i] = 0;	/* the walk logs into its slot */
-	log = (struct walk_log){ 0, false, 0, e->addr, e->val };
+	log = (struct walk_log){ .addr = e->addr, .val = e->val };
 	n = chosen->capture(pcs, max, st, &log);
 	if (log.n <= WALK_LOG_MAX) {
 		set->pc[i] = st->pc;
@@ -303,7 +303,7 @@ capture_replayed(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 	if (__builtin_expect(tab == NULL || tab == REPLAY_NONE, 0))
 		return replay_first(pcs, max, st);
 	if (__builtin_expect(!unwind_stack_window(st, &w), 0))
-		return walk_unlogged(pcs, max, st);
+		return walk_unlogged(pcs, max, st);	/* no caller's sp: pcs[0] */
 	h = replay_hash(st);
 	set = &tab[replay_set1(h)];
 	i = replay_find(set, st);

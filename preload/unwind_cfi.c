@@ -1,8 +1,9 @@
 /*
  * The cfi unwinder (x86_64): one packed DWARF CFI rule per return address in a
  * lock-free cache, filled lazily from the object's tables (cfi_obj.c finds the object,
- * cfi_parse.c reads the rule), and the walk that follows the rules. Stacks it cannot
- * start go to the libgcc unwinder whole.
+ * cfi_parse.c reads the rule), and the walk that follows the rules, on the thread's
+ * stack or any other. Signal frames are unwind_scan.c's; stacks it cannot start go to
+ * the libgcc unwinder whole.
  */
 #define _GNU_SOURCE
 #include "unwind_cfi.h"
@@ -12,6 +13,7 @@
 #include <sys/mman.h>
 
 #include "cfi_parse.h"
+#include "unwind_scan.h"
 #include "unwinder.h"
 
 #if HP_CFI
@@ -88,21 +90,20 @@ static void cache_put(uintptr_t pc, uint64_t key, uint64_t rule)
 uint64_t cfi_rule_of(uintptr_t pc)
 {
 	struct cfi_obj o;
+	uint64_t rule;
 
 	if (!cfi_obj_find(pc - 1, &o))
-		return CFI_STOP;
-	return cfi_rule_in(&o, pc);
+		return CFI_NOINFO;	/* code outside every object (generated at run time) */
+	rule = cfi_rule_in(&o, pc);
+	/* glibc's trampoline has an 'S' CIE we do not parse, musl's none at all */
+	if (CFI_RULE_KIND(rule) != CFI_FRAME && CFI_RULE_KIND(rule) != CFI_END &&
+	    cfi_sigreturn_at(&o, pc))
+		return CFI_SIGNAL;
+	return rule;
 }
 
 /* ---- the walk ---- */
 
-struct regs {
-	uintptr_t pc, sp, fp;
-	bool fp_ok;	/* false once a frame lost track of rbp */
-	bool fp_logged;	/* the read that gave fp is in the log */
-	uintptr_t fp_from;	/* where fp was read, 0: the fp the walk started with */
-	unsigned pc_read;	/* the log's index of the read that gave pc */
-};
 
 /*
  * A frame uses rbp. Most frames only restore it, so the word a saved rbp was read from
@@ -139,11 +140,24 @@ static inline bool fp_load(struct stack_win w, uintptr_t a, struct regs *r)
 	return true;
 }
 
-/* One frame outwards; false if the rule leads outside the stack or backwards. */
-static inline bool step(struct stack_win w, uint64_t rule, struct regs *r, struct walk_log *log)
+#define STEP_FAIL 1	/* step(): no window would do */
+
+/* The end of a word at a that a window w lacks, for step()'s answer. */
+static inline uintptr_t short_of(struct stack_win w, uintptr_t a)
+{
+	return a < w.lo || a > UINTPTR_MAX - 8 ? STEP_FAIL : a + 8;
+}
+
+/*
+ * One frame outwards: 0 when taken; STEP_FAIL if the rule leads backwards or nowhere;
+ * else the end a window would need to take it (a larger one may: the caller retries
+ * from its copy of r, since r may be changed halfway).
+ */
+static inline __attribute__((always_inline)) uintptr_t
+step(struct stack_win w, uint64_t rule, struct regs *r, struct walk_log *log)
 {
 	int64_t off = rule_cfa_off(rule);
-	uintptr_t cfa;
+	uintptr_t cfa, a;
 
 	switch (rule_cfa(rule)) {
 	case CFA_RSP:
@@ -151,38 +165,47 @@ static inline bool step(struct stack_win w, uint64_t rule, struct regs *r, struc
 		break;
 	case CFA_RBP:
 		if (!r->fp_ok)
-			return false;
+			return STEP_FAIL;
 		cfa = use_fp(r, log) + off;
 		break;
 	default:
-		if (!r->fp_ok || !win_load(w, use_fp(r, log) + off, &cfa))
-			return false;
-		walk_log_read(log, r->fp + off, cfa);
+		if (!r->fp_ok)
+			return STEP_FAIL;
+		a = use_fp(r, log) + off;
+		if (!win_load(w, a, &cfa))
+			return short_of(w, a);
+		walk_log_read(log, a, cfa);
 	}
 	/*
 	 * The return address sits above sp: a CFA at or below it is a loop or garbage.
 	 * sp >= w.lo always holds, so [cfa - 8, cfa) needs only the upper check.
 	 */
-	if (cfa < r->sp + 8 || cfa > w.hi)
-		return false;
+	if (cfa < r->sp + 8)
+		return STEP_FAIL;
+	if (cfa > w.hi)
+		return cfa;
 	memcpy(&r->pc, (const void *)(cfa - 8), sizeof(r->pc));
 	r->pc_read = walk_log_read(log, cfa - 8, r->pc);
 	switch (rule_fp(rule)) {
 	case FP_SAME:
 		break;
 	case FP_AT_CFA:
-		if (!fp_load(w, cfa + rule_fp_off(rule), r))
-			return false;
+		a = cfa + rule_fp_off(rule);
+		if (!fp_load(w, a, r))
+			return short_of(w, a);
 		break;
 	case FP_AT_RBP:
-		if (!r->fp_ok || !fp_load(w, use_fp(r, log) + rule_fp_off(rule), r))
-			return false;
+		if (!r->fp_ok)
+			return STEP_FAIL;
+		a = use_fp(r, log) + rule_fp_off(rule);
+		if (!fp_load(w, a, r))
+			return short_of(w, a);
 		break;
 	default:
 		r->fp_ok = false;
 	}
 	r->sp = cfa;
-	return true;
+	return 0;
 }
 
 static uint64_t rule_fill(uintptr_t pc, uint64_t key)
@@ -193,36 +216,99 @@ static uint64_t rule_fill(uintptr_t pc, uint64_t key)
 	return rule;
 }
 
-/*
- * Walk outwards from pcs[0]; store up to max - 1 further return addresses. *fallback
- * is set when not even the first frame could be unwound (no unwind info, or rules the
- * cache cannot express): the whole stack should then go to libgcc.
- */
-static unsigned cfi_walk(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
-			 const struct stack_win *w, uint64_t key, bool *fallback,
-			 struct walk_log *log)
-{
-	struct regs r = { pcs[0], st->sp, st->fp, true, false, 0, 0 };
-	struct stack_win win = *w;
-	struct slot *tab = cache;
-	unsigned n = 1;
+static unsigned walk_grown(uintptr_t *pcs, unsigned max, struct regs r, struct stack_win win,
+			   unsigned n, unsigned sigframes, uint64_t key, struct walk_log *log);
 
-	*fallback = false;	/* r.sp == win.lo: step() relies on sp >= win.lo */
+/*
+ * The walk, from pcs[n - 1] = r.pc: store up to max - n further return addresses;
+ * returns the count. Two copies: on the thread's stack (growable false; a window that
+ * never grows, the path every walk there takes, which keeps r and win in registers) and
+ * on any other (growable: a step the window is too short for is retried from a copy
+ * of r once the window has grown). *fallback is set when not even the first frame could
+ * be unwound (rules the cache cannot express): the whole stack should then go to
+ * libgcc.
+ */
+static inline __attribute__((always_inline)) unsigned
+walk_loop(uintptr_t *pcs, unsigned max, struct regs r, struct stack_win win, unsigned n,
+	  unsigned sigframes, uint64_t key, bool *fallback, struct walk_log *log, const bool growable)
+{
+	struct slot *tab = cache;
+	enum special sp;
+
 	while (n < max) {
 		uint64_t rule = cache_get(tab, r.pc, key);
 
 		if (__builtin_expect(!rule || CFI_RULE_KIND(rule) >= CFI_TEXT, 0))
 			rule = rule_fill(r.pc, key);
-		if (CFI_RULE_KIND(rule) != CFI_FRAME) {
-			*fallback = n == 1 && CFI_RULE_KIND(rule) != CFI_END;
+		if (__builtin_expect(CFI_RULE_KIND(rule) == CFI_FRAME, 1)) {
+			struct regs before = r;
+			uintptr_t need = step(win, rule, &r, log);
+
+			if (need) {
+				if (!growable || need == STEP_FAIL)
+					break;
+				walk_log_void(log);	/* a replay must not read past the first window */
+				if (!unwind_win_grow(&win, need))
+					break;
+				r = before;
+				continue;	/* the same frame again, in the grown window */
+			}
+		} else if (CFI_RULE_KIND(rule) == CFI_END) {
 			break;
+		} else if (n == 1 && (CFI_RULE_KIND(rule) == CFI_STOP ||
+					CFI_RULE_KIND(rule) == CFI_NOINFO)) {
+			*fallback = true;
+			break;
+		} else {
+			/* copies: the loop's r and win stay in registers */
+			struct regs sr = r;
+			struct stack_win sw = win;
+
+			sp = cfi_special(rule, &sw, &sr, log, key, n, &sigframes);
+			r = sr;
+			win = sw;
+			if (sp == SP_FRAME && CFI_RULE_KIND(rule) == CFI_SIGNAL)
+				pcs[n - 1]++;	/* the trampoline is no return address either */
+			if (sp == SP_DROP) {
+				walk_log_unpc(log, r.pc_read);
+				n--;
+			}
+			if (sp != SP_FRAME)
+				break;
+			if (!growable && win.limit) {	/* a signal frame led off the thread's stack */
+				pcs[n++] = r.pc;
+				return walk_grown(pcs, max, r, win, n, sigframes, key, log);
+			}
 		}
-		if (!step(win, rule, &r, log) || r.pc == 0)
+		if (r.pc == 0)
 			break;
 		walk_log_pc(log, r.pc_read);
 		pcs[n++] = r.pc;
 	}
 	return n;
+}
+
+/* The walk on a stack other than the thread's own, or once it has gone there. */
+static __attribute__((noinline)) unsigned
+walk_grown(uintptr_t *pcs, unsigned max, struct regs r, struct stack_win win, unsigned n,
+	   unsigned sigframes, uint64_t key, struct walk_log *log)
+{
+	bool fallback = false;
+
+	return walk_loop(pcs, max, r, win, n, sigframes, key, &fallback, log, true);
+}
+
+/* Walk outwards from pcs[0] (see walk_loop). */
+static unsigned cfi_walk(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
+			 const struct stack_win *w, uint64_t key, bool *fallback,
+			 struct walk_log *log)
+{
+	struct regs r = { pcs[0], st->sp, st->fp, true, false, 0, 0 };
+
+	*fallback = false;	/* r.sp == w->lo: step() relies on sp >= w->lo */
+	if (__builtin_expect(w->limit != 0, 0))
+		return walk_grown(pcs, max, r, *w, 1, 0, key, log);
+	return walk_loop(pcs, max, r, *w, 1, 0, key, fallback, log, false);
 }
 
 static unsigned cfi_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st,

@@ -54,7 +54,10 @@ static _Unwind_Reason_Code bt_frame(struct _Unwind_Context *ctx, void *p)
 #define HAVE_LIBGCC 0
 #endif
 
-/* Never replayed: what _Unwind_Backtrace reads is its own affair. */
+/*
+ * Never replayed: what _Unwind_Backtrace reads is its own affair, on any stack (it
+ * trusts the unwind tables as backtrace() does).
+ */
 static unsigned libgcc_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 			       struct walk_log *log)
 {
@@ -64,7 +67,7 @@ static unsigned libgcc_capture(uintptr_t *pcs, unsigned max, const struct unwind
 #if HP_UNWIND_X86_64
 	struct stack_win w;
 
-	/* the same rule as cfi and fp: a caller off its thread's stack gives pcs[0] only */
+	/* the same rule as cfi and fp: an sp that cannot be the caller's gives pcs[0] only */
 	if (!unwind_stack_window(st, &w))
 		return 1;
 #endif

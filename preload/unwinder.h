@@ -75,6 +75,13 @@ static inline void walk_log_pc(struct walk_log *l, unsigned i)
 		l->pcs |= (uint64_t)1 << i;
 }
 
+/* Read i did not become a pc after all (a frame the walk took back). */
+static inline void walk_log_unpc(struct walk_log *l, unsigned i)
+{
+	if (i < 64)
+		l->pcs &= ~((uint64_t)1 << i);
+}
+
 static inline void walk_log_void(struct walk_log *l)
 {
 	l->n = WALK_LOG_MAX + 1;
@@ -104,18 +111,22 @@ extern const struct unwinder unwinder_cfi, unwinder_fp, unwinder_libgcc;
 extern unsigned unwind_gen;
 
 /*
- * The part of the current thread's stack a walk may read: [lo, hi). lo is at or below
- * the unwinder's own frame, hi is the thread's stack top; every load is checked.
+ * The part of a stack a walk may read: [lo, hi). On the thread's own stack hi is its
+ * top and limit 0: every load is checked against hi, nothing more is ever read. On any
+ * other stack (a coroutine's, a sigaltstack) hi is where memory known to be readable
+ * ends and limit how far unwind_win_grow() may push hi by asking the kernel, page by
+ * page, whether the next one can be read.
  */
 struct stack_win {
-	uintptr_t lo, hi;
+	uintptr_t lo, hi, limit;
 };
 
 /*
  * This thread's stack, [lo, hi): initial-exec TLS (the general-dynamic model may call
  * malloc on first access); hi == 0 until unwind_stack_bounds() looked it up, which
  * the first capture of a thread does (it may allocate: pthread_getattr_np; the hooks'
- * guard covers it). A failed look-up leaves an empty window.
+ * guard covers it). A failed look-up leaves an empty window: every walk is then one
+ * off the thread's stack.
  */
 #define HP_STACK_TLS __thread __attribute__((tls_model("initial-exec"), visibility("hidden")))
 extern HP_STACK_TLS uintptr_t unwind_stack_lo;
@@ -123,10 +134,36 @@ extern HP_STACK_TLS uintptr_t unwind_stack_hi;
 void unwind_stack_bounds(void) __attribute__((cold, visibility("hidden")));
 
 /*
+ * The window for a walk from sp when unwind_stack_window() finds it or cur, the
+ * unwinder's own frame, off the thread's stack: false if cur is on it (sp cannot be
+ * the caller's then). Else the hook's caller runs on another stack (a coroutine's, a
+ * sigaltstack), where sp must lie a little above cur: then the page of sp - 8 (the
+ * hook's return address) is readable, and so is [sp, the end of that page), the
+ * window's start; it grows from there.
+ */
+bool unwind_other_window(uintptr_t sp, uintptr_t cur, struct stack_win *w)
+	__attribute__((cold, visibility("hidden")));
+
+/*
+ * The window a walk goes on in from sp, the interrupted code's stack pointer that a
+ * signal frame gave: the thread's stack if sp is on it, else an empty growable window
+ * at sp (nothing there is read before the kernel said it can be).
+ */
+void unwind_win_at(uintptr_t sp, struct stack_win *w) __attribute__((visibility("hidden")));
+
+/*
+ * Grow w (limit != 0) so that [w->lo, end) can be read: probe each page from w->hi up
+ * with a system call that reads without faulting. False if end is past the limit,
+ * too far in one go, or a page on the way cannot be read (w keeps what could).
+ */
+bool unwind_win_grow(struct stack_win *w, uintptr_t end)
+	__attribute__((cold, visibility("hidden")));
+
+/*
  * The window for a walk from st: [st->sp, top of the thread's stack), the caller's
  * frames and nothing below them, so that a walk and its replay (which checks from
- * another depth of our own frames) may read the same words. False when the hook's
- * caller is not on this thread's known stack (sigaltstack, coroutines): then record
+ * another depth of our own frames) may read the same words. Off the thread's stack,
+ * unwind_other_window(). False for an sp that cannot be the caller's: then record
  * pcs[0] only. Inline: our own frame, below the caller's, must be on that stack too.
  */
 static inline __attribute__((always_inline)) bool
@@ -137,10 +174,12 @@ unwind_stack_window(const struct unwind_start *st, struct stack_win *w)
 	if (__builtin_expect(unwind_stack_hi == 0, 0))
 		unwind_stack_bounds();
 	hi = unwind_stack_hi;
-	if (cur < unwind_stack_lo || cur >= hi || st->sp < cur || st->sp >= hi - 16)
-		return false;
+	if (__builtin_expect(cur < unwind_stack_lo || cur >= hi || st->sp < cur || st->sp >= hi - 16,
+			     0))
+		return unwind_other_window(st->sp, cur, w);
 	w->lo = st->sp;
 	w->hi = hi;
+	w->limit = 0;
 	return true;
 }
 

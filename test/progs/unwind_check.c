@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "../../preload/unwind.h"
@@ -35,6 +36,8 @@ struct hostile;
 /* Not static: -rdynamic puts them in .dynsym, where dladdr finds them by name. */
 unsigned fake_malloc(uintptr_t *pcs, unsigned max);
 unsigned fake_malloc_hostile(uintptr_t *pcs, unsigned max, const struct hostile *h);
+unsigned coro_leaf(unsigned depth);
+void coro_entry(void);
 unsigned chain_a(struct req *r);
 unsigned chain_b(struct req *r);
 unsigned chain_c(struct req *r);
@@ -46,6 +49,7 @@ unsigned run_rec(struct req *r, unsigned depth);
 void check_chain(int m);
 void check_rec(int m);
 void check_mode(int m);
+void check_libc_paths(int m);
 unsigned leaf_cap(uintptr_t *pcs, unsigned max);
 unsigned via_x(uintptr_t *pcs, unsigned max, size_t pad);
 unsigned via_y(uintptr_t *pcs, unsigned max);
@@ -281,6 +285,23 @@ static bool same_stack(const uintptr_t *a, unsigned na, const uintptr_t *b, unsi
 		fa = fn_of(a[i], &file);
 		fb = fn_of(b[i], &file);
 		if (!fa || !fb || strcmp(fa, "main") != 0 || strcmp(fb, "main") != 0)
+			return false;
+	}
+	return true;
+}
+
+/* The same length, and each frame in the same function (or the same pc where no
+ * symbol names it: glibc's local functions, the signal trampoline). */
+static bool same_names(const uintptr_t *a, unsigned na, const uintptr_t *b, unsigned nb)
+{
+	const char *file, *fa, *fb;
+
+	if (na != nb)
+		return false;
+	for (unsigned i = 0; i < na; i++) {
+		fa = fn_of(a[i], &file);
+		fb = fn_of(b[i], &file);
+		if (fa && fb ? strcmp(fa, fb) != 0 : a[i] != b[i])
 			return false;
 	}
 	return true;
@@ -607,6 +628,7 @@ NOIPA static void garbage_walks(unsigned rounds)
 /* ---- through libc (no frame pointers), signal frames, an alternate stack ---- */
 
 static uintptr_t ref_sort[N_MODES][HP_UNWIND_MAX], ref_sig[N_MODES][HP_UNWIND_MAX];
+static uintptr_t ref_alt[HP_UNWIND_MAX];
 static unsigned ref_sort_n[N_MODES], cur_mode;
 static bool sort_done;
 /* volatile: glibc declares raise() leaf, so gcc assumes it cannot run our handler */
@@ -627,21 +649,20 @@ int sort_cmp(const void *a, const void *b)
 
 void on_signal(int sig)
 {
-	uintptr_t pcs[HP_UNWIND_MAX];
-
 	(void)sig;
-	if (on_alt)
-		alt_n = fake_malloc(pcs, HP_UNWIND_MAX);
-	else
+	if (on_alt) {
+		alt_n = fake_malloc(ref_alt, HP_UNWIND_MAX);
+	} else
 		ref_sig_n[cur_mode] = fake_malloc(ref_sig[cur_mode], HP_UNWIND_MAX);
 }
 
-static void check_libc_paths(int m)
+NOIPA void check_libc_paths(int m)
 {
 	static int v[64];
 	static char alt[65536] __attribute__((aligned(16)));
 	stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) }, old;
 	struct sigaction sa = { .sa_handler = on_signal }, prev;
+	bool good;
 
 	cur_mode = (unsigned)m;
 	for (int i = 0; i < 64; i++)
@@ -652,7 +673,7 @@ static void check_libc_paths(int m)
 	sigaction(SIGUSR1, &sa, &prev);
 	on_alt = false;
 	raise(SIGUSR1);
-	/* on a sigaltstack the hook's caller is off the thread's stack: pcs[0] only */
+	/* on a sigaltstack: the same frames, through the signal frame to this function */
 	sigaltstack(&ss, &old);
 	sa.sa_flags = SA_ONSTACK;
 	sigaction(SIGUSR1, &sa, NULL);
@@ -661,9 +682,119 @@ static void check_libc_paths(int m)
 	raise(SIGUSR1);
 	sigaltstack(&old, NULL);
 	sigaction(SIGUSR1, &prev, NULL);
-	if (HP_UNWIND_X86_64)
-		ok(alt_n == 1, "%s: handler on a sigaltstack records pcs[0] only (%u)", modes[m],
-		       alt_n);
+	if (!HP_UNWIND_X86_64)
+		return;
+	if (strcmp(modes[m], "fp") == 0) {	/* a chain that meets a trampoline ends there */
+		ok(alt_n >= 1, "fp: handler on a sigaltstack: %u frames, no fault", alt_n);
+		return;
+	}
+	good = same_names(ref_alt, alt_n, ref_sig[m], ref_sig_n[m]) && alt_n > 6;
+	ok(good, "%s: handler on a sigaltstack: the frames of one on the thread's stack "
+	   "(%u), through the signal frame", modes[m], alt_n);
+	if (!good) {
+		dump("sigaltstack", ref_alt, alt_n);
+		dump("thread's stack", ref_sig[m], ref_sig_n[m]);
+	}
+}
+
+/* ---- coroutine stacks (makecontext on the heap and in a guarded mapping) ---- */
+
+#define CORO_STACK (256 * 1024)
+#define CORO_DEEP 300	/* frames of 200 bytes and more: a walk of several pages */
+
+static ucontext_t coro_main, coro_ctx;
+static uintptr_t coro_pcs[HP_UNWIND_MAX];
+static unsigned coro_n, coro_depth;
+static bool coro_garbage;
+
+NOIPA unsigned coro_leaf(unsigned depth)
+{
+	volatile char pad[200];
+	unsigned n;
+
+	pad[0] = (char)depth;
+	n = depth ? coro_leaf(depth - 1) : fake_malloc(coro_pcs, HP_UNWIND_MAX);
+	sink += n + pad[0];
+	return n;
+}
+
+NOIPA void coro_entry(void)
+{
+	if (coro_garbage) {
+		garbage_walks(2000);
+	} else {
+		coro_n = coro_leaf(coro_depth);
+	}
+	swapcontext(&coro_ctx, &coro_main);
+}
+
+/* size bytes between two PROT_NONE pages: a read past either end faults */
+static char *guarded(size_t size)
+{
+	char *p = mmap(NULL, size + 8192, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED || mprotect(p + 4096, size, PROT_READ | PROT_WRITE) != 0)
+		abort();
+	return p + 4096;
+}
+
+static void run_coro(void *stack, unsigned depth, bool garbage)
+{
+	coro_depth = depth;
+	coro_garbage = garbage;
+	coro_n = 0;
+	getcontext(&coro_ctx);
+	coro_ctx.uc_stack.ss_sp = stack;
+	coro_ctx.uc_stack.ss_size = CORO_STACK;
+	coro_ctx.uc_link = &coro_main;
+	makecontext(&coro_ctx, coro_entry, 0);
+	swapcontext(&coro_main, &coro_ctx);
+}
+
+/* coro_leaf depth + 1 times, then coro_entry, and nothing after it (libgcc: or a
+ * last frame in libc, glibc's __start_context) */
+static bool coro_names(unsigned depth, bool libgcc)
+{
+	const char *file, *fn;
+
+	if (coro_n != depth + 2 && !(libgcc && coro_n == depth + 3 &&
+				     strstr((fn_of(coro_pcs[depth + 2], &file), file), "libc.so")))
+		return false;
+	for (unsigned i = 0; i < depth + 2; i++) {
+		fn = fn_of(coro_pcs[i], &file);
+		if (!fn || strcmp(fn, i <= depth ? "coro_leaf" : "coro_entry") != 0)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Captures on a coroutine's stack, off the thread's own: the whole coroutine, ending
+ * in its entry function (glibc's __start_context is not a frame), for a shallow and a
+ * deep one whose walk has to reach pages above the first.
+ */
+static void check_coroutines(int m)
+{
+	char *heap = malloc(CORO_STACK), *mapped = guarded(CORO_STACK);
+	bool fp = strcmp(modes[m], "fp") == 0, good = true;
+
+	for (unsigned k = 0; k < 4 && good; k++) {
+		unsigned depth = k & 1 ? CORO_DEEP : 1;
+
+		run_coro(k & 2 ? mapped : heap, depth, false);
+		/* fp: the chain goes as far as the build keeps frame pointers */
+		good = fp ? coro_n >= 1 && (!fp_build || coro_names(depth, false))
+			  : coro_names(depth, m == 2);
+		if (!good)
+			dump(k & 2 ? "mmap'd stack" : "malloc'd stack", coro_pcs, coro_n);
+	}
+	ok(good, "%s: on a coroutine's stack (malloc'd, mmap'd between guard pages; 3 and %u "
+	   "frames): every frame up to its entry function", modes[m], CORO_DEEP + 2);
+	run_coro(mapped, 0, true);
+	ok(true, "%s: random walks through garbage on a coroutine's stack between guard pages "
+	   "never fault", modes[m]);
+	free(heap);
+	munmap(mapped - 4096, CORO_STACK + 8192);
 }
 
 /* ---- replay (unwind.c): the same start under other callers ---- */
@@ -783,6 +914,7 @@ NOIPA void check_mode(int m)
 	check_deep(m);
 	check_threads(m);
 	check_libc_paths(m);
+	check_coroutines(m);
 	check_hostile_values(m);
 	garbage_walks(strcmp(modes[m], "cfi") == 0 || strcmp(modes[m], "fp") == 0 ? 20000 : 2000);
 	ok(true, "%s: random walks through a frame of garbage never fault", modes[m]);
@@ -803,11 +935,21 @@ static void check_agreement(void)
 		dump("cfi", ref_sort[0], ref_sort_n[0]);
 		dump("libgcc", ref_sort[2], ref_sort_n[2]);
 	}
-	/* cfi stops at the signal trampoline (an 'S' CIE); libgcc goes through it */
-	same = ref_sig_n[0] >= 2 && ref_sig_n[0] <= ref_sig_n[2] &&
-	       !memcmp(ref_sig[0], ref_sig[2], ref_sig_n[0] * sizeof(uintptr_t));
-	ok(same, "cfi in a signal handler: a prefix of libgcc's stack (%u of %u frames)",
-	       ref_sig_n[0], ref_sig_n[2]);
+	/*
+	 * Both go through the signal trampoline; cfi stores it and the interrupted pc,
+	 * neither a return address, one byte on (unwind_cfi.c), libgcc as they are.
+	 */
+	uintptr_t moved[HP_UNWIND_MAX];
+	unsigned tramp = 0;
+
+	for (unsigned i = 0; i < ref_sig_n[2]; i++) {
+		if (!tramp && CFI_RULE_KIND(cfi_rule_of(ref_sig[2][i])) == CFI_SIGNAL)
+			tramp = i;
+		moved[i] = ref_sig[2][i] + (tramp && i - tramp <= 1);
+	}
+	same = ref_sig_n[0] > 4 && same_stack(ref_sig[0], ref_sig_n[0], moved, ref_sig_n[2], 0);
+	ok(same && tramp, "cfi in a signal handler: libgcc's stack, through the signal frame "
+	   "(%u frames, the trampoline at %u)", ref_sig_n[0], tramp);
 	if (!same) {
 		dump("cfi", ref_sig[0], ref_sig_n[0]);
 		dump("libgcc", ref_sig[2], ref_sig_n[2]);
