@@ -271,7 +271,10 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_COUNT_ONE 1024u			/* a sampled counter's unit: 1/1024 */
 #define HP2_P_TIME 0x1u				/* process flag: w9 of sites holds time */
 #define HP2_PROC_SIZE 64
-#define HP2_STACK_TRUNCATED 0x1u		/* stack flag: cut at the frame limit */
+/* stack flag: the stack does not reach its outermost frame: cut at the frame limit,
+ * or the walk stopped early (code without unwind tables whose caller it could not
+ * find, a frame leading off the readable stack) */
+#define HP2_STACK_TRUNCATED 0x1u
 #define HP2_MAX_FRAMES 1024			/* nframes never exceeds this */
 
 /*

@@ -251,12 +251,13 @@ static unsigned python_append(uintptr_t *pcs, unsigned n, unsigned keep, uint64_
 }
 
 /* Once the native walk is in place: the nw Python words behind the keep native pcs
- * (they were after pcs[n - 1]); returns the stack record's flags. */
-static unsigned python_close(uintptr_t *pcs, unsigned n, unsigned keep, unsigned nw)
+ * (they were after pcs[n - 1]); returns the stack record's flags (TRUNCATED: the walk
+ * was cut at the frame limit, or stopped early: cut, unwind_walk_cut). */
+static unsigned python_close(uintptr_t *pcs, unsigned n, unsigned keep, unsigned nw, bool cut)
 {
 	if (nw && keep != n)
 		memmove(pcs + keep, pcs + n, nw * sizeof(*pcs));
-	return (n > keep ? HP2_STACK_TRUNCATED : 0) | (nw ? HP2_STACK_PYTHON : 0);
+	return (n > keep || cut ? HP2_STACK_TRUNCATED : 0) | (nw ? HP2_STACK_PYTHON : 0);
 }
 
 /*
@@ -280,8 +281,8 @@ static __attribute__((noinline)) struct hp_site_rec *site_python(const struct un
 	memo = table_memo_find_py(walk, py);
 	if (walk && !memo)
 		unwind_walk_frames(walk, pcs);	/* the table needs them this once */
-	return table_site(pcs, keep + nw, python_close(pcs, n, keep, nw), hp_tid(), entry, walk,
-			  py, memo);
+	return table_site(pcs, keep + nw, python_close(pcs, n, keep, nw, unwind_walk_cut(walk)),
+			  hp_tid(), entry, walk, py, memo);
 }
 
 /* ---- tagging ---------------------------------------------------------------------- */
@@ -303,7 +304,7 @@ static inline __attribute__((always_inline)) void *tag(void *real, unsigned shif
 		struct table_memo *memo;
 		uint64_t walk;
 		struct hp_site_rec *s;
-		unsigned n;
+		unsigned n, sflags;
 
 		in_hook = true;
 		if (unlikely(__atomic_load_n(&python_pairs, __ATOMIC_RELAXED))) {
@@ -311,11 +312,15 @@ static inline __attribute__((always_inline)) void *tag(void *real, unsigned shif
 		} else {
 			n = unwind_capture_walk(pcs, hp_frames + 1, st, &walk);
 			memo = table_memo_find(walk);
-			if (walk && !memo)
-				unwind_walk_frames(walk, pcs);	/* the table needs them this once */
-			s = table_site(pcs, n > hp_frames ? hp_frames : n,
-				       n > hp_frames ? HP2_STACK_TRUNCATED : 0, hp_tid(), entry, walk, 0,
-				       memo);
+			sflags = 0;	/* a memo's stack is known: no flags to work out */
+			if (unlikely(!memo)) {
+				if (walk)
+					unwind_walk_frames(walk, pcs);	/* the table needs them this once */
+				if (n > hp_frames || unwind_walk_cut(walk))
+					sflags = HP2_STACK_TRUNCATED;
+			}
+			s = table_site(pcs, n > hp_frames ? hp_frames : n, sflags, hp_tid(), entry, walk,
+				       0, memo);
 		}
 		if (s)
 			site = table_site_id(s);
@@ -655,7 +660,7 @@ static __attribute__((noinline, cold)) void free_event(void *p, const struct unw
 		n = unwind_capture(pcs, hp_frames + 1, st);
 		keep = n > hp_frames ? hp_frames : n;
 		nw = pairs ? python_append(pcs, n, keep, &py) : 0;
-		stack = table_stack_id(pcs, keep + nw, python_close(pcs, n, keep, nw));
+		stack = table_stack_id(pcs, keep + nw, python_close(pcs, n, keep, nw, unwind_cut));
 		in_hook = false;
 	}
 	events_add(HP2_ENTRY_FREE, (uintptr_t)p, stack, 0, p);

@@ -22,6 +22,7 @@ static const struct unwinder *const unwinders[] = { &unwinder_cfi, &unwinder_fp,
 static const struct unwinder *chosen;
 
 unsigned unwind_gen;
+__thread bool unwind_cut;
 
 /* ---- replay: a walk not walked again while the words it read stay the same ---- */
 
@@ -65,7 +66,8 @@ struct replay_set {
 
 static bool replay_on;
 static pthread_key_t replay_key;
-/* logs made by this thread so far: walk ids are (count << 8 | slot), never reused */
+/* logs made by this thread so far: walk ids are (count << 9 | cut << 8 | slot), never
+ * reused (cut: unwind_walk_cut) */
 static __thread uint64_t walk_seq __attribute__((tls_model("initial-exec")));
 /* this thread's sets: NULL until its first walk, REPLAY_NONE when it has none */
 static __thread struct replay_set *replays __attribute__((tls_model("initial-exec")));
@@ -186,8 +188,10 @@ static inline bool replay_fits(const struct replay *e, const struct unwind_start
 static unsigned walk_unlogged(uintptr_t *pcs, unsigned max, const struct unwind_start *st)
 {
 	struct walk_log log = { .n = WALK_LOG_MAX + 1 };	/* logs nothing */
+	unsigned n = chosen->capture(pcs, max, st, &log);
 
-	return chosen->capture(pcs, max, st, &log);
+	unwind_cut = log.cut;
+	return n;
 }
 
 /*
@@ -262,6 +266,7 @@ replay_miss(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 	set->pc[i] = 0;	/* the walk logs into its slot */
 	log = (struct walk_log){ .addr = e->addr, .val = e->val };
 	n = chosen->capture(pcs, max, st, &log);
+	unwind_cut = log.cut;
 	if (log.n <= WALK_LOG_MAX) {
 		set->pc[i] = st->pc;
 		set->sp[i] = st->sp;
@@ -273,7 +278,8 @@ replay_miss(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 		e->fp_used = log.fp_used;
 		e->paired = log_paired(e->addr, log.n);
 		e->pcs = log.pcs;
-		e->id = ++walk_seq << 8 | (uint64_t)((set - replays) * REPLAY_WAYS + i);
+		e->id = ++walk_seq << 9 | (uint64_t)log.cut << 8 |
+			(uint64_t)((set - replays) * REPLAY_WAYS + i);
 		*walk = e->id;
 	}
 	return n;
@@ -303,7 +309,7 @@ capture_replayed(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 	if (__builtin_expect(tab == NULL || tab == REPLAY_NONE, 0))
 		return replay_first(pcs, max, st);
 	if (__builtin_expect(!unwind_stack_window(st, &w), 0))
-		return walk_unlogged(pcs, max, st);	/* no caller's sp: pcs[0] */
+		return walk_unlogged(pcs, max, st);	/* no caller's sp: pcs[0], cut */
 	h = replay_hash(st);
 	set = &tab[replay_set1(h)];
 	i = replay_find(set, st);
@@ -373,8 +379,10 @@ unsigned unwind_capture(uintptr_t *pcs, unsigned max, const struct unwind_start 
 	uint64_t walk;
 	unsigned n = unwind_capture_walk(pcs, max, st, &walk);
 
-	if (walk)
+	if (walk) {
 		unwind_walk_frames(walk, pcs);
+		unwind_cut = unwind_walk_cut(walk);
+	}
 	return n;
 }
 
@@ -390,13 +398,16 @@ unsigned unwind_capture_walk(uintptr_t *pcs, unsigned max, const struct unwind_s
 			     uint64_t *walk)
 {
 	*walk = 0;
-	if (max == 0)
-		return 0;
+	if (__builtin_expect(max <= 1 || !chosen, 0)) {
+		unwind_cut = max > 1;	/* no unwinder yet: every stack ends at pcs[0] */
+		if (max == 0)
+			return 0;
+		pcs[0] = st->pc;
+		return 1;
+	}
 	if (max > HP_UNWIND_MAX + 1)
 		max = HP_UNWIND_MAX + 1;
 	pcs[0] = st->pc;
-	if (max == 1 || !chosen)
-		return 1;
 	if (replay_on && chosen != &unwinder_libgcc)
 		return capture_replayed(pcs, max, st, walk);
 	return walk_unlogged(pcs, max, st);

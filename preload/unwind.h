@@ -64,6 +64,21 @@ const char *unwind_name(void);
  */
 unsigned unwind_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st);
 
+/*
+ * Whether a walk stopped before the stack's outermost frame for want of a way on (code
+ * without unwind tables whose caller a stack scan could not find, a frame leading off
+ * the readable stack, rules no unwinder could follow) rather than at that frame or
+ * max: a stack record from it carries HP2_STACK_TRUNCATED. unwind_cut says it of this
+ * thread's last capture that returned no walk id (and of every unwind_capture), the
+ * id itself of one that did (bit 8), so that a replayed walk writes nothing.
+ */
+extern __thread bool unwind_cut __attribute__((tls_model("initial-exec"), visibility("hidden")));
+
+static inline bool unwind_walk_cut(uint64_t walk)
+{
+	return walk ? (walk >> 8) & 1 : unwind_cut;
+}
+
 /* A library was unloaded (after the real dlclose): what the unwinders cached from the
  * objects they read may be gone, and no replayed walk from before is taken. */
 void unwind_unloaded(void);
@@ -73,7 +88,7 @@ void unwind_unloaded(void);
  * walk was not logged; else the id of the logged walk (unwind.c, "replay"), the same
  * for every capture in this thread that replays that log, so the same frames, and
  * never given to another walk of the thread; its low 8 bits tell apart the walks kept
- * at once. With an id, pcs[1..] may be left unfilled (a replay leaves the frames in
+ * at once, bit 8 is unwind_walk_cut(). With an id, pcs[1..] may be left unfilled (a replay leaves the frames in
  * the log): unwind_walk_frames() fills them.
  */
 unsigned unwind_capture_walk(uintptr_t *pcs, unsigned max, const struct unwind_start *st,

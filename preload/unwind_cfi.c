@@ -226,7 +226,7 @@ static unsigned walk_grown(uintptr_t *pcs, unsigned max, struct regs r, struct s
  * on any other (growable: a step the window is too short for is retried from a copy
  * of r once the window has grown). *fallback is set when not even the first frame could
  * be unwound (rules the cache cannot express): the whole stack should then go to
- * libgcc.
+ * libgcc. log->cut says whether the walk stopped before the outermost frame.
  */
 static inline __attribute__((always_inline)) unsigned
 walk_loop(uintptr_t *pcs, unsigned max, struct regs r, struct stack_win win, unsigned n,
@@ -245,11 +245,15 @@ walk_loop(uintptr_t *pcs, unsigned max, struct regs r, struct stack_win win, uns
 			uintptr_t need = step(win, rule, &r, log);
 
 			if (need) {
-				if (!growable || need == STEP_FAIL)
+				if (!growable || need == STEP_FAIL) {
+					log->cut = true;
 					break;
+				}
 				walk_log_void(log);	/* a replay must not read past the first window */
-				if (!unwind_win_grow(&win, need))
+				if (!unwind_win_grow(&win, need)) {
+					log->cut = true;
 					break;
+				}
 				r = before;
 				continue;	/* the same frame again, in the grown window */
 			}
@@ -273,8 +277,10 @@ walk_loop(uintptr_t *pcs, unsigned max, struct regs r, struct stack_win win, uns
 				walk_log_unpc(log, r.pc_read);
 				n--;
 			}
-			if (sp != SP_FRAME)
+			if (sp != SP_FRAME) {
+				log->cut = sp == SP_CUT;
 				break;
+			}
 			if (!growable && win.limit) {	/* a signal frame led off the thread's stack */
 				pcs[n++] = r.pc;
 				return walk_grown(pcs, max, r, win, n, sigframes, key, log);
@@ -295,7 +301,10 @@ walk_grown(uintptr_t *pcs, unsigned max, struct regs r, struct stack_win win, un
 {
 	bool fallback = false;
 
-	return walk_loop(pcs, max, r, win, n, sigframes, key, &fallback, log, true);
+	n = walk_loop(pcs, max, r, win, n, sigframes, key, &fallback, log, true);
+	if (fallback)
+		log->cut = true;	/* no libgcc after a first frame was found elsewhere */
+	return n;
 }
 
 /* Walk outwards from pcs[0] (see walk_loop). */
@@ -319,8 +328,10 @@ static unsigned cfi_capture(uintptr_t *pcs, unsigned max, const struct unwind_st
 	bool fallback;
 	unsigned n;
 
-	if (!unwind_stack_window(st, &w))
+	if (!unwind_stack_window(st, &w)) {
+		log->cut = true;
 		return 1;
+	}
 	n = cfi_walk(pcs, max, st, &w, key, &fallback, log);
 	return fallback ? unwinder_libgcc.capture(pcs, max, st, log) : n;
 }

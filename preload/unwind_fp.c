@@ -15,7 +15,8 @@
  * first library built without frame pointers, where rbp holds anything, so each return
  * address is checked as well. Two copies: on the thread's stack (growable false, the
  * window never grows) and on any other, where the window grows as the chain goes up
- * (not replayed).
+ * (not replayed). Where a chain ends is no sign of whether the stack does: fp marks
+ * no walk cut.
  */
 static inline __attribute__((always_inline)) unsigned
 fp_walk(uintptr_t *pcs, unsigned max, uintptr_t fp, uintptr_t floor, struct stack_win w,
@@ -60,8 +61,10 @@ static unsigned fp_capture(uintptr_t *pcs, unsigned max, const struct unwind_sta
 	struct stack_win w;
 	unsigned gen = __atomic_load_n(&unwind_gen, __ATOMIC_ACQUIRE);
 
-	if (!unwind_stack_window(st, &w))
+	if (!unwind_stack_window(st, &w)) {
+		log->cut = true;
 		return 1;
+	}
 	log->fp_used = true;
 	if (__builtin_expect(w.limit != 0, 0))
 		return fp_walk_grown(pcs, max, st->fp, st->sp, w, gen, log);

@@ -15,6 +15,7 @@ struct bt_arg {
 	unsigned n, max, skipped;
 	uintptr_t want;
 	bool found;
+	bool zero;	/* the walk ended at a return address of 0 */
 };
 
 /* ARM: return addresses carry the Thumb bit, _Unwind_GetIP clears it; compare without. */
@@ -37,8 +38,10 @@ static _Unwind_Reason_Code bt_frame(struct _Unwind_Context *ctx, void *p)
 		a->found = code_addr(ip) == code_addr(a->want);
 		return a->found || ++a->skipped < SKIP_MAX ? _URC_NO_REASON : _URC_END_OF_STACK;
 	}
-	if (ip == 0)	/* the outermost frame of some threads */
+	if (ip == 0) {	/* the outermost frame of some threads */
+		a->zero = true;
 		return _URC_END_OF_STACK;
+	}
 	a->pcs[a->n++] = ip;
 	return a->n < a->max ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
@@ -55,27 +58,44 @@ static _Unwind_Reason_Code bt_frame(struct _Unwind_Context *ctx, void *p)
 #endif
 
 /*
+ * ARM's EHABI unwinder answers _URC_FAILURE at the outermost frame (EXIDX_CANTUNWIND)
+ * as at a frame it has no entry for, so its answer tells a cut from an end nowhere.
+ * (The DWARF one answers _URC_END_OF_STACK for a frame without an FDE, and an error
+ * only for tables it cannot read.)
+ */
+#ifdef __ARM_EABI_UNWINDER__
+#define ARM_EHABI 1
+#else
+#define ARM_EHABI 0
+#endif
+
+/*
  * Never replayed: what _Unwind_Backtrace reads is its own affair, on any stack (it
- * trusts the unwind tables as backtrace() does).
+ * trusts the unwind tables as backtrace() does). A walk is cut if it never reached
+ * st->pc, or if _Unwind_Backtrace says it failed where that means something.
  */
 static unsigned libgcc_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 			       struct walk_log *log)
 {
-	struct bt_arg a = { pcs, 1, max, 0, st->pc, false };
+	struct bt_arg a = { pcs, 1, max, 0, st->pc, false, false };
+	_Unwind_Reason_Code end = _URC_END_OF_STACK;
 
 	walk_log_void(log);
 #if HP_UNWIND_X86_64
 	struct stack_win w;
 
 	/* the same rule as cfi and fp: an sp that cannot be the caller's gives pcs[0] only */
-	if (!unwind_stack_window(st, &w))
+	if (!unwind_stack_window(st, &w)) {
+		log->cut = true;
 		return 1;
+	}
 #endif
 #if HAVE_LIBGCC
-	_Unwind_Backtrace(bt_frame, &a);
+	end = _Unwind_Backtrace(bt_frame, &a);
 #else
 	(void)bt_frame;
 #endif
+	log->cut = a.n < a.max && !a.zero && (!a.found || (end != _URC_END_OF_STACK && !ARM_EHABI));
 	return a.n;
 }
 

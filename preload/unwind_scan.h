@@ -25,7 +25,7 @@ enum special {
 	SP_FRAME,	/* r is its caller's frame, to record */
 	SP_END,		/* the stack's outermost frame */
 	SP_DROP,	/* r->pc is no frame (glibc's __start_context): take it back, the end */
-	SP_CUT,		/* no way on: the walk stops here */
+	SP_CUT,		/* no way on: the walk stops early */
 };
 
 /*

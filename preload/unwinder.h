@@ -49,6 +49,7 @@ static inline uintptr_t walk_log_show(uintptr_t stored)
 struct walk_log {
 	unsigned n;
 	bool fp_used;	/* the walk depended on the fp it started with */
+	bool cut;	/* the walk stopped before the outermost frame (unwind_cut) */
 	uint64_t pcs;	/* bit i: read i became the next pc */
 	uintptr_t *addr, *val;	/* room for WALK_LOG_MAX each */
 };

@@ -7,13 +7,14 @@ SITES="small=3x1000 free-small=1 big=2x300000 zeroed=4x333 tmp=10x500 free-tmp=1
 
 # check_dup REPORT BYTES: strdup's blocks under site_dup. With LIBC_UNWINDS=no (mips,
 # armhf: Debian's glibc there has unwind tables only where C++ needs them) the stack
-# cannot get out of strdup, which then stands alone.
+# cannot get out of strdup, which then stands alone, marked [truncated] where the
+# unwinder can tell (ARM's never reaches strdup's frame; mips' takes it for the last).
 check_dup()
 {
 	if [ "${LIBC_UNWINDS:-yes}" = yes ]; then
 		expect_bytes site_dup "$2" "$1"
 	else
-		expect_bytes site_dup 0 "$1" && grep -q "^__strdup $2\$" "$1"
+		expect_bytes site_dup 0 "$1" && grep -Eq "^(\[truncated\];)?__strdup $2\$" "$1"
 	fi
 }
 

@@ -1,9 +1,10 @@
 #!/bin/sh
-# Stacks a thread runs on besides its own, end to end (test/progs/otherstacks.c):
-# coroutines on a malloc'd and on an mmap'd stack between guard pages, and a signal
-# handler on a sigaltstack. Exact bytes under each allocating function with the
-# callers memcheck names for it (the coroutine's, ending at its entry function; the
-# handler's, on through the signal frame).
+# Stacks a thread runs on besides its own, and code without unwind tables, end to end
+# (test/progs/otherstacks.c): coroutines on a malloc'd and on an mmap'd stack between
+# guard pages, a signal handler on a sigaltstack, and a function without tables.
+# Exact bytes under each allocating function with the callers memcheck names for it
+# (the coroutine's, ending at its entry function; the handler's, on through the signal
+# frame), and a walk that could not go on marked.
 . "$(dirname "$0")/lib.sh"
 need_tool gcore
 
@@ -20,8 +21,12 @@ stacks_through()
 	by_stack "$2" | grep -E "(^|;)$1( |;)"
 }
 
-test_case 'a program allocating on other stacks: a core' '
-	run_preloaded $PROGS/otherstacks coro-heap coro-mmap altstack &&
+# the function without tables is x86_64 assembly
+no_tables=
+[ "$(uname -m)" = x86_64 ] && no_tables=no-tables
+
+test_case 'a program allocating on other stacks and from code without unwind tables: a core' '
+	run_preloaded $PROGS/otherstacks coro-heap coro-mmap altstack $no_tables &&
 	take_core other.core &&
 	heapprof-analyze -f collapsed $PROGS/otherstacks other.core >other.txt
 '
@@ -45,6 +50,16 @@ test_case 'a handler on a sigaltstack: on through the signal frame to the code i
 	grep -Eq "^_start;.*;main;raise_on_altstack;([^;]+;)+on_signal;sig_alloc 8000$" got ||
 	{ echo "want main;raise_on_altstack;...;on_signal;sig_alloc 8000, got:" >&2; cat got >&2; false; }
 '
+
+if [ -n "$no_tables" ]; then
+	test_case 'code without unwind tables whose caller cannot be found: the stack marked' '
+		printf "%s\n" "[truncated];untabled_big;big_leaf 700" >want &&
+		stacks_through untabled_big other.txt >got &&
+		expect_same want got
+	'
+else
+	skip_case 'code without unwind tables' 'its function is x86_64 assembly'
+fi
 
 for mode in fp libgcc; do
 	test_case "HEAPPROF_UNWIND=$mode: the same bytes under each allocating function" '

@@ -1,11 +1,13 @@
 /*
  * End-to-end test program: allocations made while the thread runs on a stack other
- * than its own. A coroutine (makecontext/swapcontext) on a malloc'd stack and on an
- * mmap'd one, and a signal handler on a sigaltstack, each allocate a known number of
- * blocks of a known size from a named function, with named callers. The mmap'd stacks
- * have unreadable guard pages on both sides: a walk that reads past a stack's top
- * faults. When done it prints "ready" and waits for SIGUSR2, so the test can take a
- * core. Arguments: any of coro-heap, coro-mmap, altstack, in the order wanted.
+ * than its own, or from code without unwind tables. A coroutine (makecontext/
+ * swapcontext) on a malloc'd stack and on an mmap'd one, and a signal handler on a
+ * sigaltstack, each allocate a known number of blocks of a known size from a named
+ * function, with named callers. The mmap'd stacks have unreadable guard pages on both
+ * sides: a walk that reads past a stack's top faults. On x86_64, a function without
+ * unwind tables calls one that allocates: the walk cannot go on past it. When done it
+ * prints "ready" and waits for SIGUSR2, so the test can take a core. Arguments: any of coro-heap, coro-mmap, altstack, no-tables, in the order
+ * wanted (no-tables exits 77 where it is not built).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -115,6 +117,55 @@ NOINLINE static void raise_on_altstack(void)
 	sink++;
 }
 
+/* ---- code without unwind tables: 700 bytes whose stack cannot be followed ---- */
+
+#if defined(__x86_64__) && defined(__LP64__)
+void *untabled_big(size_t size);
+void *big_leaf(size_t size);
+
+/* untabled_big, with an 8 KiB frame of zeros, calls big_leaf, which has tables, to
+ * allocate */
+__asm__(".text\n"
+	".globl untabled_big\n"
+	".type untabled_big, @function\n"
+	"untabled_big:\n"
+	"	subq $8200, %rsp\n"
+	"	movq %rdi, %r8\n"
+	"	movq %rsp, %rdi\n"
+	"	movl $1025, %ecx\n"
+	"	xorl %eax, %eax\n"
+	"	rep stosq\n"
+	"	movq %r8, %rdi\n"
+	"	call big_leaf\n"
+	"	addq $8200, %rsp\n"
+	"	ret\n"
+	".size untabled_big, .-untabled_big\n");
+
+NOINLINE void *big_leaf(size_t size)
+{
+	void *p = malloc(size);
+
+	sink += (size_t)p;
+	return p;
+}
+
+NOINLINE static void big_caller(void)
+{
+	keep(untabled_big(700));
+	sink++;
+}
+
+static void no_tables(void)
+{
+	big_caller();
+}
+#else
+static void no_tables(void)
+{
+	exit(77);
+}
+#endif
+
 int main(int argc, char **argv)
 {
 	sigset_t set;
@@ -130,6 +181,8 @@ int main(int argc, char **argv)
 			run_coroutine(coro_mmap_entry, guarded_stack(STACK_SIZE));
 		else if (!strcmp(argv[i], "altstack"))
 			raise_on_altstack();
+		else if (!strcmp(argv[i], "no-tables"))
+			no_tables();
 		else {
 			fprintf(stderr, "otherstacks: unknown argument '%s'\n", argv[i]);
 			return 64;
