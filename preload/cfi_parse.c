@@ -293,11 +293,11 @@ static bool cie_parse(const struct cfi_obj *o, uintptr_t at, struct cie *c)
  * CFI_STOP if it cannot be read.
  */
 static unsigned fde_parse(const struct cfi_obj *o, uintptr_t at, uintptr_t target, struct cie *c,
-			  struct cfi_rd *insn, uintptr_t *start)
+			  struct cfi_rd *insn, uintptr_t *start, uint64_t *range)
 {
 	struct cfi_rd r;
 	bool is64;
-	uint64_t cie_off = 0, range, auglen;
+	uint64_t cie_off = 0, auglen;
 	uintptr_t field;
 
 	if (!rd_open(o, at, &r) || !rd_entry(&r, &is64))
@@ -307,9 +307,9 @@ static unsigned fde_parse(const struct cfi_obj *o, uintptr_t at, uintptr_t targe
 		return CFI_STOP;
 	if (!cie_parse(o, field - cie_off, c))
 		return CFI_STOP;
-	if (!rd_enc(&r, c->fde_enc, o, o->dbase, start) || !rd_enc_raw(&r, c->fde_enc & 0x0f, &range))
+	if (!rd_enc(&r, c->fde_enc, o, o->dbase, start) || !rd_enc_raw(&r, c->fde_enc & 0x0f, range))
 		return CFI_STOP;
-	if (target < *start || target - *start >= range)
+	if (target < *start || target - *start >= *range)
 		return CFI_NOINFO;
 	if (c->z && (!rd_uleb(&r, &auglen) || !rd_skip(&r, auglen)))
 		return CFI_STOP;
@@ -608,13 +608,14 @@ uint64_t cfi_rule_in(const struct cfi_obj *o, uintptr_t pc)
 	struct cie c;
 	struct cfi_rd fde_insn;
 	uintptr_t fde;
+	uint64_t range;
 	unsigned found;
 	int st;
 
 	/* no table, or target below its first function: no unwind info for target */
 	if (!hdr_find_fde(o, in.target, &fde))
 		return CFI_NOINFO;
-	found = fde_parse(o, fde, in.target, &c, &fde_insn, &in.loc);
+	found = fde_parse(o, fde, in.target, &c, &fde_insn, &in.loc, &range);
 	if (found != CFI_FRAME)
 		return found;
 	in.cie = &c;
@@ -629,7 +630,27 @@ uint64_t cfi_rule_in(const struct cfi_obj *o, uintptr_t pc)
 	return row_pack(&in.row);
 }
 
+uintptr_t cfi_code_floor(const struct cfi_obj *o, uintptr_t pc)
+{
+	struct cie c;
+	struct cfi_rd insn;
+	uintptr_t fde, start;
+	uint64_t range;
+
+	if (!hdr_find_fde(o, pc - 1, &fde) ||
+	    fde_parse(o, fde, pc - 1, &c, &insn, &start, &range) != CFI_NOINFO ||
+	    start + range <= start || start + range > pc - 1)
+		return 0;
+	return start + range;
+}
+
 #else /* not x86_64 */
+
+uintptr_t cfi_code_floor(const struct cfi_obj *o, uintptr_t pc)
+{
+	(void)o, (void)pc;
+	return 0;
+}
 
 uint64_t cfi_rule_in(const struct cfi_obj *o, uintptr_t pc)
 {

@@ -74,12 +74,30 @@ uint64_t cfi_rule_in(const struct cfi_obj *o, uintptr_t pc);
 /*
  * FRAME a rule to follow; END the outermost frame (the return address is undefined);
  * STOP unwind info the walk cannot follow; NOINFO none at all for the address (code
- * without tables); SIGNAL a signal return
+ * without tables: the caller is looked for on the stack); SIGNAL a signal return
  * trampoline (the caller's registers are in the signal frame); TEXT and NOTEXT the fp
  * unwinder's answers of cfi_is_text(), never rules.
  */
 enum cfi_rule_kind { CFI_EMPTY, CFI_FRAME, CFI_END, CFI_STOP, CFI_NOINFO, CFI_SIGNAL, CFI_TEXT,
 		     CFI_NOTEXT };
+
+/*
+ * For return address pc in o whose code has no unwind tables: the end of the nearest
+ * function below it that has them, the lowest address its function can start at; 0
+ * if unknown (none below, a table that cannot be read).
+ */
+uintptr_t cfi_code_floor(const struct cfi_obj *o, uintptr_t pc);
+
+/* ---- cfi_prologue.c ---- */
+
+/*
+ * The bytes the function at fn in o pushes and subtracts from rsp, read from its code
+ * (through jumps that come first: a thunk's target): 1 and *size, its frame at its
+ * first call; 0 and *size, what it built before a branch, a return or an instruction
+ * this reader does not know (more may follow); -1 if fn is not readable code of o or
+ * an instruction moves rsp in another way (pop, and, mov).
+ */
+int cfi_prologue_size(const struct cfi_obj *o, uintptr_t fn, uint32_t *size);
 
 /* End of o's PT_LOAD with all of flags that holds [a, a + len), or 0 (cfi_obj.c). */
 uintptr_t cfi_seg_end(const struct cfi_obj *o, uintptr_t a, uintptr_t len, unsigned flags);

@@ -2,8 +2,8 @@
  * The cfi unwinder (x86_64): one packed DWARF CFI rule per return address in a
  * lock-free cache, filled lazily from the object's tables (cfi_obj.c finds the object,
  * cfi_parse.c reads the rule), and the walk that follows the rules, on the thread's
- * stack or any other. Signal frames are unwind_scan.c's; stacks it cannot start go to
- * the libgcc unwinder whole.
+ * stack or any other. Signal frames and code without tables are unwind_scan.c's;
+ * stacks it cannot start go to the libgcc unwinder whole.
  */
 #define _GNU_SOURCE
 #include "unwind_cfi.h"
@@ -216,6 +216,15 @@ static uint64_t rule_fill(uintptr_t pc, uint64_t key)
 	return rule;
 }
 
+uint64_t cfi_rule_cached(uintptr_t pc, uint64_t key)
+{
+	uint64_t rule = cache_get(cache, pc, key);
+
+	if (__builtin_expect(!rule || CFI_RULE_KIND(rule) >= CFI_TEXT, 0))
+		rule = rule_fill(pc, key);
+	return rule;
+}
+
 static unsigned walk_grown(uintptr_t *pcs, unsigned max, struct regs r, struct stack_win win,
 			   unsigned n, unsigned sigframes, uint64_t key, struct walk_log *log);
 
@@ -259,8 +268,7 @@ walk_loop(uintptr_t *pcs, unsigned max, struct regs r, struct stack_win win, uns
 			}
 		} else if (CFI_RULE_KIND(rule) == CFI_END) {
 			break;
-		} else if (n == 1 && (CFI_RULE_KIND(rule) == CFI_STOP ||
-					CFI_RULE_KIND(rule) == CFI_NOINFO)) {
+		} else if (n == 1 && CFI_RULE_KIND(rule) == CFI_STOP) {
 			*fallback = true;
 			break;
 		} else {
@@ -359,6 +367,7 @@ static bool cfi_init(void)
 	}
 	if (!cfi_obj_init())
 		return false;
+	cfi_scan_init();
 	cache = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (cache == MAP_FAILED) {
 		cache = NULL;

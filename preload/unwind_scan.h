@@ -37,5 +37,11 @@ enum special cfi_special(uint64_t rule, struct stack_win *w, struct regs *r,
 			 struct walk_log *log, uint64_t key, unsigned n, unsigned *sigframes)
 	__attribute__((cold, visibility("hidden")));
 
+/* Once, from the cfi unwinder's init: what the scan needs of the process. */
+void cfi_scan_init(void) __attribute__((visibility("hidden")));
+
+/* unwind_cfi.c's cached rule for return address pc (key: gen_key of the walk's
+ * unwind_gen), filled if missing. */
+uint64_t cfi_rule_cached(uintptr_t pc, uint64_t key) __attribute__((visibility("hidden")));
 
 #endif

@@ -8,6 +8,7 @@
 #include "unwinder.h"
 
 #include <pthread.h>
+#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -32,12 +33,49 @@ extern void *__libc_stack_end __attribute__((weak));
 static pthread_t main_thread;
 static bool main_known;
 
+uintptr_t unwind_entry_slot;
+
+static bool page_readable(uintptr_t page);
+
+/*
+ * The kernel starts a process with argc at the stack pointer, then argv, NULL, the
+ * environment: the entry point's return address goes just below argc. argc is found
+ * below the initial environ, the first word k words under argv's NULL that reads k
+ * (argv's pointers never do); every page read is probed first, in case environ has
+ * been replaced already.
+ */
+static void find_entry_slot(void)
+{
+	extern char **environ;
+	uintptr_t env = (uintptr_t)environ, top = getauxval(AT_EXECFN), a, page = 0;
+
+	if (!env || !top || env >= top || top - env > ((uintptr_t)8 << 20) || (env & 7) ||
+	    env < 8 * 4098)
+		return;
+	for (uintptr_t k = 0; k <= 4096; k++) {
+		a = env - 8 * (k + 2);
+		if ((a & ~(uintptr_t)4095) != page) {
+			page = a & ~(uintptr_t)4095;
+			if (!page_readable(page))
+				return;
+		}
+		if (k == 0 && ((const uintptr_t *)env)[-1] != 0)
+			return;	/* not right after argv's NULL */
+		if (k > 0 && *(const uintptr_t *)a == k) {
+			unwind_entry_slot = a - 8;
+			return;
+		}
+	}
+}
+
 void unwind_stack_init(void)
 {
 	if (!main_known && syscall(SYS_gettid) == getpid()) {
 		main_thread = pthread_self();
 		main_known = true;
 	}
+	if (!unwind_entry_slot)
+		find_entry_slot();
 }
 
 /*

@@ -184,7 +184,14 @@ unwind_stack_window(const struct unwind_start *st, struct stack_win *w)
 	return true;
 }
 
-/* Remember the calling thread as the main one (its stack is found without /proc). */
+/*
+ * Remember the calling thread as the main one (its stack is found without /proc), and
+ * find unwind_entry_slot.
+ */
 void unwind_stack_init(void);
+
+/* Where the process's first return address (into its entry point, _start) sits on the
+ * main thread's stack, just below argc; 0 if not found. */
+extern uintptr_t unwind_entry_slot __attribute__((visibility("hidden")));
 
 #endif

@@ -27,9 +27,8 @@ wait_file()
 }
 
 # static_cases NAME PROG DUP: the cases every flavour passes; DUP checks strdup's
-# blocks: "site" (tagged, under site_dup), "alone" (tagged, but the libc has no unwind
-# tables: the stack ends in strdup, marked truncated) or "none" (a shared libc: its
-# calls are its own)
+# blocks: "site" (tagged, under site_dup: for musl's libc.a, which has no unwind
+# tables, found by a stack scan) or "none" (a shared libc: its calls are its own)
 static_cases()
 {
 	name=$1 prog=$PROGS/$2 dup=$3
@@ -57,9 +56,6 @@ check_sites_dup()
 {
 	case $2 in
 	site) check_sites "$1" ;;
-	alone) expect_bytes site_dup 0 "$1" && grep -q "^\[truncated\];strdup 150\$" "$1" &&
-		check_common_nodup "$1" &&
-		expect_bytes site_big 600000 "$1" && expect_bytes site_thread 80000 "$1" ;;
 	none) expect_bytes site_dup 0 "$1" && check_common_nodup "$1" &&
 		expect_bytes site_big 600000 "$1" && expect_bytes site_thread 80000 "$1" ;;
 	esac
@@ -145,8 +141,25 @@ test_case 'make install: pkg-config --static links a static program with the API
 
 if [ -x "$PROGS/sites-musl-static" ]; then
 	getline_case getline-musl
-	static_cases musl-static sites-musl-static alone
+	static_cases musl-static sites-musl-static site
 	more_cases musl-static
+	if command -v gcore >/dev/null; then
+		# libc_callers N LEN M: dup_strings calls strdup N times for LEN bytes each,
+		# qsort calls cmp_alloc (777 bytes), open_files fopen()s M times
+		test_case "musl-static: callers of a libc without unwind tables, found on the stack" '
+			run_linked $PROGS/libc_callers-musl-static 7 40 3 &&
+			take_core callers.core &&
+			collapsed $PROGS/libc_callers-musl-static callers.core >callers.txt &&
+			expect_bytes dup_strings 280 callers.txt && expect_bytes strdup 280 callers.txt &&
+			expect_bytes sort_things 777 callers.txt && expect_bytes cmp_alloc 777 callers.txt &&
+			fopen=$(bytes_for fopen callers.txt) && test "$fopen" -gt 0 &&
+			expect_bytes open_files "$fopen" callers.txt &&
+			expect_bytes main $((280 + 777 + fopen)) callers.txt &&
+			! grep -q "truncated" callers.txt
+		'
+	else
+		skip_case "musl-static: callers of a libc without unwind tables" "gcore is not installed"
+	fi
 	static_cases musl-dynamic sites-musl none
 else
 	skip_case 'musl static and dynamic' 'musl-gcc is not installed (scripts/install-deps --test)'

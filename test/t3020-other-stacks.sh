@@ -1,10 +1,10 @@
 #!/bin/sh
 # Stacks a thread runs on besides its own, and code without unwind tables, end to end
 # (test/progs/otherstacks.c): coroutines on a malloc'd and on an mmap'd stack between
-# guard pages, a signal handler on a sigaltstack, and a function without tables.
+# guard pages, a signal handler on a sigaltstack, and two functions without tables.
 # Exact bytes under each allocating function with the callers memcheck names for it
 # (the coroutine's, ending at its entry function; the handler's, on through the signal
-# frame), and a walk that could not go on marked.
+# frame), a caller found on the stack, and a walk that could not go on marked.
 . "$(dirname "$0")/lib.sh"
 need_tool gcore
 
@@ -21,7 +21,7 @@ stacks_through()
 	by_stack "$2" | grep -E "(^|;)$1( |;)"
 }
 
-# the function without tables is x86_64 assembly
+# the functions without tables are x86_64 assembly
 no_tables=
 [ "$(uname -m)" = x86_64 ] && no_tables=no-tables
 
@@ -52,13 +52,16 @@ test_case 'a handler on a sigaltstack: on through the signal frame to the code i
 '
 
 if [ -n "$no_tables" ]; then
-	test_case 'code without unwind tables whose caller cannot be found: the stack marked' '
+	test_case 'code without unwind tables: its caller found on the stack, or the stack marked' '
 		printf "%s\n" "[truncated];untabled_big;big_leaf 700" >want &&
 		stacks_through untabled_big other.txt >got &&
-		expect_same want got
+		expect_same want got &&
+		stacks_through untabled_small other.txt >got &&
+		grep -Eq "^_start;.*;main;no_tables;tabled_caller;untabled_small 600$" got ||
+		{ echo "want ...;main;no_tables;tabled_caller;untabled_small 600, got:" >&2; cat got >&2; false; }
 	'
 else
-	skip_case 'code without unwind tables' 'its function is x86_64 assembly'
+	skip_case 'code without unwind tables' 'its functions are x86_64 assembly'
 fi
 
 for mode in fp libgcc; do

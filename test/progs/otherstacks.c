@@ -4,9 +4,10 @@
  * swapcontext) on a malloc'd stack and on an mmap'd one, and a signal handler on a
  * sigaltstack, each allocate a known number of blocks of a known size from a named
  * function, with named callers. The mmap'd stacks have unreadable guard pages on both
- * sides: a walk that reads past a stack's top faults. On x86_64, a function without
- * unwind tables calls one that allocates: the walk cannot go on past it. When done it
- * prints "ready" and waits for SIGUSR2, so the test can take a core. Arguments: any of coro-heap, coro-mmap, altstack, no-tables, in the order
+ * sides: a walk that reads past a stack's top faults. On x86_64, two functions without
+ * unwind tables allocate: one whose caller a stack scan finds, one whose 8 KiB frame
+ * hides it. When done it prints "ready" and waits for SIGUSR2, so the test can take a
+ * core. Arguments: any of coro-heap, coro-mmap, altstack, no-tables, in the order
  * wanted (no-tables exits 77 where it is not built).
  */
 #include <signal.h>
@@ -117,15 +118,24 @@ NOINLINE static void raise_on_altstack(void)
 	sink++;
 }
 
-/* ---- code without unwind tables: 700 bytes whose stack cannot be followed ---- */
+/* ---- code without unwind tables: 600 bytes whose caller is found, 700 whose is not ---- */
 
 #if defined(__x86_64__) && defined(__LP64__)
+void *untabled_small(size_t size);
 void *untabled_big(size_t size);
 void *big_leaf(size_t size);
 
-/* untabled_big, with an 8 KiB frame of zeros, calls big_leaf, which has tables, to
- * allocate */
+/* untabled_small calls malloc itself; untabled_big, with an 8 KiB frame of zeros
+ * (larger than a stack scan reads), calls big_leaf, which has tables, to allocate */
 __asm__(".text\n"
+	".globl untabled_small\n"
+	".type untabled_small, @function\n"
+	"untabled_small:\n"
+	"	pushq $0\n	pushq $0\n	pushq $0\n	pushq $0\n	pushq $0\n"
+	"	call malloc@PLT\n"
+	"	addq $40, %rsp\n"
+	"	ret\n"
+	".size untabled_small, .-untabled_small\n"
 	".globl untabled_big\n"
 	".type untabled_big, @function\n"
 	"untabled_big:\n"
@@ -149,6 +159,12 @@ NOINLINE void *big_leaf(size_t size)
 	return p;
 }
 
+NOINLINE static void tabled_caller(void)
+{
+	keep(untabled_small(600));
+	sink++;
+}
+
 NOINLINE static void big_caller(void)
 {
 	keep(untabled_big(700));
@@ -157,6 +173,7 @@ NOINLINE static void big_caller(void)
 
 static void no_tables(void)
 {
+	tabled_caller();
 	big_caller();
 }
 #else

@@ -12,7 +12,7 @@ TEST_PROGS := $(P)/fakeeval $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)
 	$(P)/snapapi $(P)/snapapi-cxx $(P)/libplugin.so $(P)/plugin_host $(P)/nolive \
 	$(P)/snaplife $(P)/snaplife-linked $(P)/rebuild $(P)/rebuild-extra $(P)/libopenswap.so \
 	$(P)/libslowopen.so $(P)/mallocptr $(P)/resident $(P)/manystacks $(P)/peaks $(P)/lifetimes \
-	$(P)/manysamples $(P)/tiocsti $(P)/bigmap $(P)/threadexit $(P)/snaproots $(P)/cxxglobal $(P)/otherstacks
+	$(P)/manysamples $(P)/tiocsti $(P)/bigmap $(P)/threadexit $(P)/snaproots $(P)/cxxglobal $(P)/otherstacks $(P)/libc_callers
 
 check-build: $(TEST_PROGS)
 
@@ -79,7 +79,7 @@ $(P)/manysamples: test/progs/manysamples.c
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -rdynamic -o $@ $<
 
 # Programs built from one C file with nothing special.
-PLAIN_PROGS := $(addprefix $(P)/,stress arena_links shapes thread_churn forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky exitstack protnone keys nolive snaplife arenas pinned owners resident manystacks peaks lifetimes tiocsti bigmap threadexit otherstacks)
+PLAIN_PROGS := $(addprefix $(P)/,stress arena_links shapes thread_churn forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky exitstack protnone keys nolive snaplife arenas pinned owners resident manystacks peaks lifetimes tiocsti bigmap threadexit otherstacks libc_callers)
 $(PLAIN_PROGS): $(P)/%: test/progs/%.c include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
@@ -168,7 +168,7 @@ $(P)/getline-linked: test/progs/getline.c $(B)/libheapprof.a
 MUSL_CC ?= $(shell command -v musl-gcc 2>/dev/null)
 ifneq ($(MUSL_CC),)
 STATIC_PROGS += $(P)/sites-musl-static $(P)/sites-musl $(P)/forker-musl-static $(P)/snapapi-musl-static \
-	$(P)/getline-musl
+	$(P)/getline-musl $(P)/libc_callers-musl-static
 MUSL_LIB := $(B)/musl/libheapprof.a
 
 # the same archive built by musl-gcc, in a build directory of its own

@@ -801,6 +801,164 @@ static void check_coroutines(int m)
 	munmap(mapped - 4096, CORO_STACK + 8192);
 }
 
+/* ---- code without unwind tables: the caller found by a stack scan ---- */
+
+#if HP_UNWIND_X86_64
+unsigned nocfi_call(uintptr_t *pcs, unsigned max);
+unsigned nocfi_clobber(uintptr_t *pcs, unsigned max);
+unsigned nocfi_big(uintptr_t *pcs, unsigned max);
+unsigned nocfi_stale(uintptr_t *pcs, unsigned max);
+unsigned via_nocfi_stale(uintptr_t *pcs, unsigned max);
+unsigned via_nocfi(uintptr_t *pcs, unsigned max);
+unsigned via_nocfi_rbp(uintptr_t *pcs, unsigned max, size_t pad);
+unsigned via_nocfi_big(uintptr_t *pcs, unsigned max);
+
+/*
+ * Functions without CFI, as musl's libc.a has them, calling fake_malloc: with a frame
+ * of five zeroed words; the same after saving rbp and zeroing it (the caller's rbp is
+ * then only in the saved slot); with an 8 KiB zeroed frame, larger than a scan; and
+ * with a stale return address below the true one that stale_x's rules would confirm
+ * (its CFA is the true return address's slot), but whose call went elsewhere.
+ */
+__asm__(".text\n"
+	".globl nocfi_call\n"
+	".type nocfi_call, @function\n"
+	"nocfi_call:\n"
+	"	pushq $0\n	pushq $0\n	pushq $0\n	pushq $0\n	pushq $0\n"
+	"	call fake_malloc@PLT\n"
+	"	addq $40, %rsp\n"
+	"	ret\n"
+	".size nocfi_call, .-nocfi_call\n"
+	".globl nocfi_clobber\n"
+	".type nocfi_clobber, @function\n"
+	"nocfi_clobber:\n"
+	"	pushq %rbp\n"
+	"	xorl %ebp, %ebp\n"
+	"	pushq $0\n	pushq $0\n	pushq $0\n	pushq $0\n	pushq $0\n	pushq $0\n"
+	"	call fake_malloc@PLT\n"
+	"	addq $48, %rsp\n"
+	"	popq %rbp\n"
+	"	ret\n"
+	".size nocfi_clobber, .-nocfi_clobber\n"
+	".globl nocfi_big\n"
+	".type nocfi_big, @function\n"
+	"nocfi_big:\n"
+	"	subq $8200, %rsp\n"
+	"	movq %rdi, %r8\n"
+	"	movq %rsi, %r9\n"
+	"	movq %rsp, %rdi\n"
+	"	movl $1025, %ecx\n"
+	"	xorl %eax, %eax\n"
+	"	rep stosq\n"
+	"	movq %r8, %rdi\n"
+	"	movq %r9, %rsi\n"
+	"	call fake_malloc@PLT\n"
+	"	addq $8200, %rsp\n"
+	"	ret\n"
+	".size nocfi_big, .-nocfi_big\n"
+	/* stale_x's return address is what a frame of it would have left behind */
+	".type stale_x, @function\n"
+	"stale_x:\n"
+	".cfi_startproc\n"
+	"	subq $24, %rsp\n"
+	"	.cfi_def_cfa_offset 32\n"
+	"	call stale_target\n"
+	"stale_x_ret:\n"
+	"	addq $24, %rsp\n"
+	"	.cfi_def_cfa_offset 8\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size stale_x, .-stale_x\n"
+	".type stale_target, @function\n"
+	"stale_target:\n"
+	".cfi_startproc\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size stale_target, .-stale_target\n"
+	".globl nocfi_stale\n"
+	".type nocfi_stale, @function\n"
+	"nocfi_stale:\n"
+	"	pushq $0\n	pushq $0\n	pushq $0\n"
+	"	leaq stale_x_ret(%rip), %rax\n"
+	"	pushq %rax\n"
+	"	pushq $0\n"
+	"	call fake_malloc@PLT\n"
+	"	addq $40, %rsp\n"
+	"	ret\n"
+	".size nocfi_stale, .-nocfi_stale\n");
+
+NOIPA unsigned via_nocfi(uintptr_t *pcs, unsigned max)
+{
+	unsigned n = nocfi_call(pcs, max);
+
+	sink += n;
+	return n;
+}
+
+/* alloca: an rbp-based CFA, which the scan must confirm with the saved rbp */
+NOIPA unsigned via_nocfi_rbp(uintptr_t *pcs, unsigned max, size_t pad)
+{
+	volatile char *p = __builtin_alloca(pad + 1);
+	unsigned n;
+
+	p[0] = 0;
+	n = nocfi_clobber(pcs, max);
+	sink += n + p[0];
+	return n;
+}
+
+NOIPA unsigned via_nocfi_stale(uintptr_t *pcs, unsigned max)
+{
+	unsigned n = nocfi_stale(pcs, max);
+
+	sink += n;
+	return n;
+}
+
+NOIPA unsigned via_nocfi_big(uintptr_t *pcs, unsigned max)
+{
+	unsigned n = nocfi_big(pcs, max);
+
+	sink += n;
+	return n;
+}
+
+/* Each twice: the second may be a replay, which must say the same, cut or not. */
+NOIPA void check_no_tables(void)
+{
+	static const char *const names[3][3] = { { "nocfi_call", "via_nocfi", "check_no_tables" },
+						 { "nocfi_clobber", "via_nocfi_rbp",
+						   "check_no_tables" },
+						 { "nocfi_stale", "via_nocfi_stale",
+						   "check_no_tables" } };
+	uintptr_t pcs[HP_UNWIND_MAX];
+	unsigned n;
+	bool good = true, cut;
+
+	unwind_init("cfi", replay);
+	for (unsigned k = 0; k < 6 && good; k++) {
+		n = k / 2 == 0 ? via_nocfi(pcs, HP_UNWIND_MAX)
+		    : k / 2 == 1 ? via_nocfi_rbp(pcs, HP_UNWIND_MAX, 40)
+		    : via_nocfi_stale(pcs, HP_UNWIND_MAX);
+		good = !unwind_cut && names_are(pcs, n, names[k / 2], 3) &&
+		       tail_is_libc(pcs, 4, n, "_start");
+		if (!good)
+			dump("cfi", pcs, n);
+	}
+	ok(good, "cfi: callers of code without unwind tables found on the stack, with rbp kept "
+	   "or only saved, past a stale return address; on to _start, not cut");
+	good = true;
+	for (unsigned k = 0; k < 2; k++) {
+		n = via_nocfi_big(pcs, HP_UNWIND_MAX);
+		cut = unwind_cut;
+		good = good && n == 1 && cut;
+	}
+	if (!good) dump("big", pcs, n);
+	ok(good, "cfi: code without tables whose frame is larger than a scan: pcs[0], cut (%u)",
+	   n);
+}
+#endif
+
 /* ---- replay (unwind.c): the same start under other callers ---- */
 
 NOIPA unsigned leaf_cap(uintptr_t *pcs, unsigned max)
@@ -1317,6 +1475,7 @@ int main(void)
 	check_agreement();
 #if HP_UNWIND_X86_64
 	check_fallback();
+	check_no_tables();
 #endif
 	for (int m = 0; m < N_MODES; m++)
 		check_dlclose(m);
