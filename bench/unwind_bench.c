@@ -1,7 +1,10 @@
 /*
  * Nanoseconds per unwind_capture() in each mode at two stack depths, measured the way
  * the hooks call it. Links preload/unwind*.c and cfi_*.c; prints one table.
- *   usage: unwind_bench [iterations]
+ *   usage: unwind_bench [iterations [mode]]
+ * mode (cfi, fp, libgcc, cfi+replay, fp+replay) keeps that row alone, for an
+ * instruction count of it: valgrind --tool=callgrind unwind_bench 2000 cfi+replay, then
+ * callgrind_annotate --inclusive=yes: unwind_capture's line.
  */
 #define _GNU_SOURCE
 #include <stdint.h>
@@ -73,6 +76,7 @@ int main(int argc, char **argv)
 	static const char *const modes[] = { "cfi", "fp", "libgcc" };
 	static const struct { unsigned depth, max; } cases[] = { { 6, 16 }, { 40, 16 }, { 40, 64 } };
 	unsigned iters = argc > 1 ? (unsigned)atoi(argv[1]) : 200000, frames;
+	const char *only = argc > 2 ? argv[2] : NULL;
 
 	unwind_init("cfi", false);
 	printf("%-10s", "mode");
@@ -87,11 +91,14 @@ int main(int argc, char **argv)
 	printf("\n");
 	for (unsigned m = 0; m < 6; m++) {
 		bool replay = m >= 3;
+		const char *name = replay ? (m == 3 ? "cfi+replay" : "fp+replay") : modes[m];
 
+		if (only && strcmp(only, name) != 0)
+			continue;
 		unwind_init(modes[m % 3], replay);
 		if (strcmp(unwind_name(), modes[m % 3]) != 0 || (replay && m == 5))
 			continue;	/* libgcc's walks are never replayed */
-		printf("%-10s", replay ? (m == 3 ? "cfi+replay" : "fp+replay") : modes[m]);
+		printf("%-10s", name);
 		for (unsigned c = 0; c < 3; c++) {
 			unsigned it = m == 2 ? iters / 10 : iters;
 			double t = ns_per_capture(cases[c].depth, cases[c].max, it, &frames);
