@@ -3,6 +3,13 @@
 #   skip_case NAME WHY          an "ok ... # SKIP" line (counted as skipped)
 #   need_tool TOOL              exit 77 (the whole script is skipped) when TOOL is missing
 #   expect_same EXPECTED ACTUAL diff two files, print the diff, fail when they differ
+#   expect_grep [-x|-E|-F|-i|--] PATTERN [FILE]
+#                               FILE (or standard input) has a line matching PATTERN;
+#                               else print the pattern and the file's first lines
+#   expect_no_grep [...] PATTERN [FILE]  no line matches; else print those that do
+#   expect_eq WHAT EXPECTED ACTUAL  two strings equal; else print both
+#   expect_num WHAT N OP M      [ N OP M ] for integers (-eq -ne -lt -le -gt -ge); else
+#                               print N, OP and M
 #   run_preloaded PROG ARGS...  start PROG under heapprof.so (or LD_PRELOAD=$HP_PRELOAD when
 #                               set), wait for its "ready" line
 #   take_core FILE              gcore the program started last, then end it
@@ -51,7 +58,7 @@ test_case()
 		echo "ok $case_no - $1"
 	else
 		echo "not ok $case_no - $1"
-		sed 's/^/#   /' "$SCRATCH/case.log" | tail -n 40
+		sed 's/^/#   /' "$SCRATCH/case.log" | tail -n 60
 		failures=$((failures + 1))
 	fi
 }
@@ -70,6 +77,74 @@ need_tool()
 expect_same()
 {
 	diff -u "$1" "$2" >&2
+}
+
+# show_file FILE: its first 30 lines, marked, and how many more there are
+show_file()
+{
+	_sf_n=$(wc -l <"$1")
+	sed -n '1,30s/^/  | /p' "$1"
+	[ "$_sf_n" -le 30 ] || echo "  | ... $((_sf_n - 30)) more lines (KEEP=1 keeps the file)"
+}
+
+# expect_grep and expect_no_grep: grep's options first, then PATTERN, then FILE or
+# standard input (kept in expect.in to be shown). Their variables start with _em_, so
+# as not to touch a case's own.
+expect_grep()
+{
+	expect_match yes "$@"
+}
+
+expect_no_grep()
+{
+	expect_match no "$@"
+}
+
+expect_match()
+{
+	_em_want=$1 _em_opts=
+	shift
+	while [ $# -gt 1 ]; do
+		case $1 in
+		--) shift; break ;;
+		-[xEFiw]*) _em_opts="$_em_opts $1"; shift ;;
+		*) break ;;
+		esac
+	done
+	_em_file=${2:-$SCRATCH/expect.in}
+	[ $# -ge 2 ] || cat >"$_em_file"
+	# _em_opts unquoted: the options given, one word each
+	if [ $_em_want = yes ]; then
+		grep -q $_em_opts -e "$1" "$_em_file" && return 0
+		echo "expected a line matching${_em_opts:+ (grep$_em_opts)} '$1' in ${2:-standard input}; it holds:"
+		show_file "$_em_file"
+	else
+		grep $_em_opts -e "$1" "$_em_file" >"$SCRATCH/expect.hit" || return 0
+		echo "expected no line matching${_em_opts:+ (grep$_em_opts)} '$1' in ${2:-standard input}; found:"
+		show_file "$SCRATCH/expect.hit"
+	fi >&2
+	return 1
+}
+
+expect_eq()
+{
+	[ "$2" = "$3" ] && return 0
+	echo "$1: expected '$2', got '$3'" >&2
+	return 1
+}
+
+expect_num()
+{
+	case $3 in
+	-eq) _en_op='=' ;; -ne) _en_op='!=' ;; -lt) _en_op='<' ;; -le) _en_op='<=' ;;
+	-gt) _en_op='>' ;; -ge) _en_op='>=' ;;
+	*) echo "expect_num: '$3' is no operator" >&2; return 2 ;;
+	esac
+	if [ "$2" -eq "$2" ] 2>/dev/null && [ "$4" -eq "$4" ] 2>/dev/null; then
+		[ "$2" "$3" "$4" ] && return 0
+	fi
+	echo "$1: expected $_en_op $4, got '$2'" >&2
+	return 1
 }
 
 # wait_for CMD...: until CMD (a command or a function) succeeds, 30 s at most; for a
