@@ -4,7 +4,7 @@
 # --short-names on C++ names.
 . "$(dirname "$0")/lib.sh"
 need_tool gcore
-. "$TEST_DIR/sites.sh"
+. "$TEST_DIR/helpers/sites.sh"
 
 test_case 'a core of the sites workload' '
 	run_preloaded $PROGS/sites $SITES && take_core sites.core &&

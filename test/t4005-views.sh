@@ -90,7 +90,7 @@ test_case '--base: usage errors' '
 '
 
 test_case 'a core for the views' '
-	. "$TEST_DIR/sites.sh" &&
+	. "$TEST_DIR/helpers/sites.sh" &&
 	run_preloaded $SITES_PROG $SITES && take_core sites.core &&
 	heapprof-analyze -f collapsed $SITES_PROG sites.core >all.txt && check_sites all.txt
 '

@@ -7,7 +7,7 @@
 need_tool gcore
 need_tool python3
 
-stacks_of() { python3 "$TEST_DIR/stacks_of.py" "$@"; }
+stacks_of() { python3 "$TEST_DIR/helpers/stacks_of.py" "$@"; }
 
 # same_stacks FORMAT FILE COLLAPSED: FILE's stacks are COLLAPSED's, value for value
 same_stacks()

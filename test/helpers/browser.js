@@ -1,6 +1,6 @@
 // Drive a page in headless Chromium over the DevTools protocol, with node's own
 // WebSocket (node --experimental-websocket on node 20): no driver to install.
-//   node --experimental-websocket test/browser.js PAGE SCENARIO.js [ARG...]
+//   node --experimental-websocket test/helpers/browser.js PAGE SCENARIO.js [ARG...]
 // SCENARIO.js exports async (page, args) => {...}; page.eval(expr) gives the value,
 // page.click(selector) clicks the element's centre with real mouse events,
 // page.type(selector, text), page.select(selector, value), page.screenshot(file).
