@@ -82,9 +82,8 @@ expect_same()
 # show_file FILE: its first 30 lines, marked, and how many more there are
 show_file()
 {
-	_sf_n=$(wc -l <"$1")
-	sed -n '1,30s/^/  | /p' "$1"
-	[ "$_sf_n" -le 30 ] || echo "  | ... $((_sf_n - 30)) more lines (KEEP=1 keeps the file)"
+	awk 'NR <= 30 { print "  | " $0 }
+		END { if (NR > 30) print "  | ... " NR - 30 " more lines (KEEP=1 keeps the file)" }' "$1"
 }
 
 # expect_grep and expect_no_grep: grep's options first, then PATTERN, then FILE or
