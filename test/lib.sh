@@ -24,7 +24,8 @@
 #   arenas_lost                 ... for test/progs/arenas under --leaks
 #   expect_mallinfo JSON OUT P  a --memory JSON report's allocator figures against the
 #                               "mallinfo2 ..." line in OUT: within P% (0: equal)
-# Each script runs in its own scratch directory, removed afterwards unless KEEP=1.
+# Each script runs in its own scratch directory, removed afterwards unless KEEP=1, with
+# TMPDIR inside it.
 set -u
 : "${BUILD:?}" "${TEST_DIR:?}"
 PATH=$BUILD:$PATH
@@ -35,6 +36,9 @@ PRELOAD=$BUILD/heapprof.so
 ANALYZE=$BUILD/heapprof-analyze
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/heapprof-test.XXXXXX")
 cd "$SCRATCH" || exit 1
+# What the script's programs write to $TMPDIR (a spooled core, heapprof report --keep's
+# snapshot, chromium's profiles) goes in the scratch directory and goes with it.
+mkdir "$SCRATCH/.tmp" && TMPDIR=$SCRATCH/.tmp && export TMPDIR || exit 1
 trap 'cleanup_all' EXIT
 case_no=0
 failures=0
