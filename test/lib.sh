@@ -24,6 +24,8 @@
 #   arenas_lost                 ... for test/progs/arenas under --leaks
 #   expect_mallinfo JSON OUT P  a --memory JSON report's allocator figures against the
 #                               "mallinfo2 ..." line in OUT: within P% (0: equal)
+#   have_pprof                  the real pprof as $PPROF, built on first use; false with
+#                               the reason in $PPROF_WHY (for skip_case)
 # Each script runs in its own scratch directory, removed afterwards unless KEEP=1, with
 # TMPDIR inside it.
 set -u
@@ -147,6 +149,32 @@ expect_num()
 		[ "$2" "$3" "$4" ] && return 0
 	fi
 	echo "$1: expected $_en_op $4, got '$2'" >&2
+	return 1
+}
+
+# have_pprof: $PPROF is the real pprof, built once per build directory from Debian's
+# sources (golang-go, golang-github-google-pprof-dev) by the first script that asks,
+# under a lock, so that no script skips a pprof check for want of a later one's build;
+# else a pprof in PATH. False without either, the reason in PPROF_WHY.
+PPROF=$BUILD/pprof
+PPROF_WHY=
+have_pprof()
+{
+	[ -x "$BUILD/pprof" ] && return 0
+	if command -v go >/dev/null && [ -d /usr/share/gocode/src/github.com/google/pprof ]; then
+		(
+			flock 9 && { [ -x "$BUILD/pprof" ] ||
+				GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= GOCACHE=$BUILD/go-cache \
+					go build -o "$BUILD/pprof.new" github.com/google/pprof &&
+				mv "$BUILD/pprof.new" "$BUILD/pprof"; }
+		) 9>"$BUILD/pprof.lock" >"$BUILD/pprof.log" 2>&1 && return 0
+		PPROF_WHY="pprof did not build from Debian's sources: $BUILD/pprof.log says why"
+	elif command -v pprof >/dev/null; then
+		PPROF=$(command -v pprof)
+		return 0
+	else
+		PPROF_WHY="no pprof: go or its sources missing (scripts/install-deps --test: golang-go golang-github-google-pprof-dev)"
+	fi
 	return 1
 }
 

@@ -98,9 +98,7 @@ test_case 'json: Python frames as frames, valid against the schema' '
 	json_valid out.json
 '
 
-PPROF=$BUILD/pprof
-[ -x "$PPROF" ] || PPROF=$(command -v pprof || true)
-if [ -n "$PPROF" ]; then
+if have_pprof; then
 	test_case 'pprof: one location per Python line, named with file:line' '
 		dump a.bin $BLOCKS && an -f pprof -o p.pb.gz &&
 		"$PPROF" -raw p.pb.gz >raw 2>raw.err && ! test -s raw.err &&
@@ -111,7 +109,7 @@ if [ -n "$PPROF" ]; then
 		grep -q " 1324B .* <module>\$" top && grep -q " 1024B .* Cache.fill\$" top
 	'
 else
-	skip_case 'pprof: Python locations' 'no pprof (see t4004)'
+	skip_case 'pprof: Python locations' "$PPROF_WHY"
 fi
 
 # the page's frames are [name, file, line, module, kind]: Python functions kind 4, the
