@@ -69,7 +69,7 @@ ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(B)/%.o)
 ANALYZER_LIB_OBJS := $(filter-out $(B)/analyzer/main.o,$(ANALYZER_OBJS))
 
 .SECONDARY:
-.PHONY: all preload static print-static-ldflags analyzer check check-build install uninstall clean demo bench fuzz fuzz-smoke
+.PHONY: all preload static print-static-ldflags analyzer check check-build install uninstall clean demo bench fuzz fuzz-smoke man
 all: preload static analyzer
 
 preload: $(B)/heapprof.so
@@ -138,6 +138,12 @@ include test/fuzz/fuzz.mk
 
 check: all check-build
 	$(Q)BUILD=$(abspath $(B)) SANITIZE='$(SANITIZE)' sh test/run $(TESTS)
+
+# doc/heapprof-analyze.1: each option's entry starts with its --help text (t0004 checks)
+man: $(B)/heapprof-analyze
+	$(Q)$(B)/heapprof-analyze --help >$(B)/help.txt && \
+		sh scripts/man-options $(B)/help.txt doc/heapprof-analyze.1 >$(B)/heapprof-analyze.1 && \
+		cp $(B)/heapprof-analyze.1 doc/heapprof-analyze.1
 
 demo: all $(B)/progs/demo
 	$(Q)sh scripts/demo.sh $(abspath $(B))

@@ -2,8 +2,8 @@
  * Leaks by reachability (memcheck's classes) from the heap graph (graph.h) of one scan:
  * which live heapprof blocks no root reaches. The graph's roots are conservative (every
  * thread's registers, every byte of the image outside live blocks and the allocator's
- * free chunks); then, transitively, the blocks reached. See README.md ("Leaks") for
- * the classes and what conservative scanning cannot see.
+ * free chunks); then, transitively, the blocks reached. docs/guide.md ("Leaks by
+ * reachability") gives the classes and what conservative scanning cannot see.
  */
 #ifndef HP_LEAKS_H
 #define HP_LEAKS_H

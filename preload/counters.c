@@ -8,8 +8,8 @@
 
 static HP_TLS uint64_t last_call_ns;
 
-/* The thread's first call adds none: when the thread started is not known here (the
- * README says so). */
+/* The thread's first call adds none: when the thread started is not known here
+ * (heapprof.so.7 says so). */
 void counters_time(struct hp_site_rec *s)
 {
 	struct timespec ts;

@@ -189,7 +189,7 @@ static void __attribute__((noreturn)) child_main(struct snap_job *j)
  * (CLONE_VM | CLONE_VFORK, so the caller waits only for this function), forks the
  * writer and exits at once. The writer, orphaned, is reaped by init: the program gets
  * no SIGCHLD and no zombie, and its wait() never sees ours (unless the program is
- * itself a child subreaper or PID 1: README says so). It shares our file table too,
+ * itself a child subreaper or PID 1: docs/guide.md says so). It shares our file table too,
  * so the pidfd it opens for the writer is ours.
  */
 static int mid_main(void *arg)

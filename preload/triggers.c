@@ -1,7 +1,7 @@
 /*
  * The triggers of snapshots (see triggers.h). Signal handlers are installed once, at
  * start-up; a program that later installs its own handler for the same signal wins
- * (heapprof does not wrap sigaction), as README says.
+ * (heapprof does not wrap sigaction), as heapprof.so.7 says.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -188,7 +188,7 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
 }
 
 /* The main thread's stack may be what overflowed: give the handler a stack of its own
- * unless the program set one up. Other threads use theirs (README says so). */
+ * unless the program set one up. Other threads use theirs (heapprof.so.7 says so). */
 static void crash_stack(void)
 {
 	stack_t ss, old;

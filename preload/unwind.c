@@ -348,7 +348,8 @@ void unwind_init(const char *name, bool replay)
 	if (name && *name) {
 		want = by_name(name);
 		if (!strcmp(name, "libunwind"))
-			/* README, "Unwinders": its pipe of its own, syscalls while unwinding */
+			/* docs/INTERNALS.md: its pipe of its own, syscalls while unwinding; the
+			 * README's table links there */
 			hp_warn("HEAPPROF_UNWIND=libunwind: dropped (unsafe in a preload, see the "
 				"README); using the default", NULL, NULL);
 		else if (!want)

@@ -5,12 +5,14 @@ set -eu
 build=$(cd "${1:-build}" && pwd)
 dir=$(mktemp -d "${TMPDIR:-/tmp}/heapprof-demo.XXXXXX")
 trap 'kill -9 $pid 2>/dev/null; rm -rf "$dir"' EXIT
-LD_PRELOAD=$build/heapprof.so "$build/progs/demo" >"$dir/out" &
-pid=$!
-while ! grep -q ready "$dir/out"; do sleep 0.1; done
-echo "\$ LD_PRELOAD=heapprof.so demo &       # pid $pid"
-echo "\$ gcore -o demo.core $pid"
+# in a directory of its own, as ./demo: the report names the program as it was given
+cp "$build/progs/demo" "$dir/demo"
 cd "$dir"
+LD_PRELOAD=$build/heapprof.so ./demo >out &
+pid=$!
+while ! grep -q ready out; do sleep 0.1; done
+echo "\$ LD_PRELOAD=heapprof.so ./demo &     # pid $pid"
+echo "\$ gcore -o demo.core $pid"
 gcore -o demo.core "$pid" >/dev/null 2>&1
-echo "\$ heapprof-analyze demo demo.core.$pid"
-"$build/heapprof-analyze" --top=5 "$build/progs/demo" "demo.core.$pid"
+echo "\$ heapprof-analyze --top=3 ./demo demo.core.$pid"
+"$build/heapprof-analyze" --top=3 ./demo "demo.core.$pid"

@@ -3,6 +3,13 @@
 #   skip_case NAME WHY          an "ok ... # SKIP" line (counted as skipped)
 #   need_tool TOOL              exit 77 (the whole script is skipped) when TOOL is missing
 #   expect_same EXPECTED ACTUAL diff two files, print the diff, fail when they differ
+#   expect_grep [-x|-E|-F|-i|--] PATTERN [FILE]
+#                               FILE (or standard input) has a line matching PATTERN;
+#                               else print the pattern and the file's first lines
+#   expect_no_grep [...] PATTERN [FILE]  no line matches; else print those that do
+#   expect_eq WHAT EXPECTED ACTUAL  two strings equal; else print both
+#   expect_num WHAT N OP M      [ N OP M ] for integers (-eq -ne -lt -le -gt -ge); else
+#                               print N, OP and M
 #   run_preloaded PROG ARGS...  start PROG under heapprof.so (or LD_PRELOAD=$HP_PRELOAD when
 #                               set), wait for its "ready" line
 #   take_core FILE              gcore the program started last, then end it
@@ -17,7 +24,10 @@
 #   arenas_lost                 ... for test/progs/arenas under --leaks
 #   expect_mallinfo JSON OUT P  a --memory JSON report's allocator figures against the
 #                               "mallinfo2 ..." line in OUT: within P% (0: equal)
-# Each script runs in its own scratch directory, removed afterwards unless KEEP=1.
+#   have_pprof                  the real pprof as $PPROF, built on first use; false with
+#                               the reason in $PPROF_WHY (for skip_case)
+# Each script runs in its own scratch directory, removed afterwards unless KEEP=1, with
+# TMPDIR inside it.
 set -u
 : "${BUILD:?}" "${TEST_DIR:?}"
 PATH=$BUILD:$PATH
@@ -28,6 +38,9 @@ PRELOAD=$BUILD/heapprof.so
 ANALYZE=$BUILD/heapprof-analyze
 SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/heapprof-test.XXXXXX")
 cd "$SCRATCH" || exit 1
+# What the script's programs write to $TMPDIR (a spooled core, heapprof report --keep's
+# snapshot, chromium's profiles) goes in the scratch directory and goes with it.
+mkdir "$SCRATCH/.tmp" && TMPDIR=$SCRATCH/.tmp && export TMPDIR || exit 1
 trap 'cleanup_all' EXIT
 case_no=0
 failures=0
@@ -51,7 +64,7 @@ test_case()
 		echo "ok $case_no - $1"
 	else
 		echo "not ok $case_no - $1"
-		sed 's/^/#   /' "$SCRATCH/case.log" | tail -n 40
+		sed 's/^/#   /' "$SCRATCH/case.log" | tail -n 60
 		failures=$((failures + 1))
 	fi
 }
@@ -70,6 +83,99 @@ need_tool()
 expect_same()
 {
 	diff -u "$1" "$2" >&2
+}
+
+# show_file FILE: its first 30 lines, marked, and how many more there are
+show_file()
+{
+	awk 'NR <= 30 { print "  | " $0 }
+		END { if (NR > 30) print "  | ... " NR - 30 " more lines (KEEP=1 keeps the file)" }' "$1"
+}
+
+# expect_grep and expect_no_grep: grep's options first, then PATTERN, then FILE or
+# standard input (kept in expect.in to be shown). Their variables start with _em_, so
+# as not to touch a case's own.
+expect_grep()
+{
+	expect_match yes "$@"
+}
+
+expect_no_grep()
+{
+	expect_match no "$@"
+}
+
+expect_match()
+{
+	_em_want=$1 _em_opts=
+	shift
+	while [ $# -gt 1 ]; do
+		case $1 in
+		--) shift; break ;;
+		-[xEFiw]*) _em_opts="$_em_opts $1"; shift ;;
+		*) break ;;
+		esac
+	done
+	_em_file=${2:-$SCRATCH/expect.in}
+	[ $# -ge 2 ] || cat >"$_em_file"
+	# _em_opts unquoted: the options given, one word each
+	if [ $_em_want = yes ]; then
+		grep -q $_em_opts -e "$1" "$_em_file" && return 0
+		echo "expected a line matching${_em_opts:+ (grep$_em_opts)} '$1' in ${2:-standard input}; it holds:"
+		show_file "$_em_file"
+	else
+		grep $_em_opts -e "$1" "$_em_file" >"$SCRATCH/expect.hit" || return 0
+		echo "expected no line matching${_em_opts:+ (grep$_em_opts)} '$1' in ${2:-standard input}; found:"
+		show_file "$SCRATCH/expect.hit"
+	fi >&2
+	return 1
+}
+
+expect_eq()
+{
+	[ "$2" = "$3" ] && return 0
+	echo "$1: expected '$2', got '$3'" >&2
+	return 1
+}
+
+expect_num()
+{
+	case $3 in
+	-eq) _en_op='=' ;; -ne) _en_op='!=' ;; -lt) _en_op='<' ;; -le) _en_op='<=' ;;
+	-gt) _en_op='>' ;; -ge) _en_op='>=' ;;
+	*) echo "expect_num: '$3' is no operator" >&2; return 2 ;;
+	esac
+	if [ "$2" -eq "$2" ] 2>/dev/null && [ "$4" -eq "$4" ] 2>/dev/null; then
+		[ "$2" "$3" "$4" ] && return 0
+	fi
+	echo "$1: expected $_en_op $4, got '$2'" >&2
+	return 1
+}
+
+# have_pprof: $PPROF is the real pprof, built once per build directory from Debian's
+# sources (golang-go, golang-github-google-pprof-dev) by the first script that asks,
+# under a lock, so that no script skips a pprof check for want of a later one's build;
+# else a pprof in PATH. False without either, the reason in PPROF_WHY.
+PPROF=$BUILD/pprof
+PPROF_WHY=
+have_pprof()
+{
+	[ -x "$BUILD/pprof" ] && return 0
+	if command -v go >/dev/null && [ -d /usr/share/gocode/src/github.com/google/pprof ]; then
+		(
+			flock 9 && { [ -x "$BUILD/pprof" ] ||
+				GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= GOCACHE=$BUILD/go-cache \
+					go build -o "$BUILD/pprof.new" github.com/google/pprof &&
+				mv "$BUILD/pprof.new" "$BUILD/pprof"; }
+		) 9>"$BUILD/pprof.lock" >"$BUILD/pprof.log" 2>&1 && return 0
+		PPROF_WHY="pprof did not build from Debian's sources: $BUILD/pprof.log says why"
+	elif command -v pprof >/dev/null; then
+		PPROF=$(command -v pprof)
+		return 0
+	else
+		PPROF_WHY="no pprof: go or its sources missing (scripts/install-deps --test: golang-go golang-github-google-pprof-dev)"
+	fi
+	return 1
 }
 
 # wait_for CMD...: until CMD (a command or a function) succeeds, 30 s at most; for a

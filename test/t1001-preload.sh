@@ -143,9 +143,3 @@ test_case 'HEAPPROF_ALLOCATOR naming a missing file warns once and goes on' '
 	test "$(cat out)" = out && test "$(wc -l <err)" = 1 && grep -q "^heapprof: HEAPPROF_ALLOCATOR" err
 '
 
-test_case 'the README lists exactly the variables of the options table' '
-	sed -n "s/^	[A-Z]*(\"\(HEAPPROF_[A-Z_]*\)\".*/\1/p" $SRC_DIR/preload/options.c | sort >table.txt &&
-	sed -n "/^### heapprof.so environment/,/^## /s/^| \`\(HEAPPROF_[A-Z_]*\)\` |.*/\1/p" \
-		$SRC_DIR/README.md | sort >readme.txt &&
-	test -s table.txt && expect_same table.txt readme.txt
-'

@@ -45,7 +45,7 @@ test_case 'same answers behind an aligned_alloc that refuses odd alignments' '
 	expect_same want-strict got && ! test -s err
 '
 
-# README (HEAPPROF_REPLAY): the replay table of each thread is freed at its exit
+# heapprof.so.7 (HEAPPROF_REPLAY): the replay table of each thread is freed at its exit
 # through one pthread key of heapprof's own; without replay there is none
 test_case 'pthread keys: one fewer with HEAPPROF_REPLAY=1, as documented, all with 0' '
 	all=$($PROGS/keys) &&

@@ -4,7 +4,7 @@
 # chains give the names, files and lines sys._getframe gives, from the name records and
 # from the live code objects. Interpreters heapprof does not know: one line, no frames.
 . "$(dirname "$0")/lib.sh"
-. "$TEST_DIR/pythons.sh"
+. "$TEST_DIR/helpers/pythons.sh"
 
 LIB=$PROGS/libpycapture.so
 CASES='method|method, GIL released|comprehension|generator|sorted key callback|thread'
@@ -15,7 +15,7 @@ for label in $PYTHONS; do
 		skip_case "python $label: frames from C" "no python $label on this machine"
 		continue
 	fi
-	"$py" "$TEST_DIR/python_chain.py" "$LIB" >"out.$label" 2>"err.$label"
+	"$py" "$TEST_DIR/helpers/python_chain.py" "$LIB" >"out.$label" 2>"err.$label"
 	echo "$?" >"rc.$label"
 	IFS='|'
 	for c in $CASES; do

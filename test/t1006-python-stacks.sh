@@ -1,15 +1,15 @@
 #!/bin/sh
 # Python frames in the stacks heapprof.so records (preload/hooks.c): each interpreter
-# runs test/python_stacks.py under heapprof.so and is dumped with gcore; read with
+# runs test/helpers/python_stacks.py under heapprof.so and is dumped with gcore; read with
 # build/unit/pystacks, the stacks whose innermost Python frame is a known function at
 # its allocating line hold that function's bytes (within 5%: the bytearray objects and
 # list growth beside the buffers), and the frames outside it are the ones it ran under.
 . "$(dirname "$0")/lib.sh"
-. "$TEST_DIR/pythons.sh"
+. "$TEST_DIR/helpers/pythons.sh"
 need_tool gcore
 export PYTHONMALLOC=malloc
 
-SCRIPT=$TEST_DIR/python_stacks.py
+SCRIPT=$TEST_DIR/helpers/python_stacks.py
 F=python_stacks.py
 line_of() { grep -n "# at $1\$" "$SCRIPT" | cut -d: -f1; }
 

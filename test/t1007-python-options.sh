@@ -4,11 +4,11 @@
 # HEAPPROF_FRAMES bounds the Python frames as it does the native ones. Read with
 # build/unit/pystacks (see t1006).
 . "$(dirname "$0")/lib.sh"
-. "$TEST_DIR/pythons.sh"
+. "$TEST_DIR/helpers/pythons.sh"
 need_tool gcore
 export PYTHONMALLOC=malloc
 
-SCRIPT=$TEST_DIR/python_stacks.py
+SCRIPT=$TEST_DIR/helpers/python_stacks.py
 F=python_stacks.py
 FILL="Cache.fill@$F:$(grep -n '# at fill$' "$SCRIPT" | cut -d: -f1)"
 

@@ -3,7 +3,7 @@
 # before: one line on stderr for the whole run (threads, a forked child, extension
 # modules loaded by dlopen all along), and native stacks that hold its bytes.
 . "$(dirname "$0")/lib.sh"
-. "$TEST_DIR/pythons.sh"
+. "$TEST_DIR/helpers/pythons.sh"
 need_tool gcore
 export PYTHONMALLOC=malloc
 

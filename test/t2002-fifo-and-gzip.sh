@@ -18,9 +18,9 @@ one_line_exit2()
 test_case 'a FIFO as PROGRAM or --raw image, a device as CORE: refused at once' '
 	mkfifo fifo &&
 	one_line_exit2 fifo fifo && grep -q "'"'fifo' is not a regular file (a FIFO)"'" err &&
-	one_line_exit2 --raw fifo@0x1000 $PROGS/sites && grep -q "not a regular file (a FIFO)" err &&
+	one_line_exit2 --raw fifo@0x1000 $PROGS/sites && expect_grep "not a regular file (a FIFO)" err &&
 	one_line_exit2 $PROGS/sites /dev/null &&
-	grep -q "not a regular file or a pipe (a character device)" err
+	expect_grep "not a regular file or a pipe (a character device)" err
 '
 
 test_case 'CORE - from a pipe that holds no core: one line' '
@@ -40,14 +40,14 @@ test_case 'a core of a program run from a copy' '
 test_case 'a FIFO where the core names a library: skipped with a warning, still a report' '
 	rm copy/libsite.so && mkfifo copy/libsite.so &&
 	timeout 20 heapprof-analyze -f collapsed $PROGS/sites copy.core >lib.txt 2>lib.err &&
-	grep -q "warning: .*copy/libsite.so.*not a regular file (a FIFO)" lib.err &&
+	expect_grep "warning: .*copy/libsite.so.*not a regular file (a FIFO)" lib.err &&
 	expect_bytes site_small 10000 lib.txt
 '
 
 test_case 'a FIFO where the core names the executable: skipped, PROGRAM still used' '
 	rm copy/libsite.so copy/sites && cp $PROGS/libsite.so copy/ && mkfifo copy/sites &&
 	timeout 20 heapprof-analyze -f collapsed $PROGS/sites copy.core >exe.txt 2>exe.err &&
-	grep -q "warning: .*copy/sites.*not a regular file (a FIFO)" exe.err &&
+	expect_grep "warning: .*copy/sites.*not a regular file (a FIFO)" exe.err &&
 	expect_bytes site_small 10000 exe.txt
 '
 
@@ -63,8 +63,8 @@ test_case 'a library swapped for a FIFO between its check and a reopen: no hang'
 	ASAN_OPTIONS=verify_asan_link_order=0 LD_PRELOAD=$PROGS/libopenswap.so \
 		timeout 20 heapprof-analyze -f collapsed $PROGS/sites copy.core >swap.txt 2>swap.err &&
 	expect_bytes site_small 10000 swap.txt &&
-	grep -q "warning: module .*copy/libsite.so. at 0x[0-9a-f]* has build-id" swap.err &&
-	! grep -q plain swap.log && [ "$(grep -c nonblock swap.log)" = 1 ] && test -f copy/libsite.so
+	expect_grep "warning: module .*copy/libsite.so. at 0x[0-9a-f]* has build-id" swap.err &&
+	expect_no_grep plain swap.log && [ "$(grep -c nonblock swap.log)" = 1 ] && test -f copy/libsite.so
 '
 
 # gzip cores. A bomb is the real core's gzip followed by gzip members of 64 MiB of
@@ -74,7 +74,7 @@ test_case 'a library swapped for a FIFO between its check and a reopen: no hang'
 test_case 'a gzip core inflates and gives the same report' '
 	gzip -1 -c copy.core >copy.core.gz &&
 	timeout 20 heapprof-analyze -f collapsed $PROGS/sites copy.core.gz >gz.txt 2>gz.err &&
-	expect_bytes site_small 10000 gz.txt && ! grep -q gzip gz.err
+	expect_bytes site_small 10000 gz.txt && expect_no_grep gzip gz.err
 '
 
 test_case 'a gzip bomb stops at the size the ELF headers promise, with a warning' '
@@ -83,7 +83,7 @@ test_case 'a gzip bomb stops at the size the ELF headers promise, with a warning
 	limit=$(( $(wc -c <copy.core) / 512 + 64 )) && mkdir tmp &&
 	( ulimit -f $limit && TMPDIR=$PWD/tmp timeout 20 heapprof-analyze -f collapsed \
 		$PROGS/sites bomb.gz >bomb.txt 2>bomb.err ) &&
-	grep -q "warning: .bomb.gz. inflates to more than the $(wc -c <copy.core) bytes its ELF headers promise" bomb.err &&
+	expect_grep "warning: .bomb.gz. inflates to more than the $(wc -c <copy.core) bytes its ELF headers promise" bomb.err &&
 	expect_bytes site_small 10000 bomb.txt && [ -z "$(ls tmp)" ]
 '
 
@@ -92,17 +92,17 @@ test_case 'a gzip that is no ELF core is refused before a few KiB are written' '
 	( ulimit -f 8 && one_line_exit2 $PROGS/sites notcore.gz ) &&
 	grep -q "'"'notcore.gz' is not an ELF core (inside gzip)"'" err &&
 	gzip -c $PROGS/sites >prog.gz && one_line_exit2 $PROGS/sites prog.gz &&
-	grep -q "not an ELF core (inside gzip): an ELF file of another type" err
+	expect_grep "not an ELF core (inside gzip): an ELF file of another type" err
 '
 
 test_case 'a gzip core cut in half: a cut-short warning and still a report' '
 	size=$(wc -c <copy.core.gz) && head -c $((size / 2)) copy.core.gz >cut.gz &&
 	timeout 20 heapprof-analyze -f collapsed $PROGS/sites cut.gz >cut.txt 2>cut.err &&
-	grep -q "warning: .cut.gz.: gzip stream is cut short after [0-9]* bytes; the rest of the core is missing" cut.err &&
-	grep -q "truncated: [0-9]* segments cut short" cut.err && test -s cut.txt
+	expect_grep "warning: .cut.gz.: gzip stream is cut short after [0-9]* bytes; the rest of the core is missing" cut.err &&
+	expect_grep "truncated: [0-9]* segments cut short" cut.err && test -s cut.txt
 '
 
 test_case 'a core bigger than the room in TMPDIR is refused with the size it needs' '
 	( ulimit -f 64 && one_line_exit2 $PROGS/sites copy.core.gz ) &&
-	grep -q "cannot inflate .copy.core.gz. into .*: File too large (it needs $(wc -c <copy.core) bytes" err
+	expect_grep "cannot inflate .copy.core.gz. into .*: File too large (it needs $(wc -c <copy.core) bytes" err
 '

@@ -35,7 +35,7 @@ same_as_plain()
 test_case 'the v1 fixture: plain, gzip, zstd, xz, pipes, - and a FIFO read the same' '
 	gzip -dc $V1/v1prog.core.gz >v1.core && zstd -q v1.core -o v1.zst && xz -k v1.core &&
 	run_as plain $V1/v1prog v1.core && [ "$(cat plain.rc)" = 0 ] &&
-	grep -q "main;v1_big 5000\$" plain.out &&
+	expect_grep "main;v1_big 5000\$" plain.out &&
 	run_as gz $V1/v1prog $V1/v1prog.core.gz && sed -i "s|$V1/v1prog.core.gz|CORE|" gz.err &&
 	same_as_plain gz &&
 	run_as zst $V1/v1prog v1.zst && same_as_plain zst &&
@@ -52,7 +52,7 @@ test_case 'concatenated zstd frames and xz streams are one core, the rest ignore
 	cat v1.zst v1.zst >two.zst &&
 	timeout 20 heapprof-analyze -f collapsed $V1/v1prog two.zst >two.out 2>two.err &&
 	expect_same v1.out two.out &&
-	grep -q "warning: .two.zst. inflates to more than the 155648 bytes its ELF headers promise" two.err
+	expect_grep "warning: .two.zst. inflates to more than the 155648 bytes its ELF headers promise" two.err
 '
 
 if command -v gcore >/dev/null; then
@@ -78,7 +78,7 @@ if command -v gcore >/dev/null; then
 		run_as plain $PROGS/sites partial.core && run_as cut $PROGS/sites cut.'$z' &&
 		expect_same plain.out cut.out && expect_same plain.rc cut.rc &&
 		if [ "$(cat cut.rc)" = 0 ]; then
-			grep -q "warning: .CORE.: '$([ $z = zst ] && echo zstd || echo xz)' stream is cut short after" cut.err
+			expect_grep "warning: .CORE.: '$([ $z = zst ] && echo zstd || echo xz)' stream is cut short after" cut.err
 		else
 			[ "$(wc -l <cut.err)" = 1 ]
 		fi
@@ -96,7 +96,7 @@ test_case 'a zstd bomb stops at the size the ELF headers promise, with a warning
 	mkdir -p tmp && limit=$(( $(wc -c <v1.core) / 512 + 64 )) &&
 	( ulimit -f $limit && TMPDIR=$PWD/tmp timeout 20 heapprof-analyze -f collapsed \
 		$V1/v1prog bomb.zst >bomb.out 2>bomb.err ) &&
-	grep -q "warning: .bomb.zst. inflates to more than the 155648 bytes its ELF headers promise" bomb.err &&
+	expect_grep "warning: .bomb.zst. inflates to more than the 155648 bytes its ELF headers promise" bomb.err &&
 	expect_same v1.out bomb.out && [ -z "$(ls tmp)" ]
 '
 
@@ -106,14 +106,14 @@ test_case 'an xz bomb through a pipe stops the same way' '
 	( ulimit -f $limit && { cat v1.core.xz; for i in $(seq 32); do cat zeros.xz; done; } |
 		TMPDIR=$PWD/tmp timeout 20 heapprof-analyze -f collapsed $V1/v1prog - \
 		>bomb.out 2>bomb.err ) &&
-	grep -q "warning: .-. inflates to more than the 155648 bytes its ELF headers promise" bomb.err &&
+	expect_grep "warning: .-. inflates to more than the 155648 bytes its ELF headers promise" bomb.err &&
 	expect_same v1.out bomb.out && [ -z "$(ls tmp)" ]
 '
 
 test_case 'a plain pipe that runs on past the core: the rest ignored, with a warning' '
 	{ cat v1.core; head -c 10M /dev/zero; } |
 		timeout 20 heapprof-analyze -f collapsed $V1/v1prog - >on.out 2>on.err &&
-	grep -q "warning: .-. runs on to more than the 155648 bytes" on.err &&
+	expect_grep "warning: .-. runs on to more than the 155648 bytes" on.err &&
 	expect_same v1.out on.out
 '
 
@@ -121,10 +121,10 @@ test_case 'compressed data that is no core, or nothing, from a pipe: one line' '
 	head -c 100000 /dev/zero | zstd -q | one_line_exit2 $V1/v1prog - &&
 	grep -q "'"'-' is not an ELF core (inside zstd): no ELF header"'" err &&
 	xz -c $V1/v1prog | one_line_exit2 $V1/v1prog - &&
-	grep -q "not an ELF core (inside xz): an ELF file of another type" err &&
+	expect_grep "not an ELF core (inside xz): an ELF file of another type" err &&
 	: | one_line_exit2 $V1/v1prog - && grep -q "'"'-' is not an ELF core: nothing inside"'" err &&
 	head -c 20 v1.zst | one_line_exit2 $V1/v1prog - &&
-	grep -q "(inside zstd): its stream is cut short before the ELF header" err
+	expect_grep "(inside zstd): its stream is cut short before the ELF header" err
 '
 
 test_case 'bzip2 and lz4 cores: a hint to decompress them first' '
@@ -132,13 +132,13 @@ test_case 'bzip2 and lz4 cores: a hint to decompress them first' '
 	grep -q "'"'v1.bz2' is compressed with bzip2: decompress it first"'" err &&
 	if command -v lz4 >/dev/null; then
 		lz4 -q -c v1.core >v1.lz4 && one_line_exit2 $V1/v1prog v1.lz4 &&
-		grep -q "is compressed with lz4: decompress it first" err
+		expect_grep "is compressed with lz4: decompress it first" err
 	fi
 '
 
 test_case 'a device as CORE, and PROGRAM or --raw from a pipe, are still refused' '
 	one_line_exit2 $V1/v1prog /dev/null &&
 	grep -q "'"'/dev/null' is not a regular file or a pipe (a character device)"'" err &&
-	mkfifo pfifo && one_line_exit2 pfifo v1.core && grep -q "not a regular file (a FIFO)" err &&
-	one_line_exit2 --raw pfifo@0x1000 $V1/v1prog && grep -q "not a regular file (a FIFO)" err
+	mkfifo pfifo && one_line_exit2 pfifo v1.core && expect_grep "not a regular file (a FIFO)" err &&
+	one_line_exit2 --raw pfifo@0x1000 $V1/v1prog && expect_grep "not a regular file (a FIFO)" err
 '

@@ -57,13 +57,13 @@ test_case 'merged (default): each loop frame replaced by its group, innermost fi
 test_case 'a name record after a word that names a site: no damaged header' '
 	$MKDUMP -n 8192 a.bin proc@0x10000 "stack@0x10100:1:$NAT" site@0x10300:1:1 \
 		v2@0x11010:1000:1 v2@0x10d10:24:1 "pycode@0x10d08:f:a.py:1" &&
-	an >out 2>err && ! test -s err && grep -q "^#1  100.0%  1,000 bytes in 1 blocks" out
+	an >out 2>err && ! test -s err && expect_grep "^#1  100.0%  1,000 bytes in 1 blocks" out
 '
 
 test_case '--python=native: as without Python frames, the stacks that became one merged' '
 	dump a.bin $BLOCKS && an -f collapsed --python=native >out &&
 	echo "main;_PyEval_EvalFrameDefault;call_object;_PyEval_EvalFrameDefault;bytearray_resize 1324" >want &&
-	expect_same want out && ! grep -q "0xf17e" out
+	expect_same want out && expect_no_grep "0xf17e" out
 '
 
 test_case '--python=python: the Python frames and the frame that allocated' '
@@ -77,10 +77,10 @@ test_case '--python=python: the Python frames and the frame that allocated' '
 
 test_case 'text: a Python frame with file:line and [python]; --top cuts after merging' '
 	dump a.bin $BLOCKS && an --top=1 >out &&
-	grep -q "^    0x0*10800  Cache.fill  a.py:11  \[python\]\$" out &&
-	grep -q "^    0x0*10900  run  a.py:20  \[python\]\$" out &&
-	grep -q "^    0x0*10a00  <module>  a.py:32  \[python\]\$" out &&
-	grep -q "^#1  77.3%  1,024 bytes in 2 blocks" out && ! grep -q "^#2" out
+	expect_grep "^    0x0*10800  Cache.fill  a.py:11  \[python\]\$" out &&
+	expect_grep "^    0x0*10900  run  a.py:20  \[python\]\$" out &&
+	expect_grep "^    0x0*10a00  <module>  a.py:32  \[python\]\$" out &&
+	expect_grep "^#1  77.3%  1,024 bytes in 2 blocks" out && expect_no_grep "^#2" out
 '
 
 test_case 'json: Python frames as frames, valid against the schema' '
@@ -98,27 +98,25 @@ test_case 'json: Python frames as frames, valid against the schema' '
 	json_valid out.json
 '
 
-PPROF=$BUILD/pprof
-[ -x "$PPROF" ] || PPROF=$(command -v pprof || true)
-if [ -n "$PPROF" ]; then
+if have_pprof; then
 	test_case 'pprof: one location per Python line, named with file:line' '
 		dump a.bin $BLOCKS && an -f pprof -o p.pb.gz &&
 		"$PPROF" -raw p.pb.gz >raw 2>raw.err && ! test -s raw.err &&
-		grep -q "^ *[0-9]*: 0x0 Cache.fill a.py:11 s=0" raw &&
-		grep -q "^ *[0-9]*: 0x0 <module> a.py:32 s=0" raw &&
+		expect_grep "^ *[0-9]*: 0x0 Cache.fill a.py:11 s=0" raw &&
+		expect_grep "^ *[0-9]*: 0x0 <module> a.py:32 s=0" raw &&
 		[ $(grep -c " Cache.fill a.py:11 " raw) = 1 ] &&
 		"$PPROF" -top -nodefraction=0 -unit=B -sample_index=inuse_space p.pb.gz >top &&
-		grep -q " 1324B .* <module>\$" top && grep -q " 1024B .* Cache.fill\$" top
+		expect_grep " 1324B .* <module>\$" top && expect_grep " 1024B .* Cache.fill\$" top
 	'
 else
-	skip_case 'pprof: Python locations' 'no pprof (see t4004)'
+	skip_case 'pprof: Python locations' "$PPROF_WHY"
 fi
 
 # the page's frames are [name, file, line, module, kind]: Python functions kind 4, the
 # native ones the program's (0) or a library's (1)
 test_case 'svg, html: the Python names in the page, of their own kind' '
-	dump a.bin $BLOCKS && an -f svg -o a.svg && grep -q "Cache.fill" a.svg &&
-	an -f html -o a.html && grep -q "Cache.fill" a.html && grep -q "a.py" a.html &&
+	dump a.bin $BLOCKS && an -f svg -o a.svg && expect_grep "Cache.fill" a.svg &&
+	an -f html -o a.html && expect_grep "Cache.fill" a.html && expect_grep "a.py" a.html &&
 	python3 -c "import json, re, sys
 d = json.loads(re.search(r\"<script id=.hp-data. type=.application/json.>(.*?)</script>\",
 	open(sys.argv[1]).read(), re.S).group(1))
@@ -134,10 +132,10 @@ test_case '--focus, --hide, --by=function and --by=file see Python frames' '
 	echo "main;<module>;call_object;Other.put;bytearray_resize 300" >want && expect_same want out &&
 	an -f collapsed --hide="^(run|Cache[.]fill|Other[.]put)\$" >out &&
 	echo "main;<module>;call_object;bytearray_resize 1324" >want && expect_same want out &&
-	an --by=function >by && grep -Eq "^ +0 +0.0% +1,?324 .*<module>\$" by &&
-	grep -Eq "^ +0 +0.0% +1,?024 .*Cache.fill\$" by &&
-	an --by=file >byf && grep -Eq "^ +0 +0.0% +1,?324 .* a.py\$" byf &&
-	grep -Eq " b.py\$" byf
+	an --by=function >by && expect_grep -E "^ +0 +0.0% +1,?324 .*<module>\$" by &&
+	expect_grep -E "^ +0 +0.0% +1,?024 .*Cache.fill\$" by &&
+	an --by=file >byf && expect_grep -E "^ +0 +0.0% +1,?324 .* a.py\$" byf &&
+	expect_grep -E " b.py\$" byf
 '
 
 test_case 'damaged: a bad record check, a pair pointing nowhere, odd counts, a pc among pairs' '
@@ -164,13 +162,13 @@ test_case 'a cut Python stack: its frames counted once each, not by words' '
 		site@0x10300:1:1 "pycode@0x10800:Cache.fill:a.py:10" "pycode@0x10900:run:a.py:20" \
 		"pycode@0x10a00:<module>:a.py:30" v2@0x11010:1000:1 &&
 	heapprof-analyze --raw c.bin@0x10000 $PROG >out &&
-	grep -q "^    (stack cut at 8 frames)\$" out &&
-	heapprof-analyze -f json --raw c.bin@0x10000 $PROG | grep -q "\"recorded_frames\": 8,"
+	expect_grep "^    (stack cut at 8 frames)\$" out &&
+	heapprof-analyze -f json --raw c.bin@0x10000 $PROG | expect_grep "\"recorded_frames\": 8,"
 '
 
 test_case '--python takes merged, native or python; anything else is a usage error' '
 	dump a.bin $BLOCKS &&
 	{ an --python=mixed >out 2>err; test $? = 64; } &&
-	grep -q "^heapprof-analyze: --python takes merged, native or python, not .mixed.\$" err &&
-	heapprof-analyze --help | grep -q "^      --python=MODE "
+	expect_grep "^heapprof-analyze: --python takes merged, native or python, not .mixed.\$" err &&
+	heapprof-analyze --help | expect_grep "^      --python=MODE "
 '

@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 need_tool gcore
 
-. "$TEST_DIR/sites.sh"
+. "$TEST_DIR/helpers/sites.sh"
 
 test_case 'PIE: exact live bytes per call site' '
 	run_preloaded $PROGS/sites $SITES &&

@@ -61,10 +61,10 @@ test_case 'a running process: calls and bytes per function and per thread are ex
 
 test_case 'frees land on the freeing thread: worker-b freed 10 of worker-a blocks' '
 	heapprof-analyze --by-thread --metric=alloc_space --top=0 $C run.core >text.txt &&
-	text_stack worker-b w_a text.txt | grep -q "freed 640 bytes in 10 frees" &&
-	text_stack worker-a w_a text.txt | grep -q "allocated 1,280 bytes in 20 calls; freed 0 bytes in 0 frees" &&
-	text_stack counts f_malloc text.txt | grep -q "live 600 bytes in 6 blocks; allocated 1,000 bytes in 10 calls; freed 400 bytes in 4 frees" &&
-	grep -q "data: .*counts (exact)" text.txt
+	text_stack worker-b w_a text.txt | expect_grep "freed 640 bytes in 10 frees" &&
+	text_stack worker-a w_a text.txt | expect_grep "allocated 1,280 bytes in 20 calls; freed 0 bytes in 0 frees" &&
+	text_stack counts f_malloc text.txt | expect_grep "live 600 bytes in 6 blocks; allocated 1,000 bytes in 10 calls; freed 400 bytes in 4 frees" &&
+	expect_grep "data: .*counts (exact)" text.txt
 '
 
 test_case '--by-thread collapsed: no line of count 0 (a thread that only freed there)' '
@@ -76,7 +76,7 @@ test_case '--by-thread collapsed: no line of count 0 (a thread that only freed t
 
 test_case 'without --by-thread the threads fold into one stack each' '
 	heapprof-analyze -f collapsed --metric=alloc_objects $C run.core >flat.txt &&
-	! grep -q "^\[thread" flat.txt && expect_bytes w_a 20 flat.txt && expect_bytes f_cxx 7 flat.txt
+	expect_no_grep "^\[thread" flat.txt && expect_bytes w_a 20 flat.txt && expect_bytes f_cxx 7 flat.txt
 '
 
 test_case 'collapsed output is "frames COUNT" lines for every metric' '
@@ -92,18 +92,18 @@ test_case 'collapsed output is "frames COUNT" lines for every metric' '
 # the ~86,000 allocated, f_calloc's 500 under 1%; w_a's 10 live blocks are 21% of 47
 test_case '--min-percent applies to the metric: alloc_space keeps w_b (8%), not f_calloc' '
 	heapprof-analyze -f collapsed --metric=alloc_space --min-percent=5 $C run.core >min.txt &&
-	grep -q ";w_b 7000\$" min.txt && ! grep -q ";f_calloc " min.txt &&
+	expect_grep ";w_b 7000\$" min.txt && expect_no_grep ";f_calloc " min.txt &&
 	heapprof-analyze -f collapsed --metric=inuse_objects --min-percent=5 $C run.core >mino.txt &&
-	grep -q ";w_a 10\$" mino.txt
+	expect_grep ";w_a 10\$" mino.txt
 '
 
 test_case 'alloc_time without HEAPPROF_TIME=1, a bad metric, an unknown region: one line each' '
 	heapprof-analyze --metric=alloc_time $C run.core >out 2>err; rc=$?
 	[ $rc = 2 ] && [ "$(wc -l <err)" = 1 ] &&
-	grep -q "alloc_time was not recorded (run with HEAPPROF_TIME=1)" err &&
+	expect_grep "alloc_time was not recorded (run with HEAPPROF_TIME=1)" err &&
 	heapprof-analyze --metric=bytes $C run.core 2>err; [ $? = 64 ] &&
 	heapprof-analyze --region=nope $C run.core >out 2>err; rc=$?
-	[ $rc = 2 ] && [ "$(wc -l <err)" = 1 ] && grep -q "no region .nope." err
+	[ $rc = 2 ] && [ "$(wc -l <err)" = 1 ] && expect_grep "no region .nope." err
 '
 
 # The crash case. core_pattern is not ours to set, so the program takes SIGABRT from
@@ -148,17 +148,17 @@ test_case 'HEAPPROF_SAMPLE=65536: call and byte estimates within 4 sd, said to b
 	within $big 20000 653 && within $small 100000 8092 &&
 	within $bigb 60000000 1960000 && within $smallb 10000000 810000 &&
 	heapprof-analyze --metric=alloc_objects --top=0 $C sampled.core >st.txt &&
-	grep -q "counts (estimates: sampled one per 65,536 bytes)" st.txt &&
-	grep -q "allocated:  about" st.txt &&
+	expect_grep "counts (estimates: sampled one per 65,536 bytes)" st.txt &&
+	expect_grep "allocated:  about" st.txt &&
 	text_small=$(awk -v RS= "/  s_small  /" st.txt) &&
-	echo "$text_small" | grep -q "allocated [0-9,]* bytes in \([0-9,]*\) calls; freed [0-9,]* bytes in \1 frees"
+	echo "$text_small" | expect_grep "allocated [0-9,]* bytes in \([0-9,]*\) calls; freed [0-9,]* bytes in \1 frees"
 '
 
 test_case 'sampled text report: the sizes count estimated blocks, as the heading does' '
 	heapprof-analyze $C sampled.core >sl.txt &&
 	head=$(awk -v RS= "/  s_big  /" sl.txt | head -n 1) && echo "$head" &&
 	blocks=$(echo "$head" | sed -n "s/.* in \([0-9,]*\) blocks .*/\1/p" | tr -d ,) &&
-	echo "$head" | grep -q "  sizes (about): 3,000 x$blocks\$"
+	echo "$head" | expect_grep "  sizes (about): 3,000 x$blocks\$"
 '
 
 # Time. Each nanosleep lasts at least its request, so the lower bounds are exact; the
@@ -171,7 +171,7 @@ test_case 'HEAPPROF_TIME=1: the time before each call lands on its stack' '
 	echo "t_slow $slow ns, t_fast $fast ns" &&
 	[ "$slow" -ge 800000000 ] && [ "$slow" -le 1000000000 ] &&
 	[ "$fast" -ge 200000000 ] && [ "$fast" -le 400000000 ] &&
-	heapprof-analyze --metric=alloc_time $C time.core | grep -q "data: .*times"
+	heapprof-analyze --metric=alloc_time $C time.core | expect_grep "data: .*times"
 '
 
 test_case 'HEAPPROF_EVENTS=8: the last 8 calls in order, arguments and results' '
@@ -185,8 +185,8 @@ test_case 'HEAPPROF_EVENTS=8: the last 8 calls in order, arguments and results' 
 	awk "{ sub(/^.*#/, \"\"); print \$1 }" main.txt >seq &&
 	awk "NR > 1 && \$1 != p + 1 { exit 1 } { p = \$1 }" seq &&
 	[ "$(grep -c " e_calls\$" main.txt)" = 8 ] &&
-	grep -q "^# \[thread $tid counts\]: the last 8 of [0-9]* calls (ring of 8)" ev.txt &&
-	heapprof-analyze --events --stacks $C events.core | grep -q "^        0x[0-9a-f]*  e_calls  "
+	expect_grep "^# \[thread $tid counts\]: the last 8 of [0-9]* calls (ring of 8)" ev.txt &&
+	heapprof-analyze --events --stacks $C events.core | expect_grep "^        0x[0-9a-f]*  e_calls  "
 '
 
 test_case 'HEAPPROF_EVENTS: a free shows its own caller and stack; heapprof'"'"'s calls stay out' '
@@ -194,13 +194,13 @@ test_case 'HEAPPROF_EVENTS: a free shows its own caller and stack; heapprof'"'"'
 	tid=$(sed -n "s/^tid //p" prog.out) &&
 	heapprof-analyze --events $C evt.core >ev.txt &&
 	grep "^\[thread $tid evthread\] " ev.txt >t.txt &&
-	grep -q "^\[thread $tid evthread\] +[0-9.]* s #1 malloc(55) = 0x[0-9a-f]* et_alloc\$" t.txt &&
-	grep -q "^\[thread $tid evthread\] +[0-9.]* s #2 free(0x[0-9a-f]*) et_free\$" t.txt &&
+	expect_grep "^\[thread $tid evthread\] +[0-9.]* s #1 malloc(55) = 0x[0-9a-f]* et_alloc\$" t.txt &&
+	expect_grep "^\[thread $tid evthread\] +[0-9.]* s #2 free(0x[0-9a-f]*) et_free\$" t.txt &&
 	heapprof-analyze --events --stacks $C evt.core >evs.txt &&
 	awk -v t="[thread $tid evthread]" "index(\$0, t) == 1 && / free\(/ { on = 1; next }
 		/^\[/ { on = 0 } on" evs.txt >free_stack.txt &&
-	grep -q "^        0x[0-9a-f]*  et_free  " free_stack.txt &&
-	! grep -q "et_alloc" free_stack.txt
+	expect_grep "^        0x[0-9a-f]*  et_free  " free_stack.txt &&
+	expect_no_grep "et_alloc" free_stack.txt
 '
 
 test_case 'HEAPPROF_EVENTS: an overflowing reallocarray is recorded with SIZE_MAX, not wrapped' '
@@ -209,7 +209,7 @@ test_case 'HEAPPROF_EVENTS: an overflowing reallocarray is recorded with SIZE_MA
 
 test_case '--events on a core without rings: one line and exit 2' '
 	heapprof-analyze --events $C run.core 2>err; [ $? = 2 ] &&
-	grep -q "no event rings .*HEAPPROF_EVENTS" err
+	expect_grep "no event rings .*HEAPPROF_EVENTS" err
 '
 
 # regions through heapprof.h's API (heapprof_api_v1); the known ones are listed in the
@@ -221,5 +221,5 @@ test_case '--region=NAME keeps the blocks and counts of that region only' '
 	heapprof-analyze -f collapsed --region=eval --metric=alloc_objects $C regions.core >eval.txt &&
 	expect_bytes r_eval 3 eval.txt && [ "$(wc -l <eval.txt)" = 1 ] &&
 	heapprof-analyze --region=nope $C regions.core 2>err; [ $? = 2 ] &&
-	[ "$(wc -l <err)" = 1 ] && grep -q "known regions: parse, eval" err
+	[ "$(wc -l <err)" = 1 ] && expect_grep "known regions: parse, eval" err
 '

@@ -16,14 +16,14 @@ test_case 'a dlclosed plugin is named from its file, exact bytes' '
 	cat plugin.txt plugin.err &&
 	expect_bytes plugin_alloc 10000 plugin.txt &&
 	expect_bytes plugin_alloc_big 5000 plugin.txt &&
-	grep -q ";main;plugin_run;plugin_alloc 10000\$" plugin.txt &&
-	! grep -q "not symbolized" plugin.err
+	expect_grep ";main;plugin_run;plugin_alloc 10000\$" plugin.txt &&
+	expect_no_grep "not symbolized" plugin.err
 '
 
 test_case 'the text report names the module as unloaded' '
 	heapprof-analyze $PROGS/plugin_host plugin.core >plugin.text 2>/dev/null &&
-	grep -q "symbols: .*module records: $SCRATCH/libplugin.so (unloaded)" plugin.text &&
-	grep -q "plugin_alloc  .*libplugin.c:[0-9]*  (libplugin.so (unloaded))" plugin.text
+	expect_grep "symbols: .*module records: $SCRATCH/libplugin.so (unloaded)" plugin.text &&
+	expect_grep "plugin_alloc  .*libplugin.c:[0-9]*  (libplugin.so (unloaded))" plugin.text
 '
 
 test_case 'opened by a relative path: named from its file wherever the report is made' '
@@ -33,9 +33,9 @@ test_case 'opened by a relative path: named from its file wherever the report is
 	(cd elsewhere && heapprof-analyze -f collapsed $PROGS/plugin_host ../relative.core \
 		>../relative.txt 2>../relative.err) &&
 	cat relative.txt relative.err &&
-	grep -q ";main;plugin_run;plugin_alloc 10000\$" relative.txt &&
+	expect_grep ";main;plugin_run;plugin_alloc 10000\$" relative.txt &&
 	expect_bytes plugin_alloc_big 5000 relative.txt &&
-	! grep -q "not symbolized" relative.err
+	expect_no_grep "not symbolized" relative.err
 '
 
 test_case 'file moved away: its debug file is found by build-id in --debug-dir' '
@@ -48,24 +48,24 @@ test_case 'file moved away: its debug file is found by build-id in --debug-dir' 
 	cat dbg.txt dbg.err &&
 	expect_bytes plugin_alloc 10000 dbg.txt &&
 	expect_bytes plugin_alloc_big 5000 dbg.txt &&
-	! grep -q "not symbolized" dbg.err
+	expect_no_grep "not symbolized" dbg.err
 '
 
 test_case 'nothing found: a clear warning, bytes counted, frames as addresses' '
 	heapprof-analyze -f collapsed $PROGS/plugin_host plugin.core >none.txt 2>none.err &&
 	cat none.txt none.err &&
-	grep -q "frames in unloaded $SCRATCH/libplugin.so (build-id $id) not symbolized: file not found" none.err &&
-	! grep -q plugin_alloc none.txt &&
-	grep -q ";main;0x[0-9a-f]*;0x[0-9a-f]* 10000\$" none.txt &&
-	grep -q ";main;0x[0-9a-f]*;0x[0-9a-f]* 5000\$" none.txt
+	expect_grep "frames in unloaded $SCRATCH/libplugin.so (build-id $id) not symbolized: file not found" none.err &&
+	expect_no_grep plugin_alloc none.txt &&
+	expect_grep ";main;0x[0-9a-f]*;0x[0-9a-f]* 10000\$" none.txt &&
+	expect_grep ";main;0x[0-9a-f]*;0x[0-9a-f]* 5000\$" none.txt
 '
 
 test_case 'another file at the path, other build-id: not used, and said so' '
 	cp $PROGS/libsite.so libplugin.so &&
 	heapprof-analyze -f collapsed $PROGS/plugin_host plugin.core >other.txt 2>other.err &&
 	cat other.err &&
-	grep -q "not symbolized: file not found (.*now has build-id" other.err &&
-	! grep -q plugin_alloc other.txt &&
+	expect_grep "not symbolized: file not found (.*now has build-id" other.err &&
+	expect_no_grep plugin_alloc other.txt &&
 	rm libplugin.so
 '
 
@@ -76,7 +76,7 @@ test_case 'a library loaded where the plugin was: the current one wins, with a w
 	heapprof-analyze -f collapsed $PROGS/plugin_host reuse.core >reuse.txt 2>reuse.err &&
 	cat reuse.txt reuse.err &&
 	if grep -q "had its code at .* where .* is now" reuse.err; then
-		! grep -q plugin_alloc reuse.txt
+		expect_no_grep plugin_alloc reuse.txt
 	else
 		# the loader put libsite.so elsewhere: nothing is ambiguous
 		expect_bytes plugin_alloc 10000 reuse.txt

@@ -20,7 +20,7 @@ test_case 'every class: exact bytes per allocating function' '
 	grep -v alloc_register expected >want &&
 	expect_same want got &&
 	if [ "$(uname -m)" = x86_64 ]; then
-		grep -q "^\[still reachable\];.*register_thread;alloc_register 112\$" all.txt
+		expect_grep "^\[still reachable\];.*register_thread;alloc_register 112\$" all.txt
 	fi
 '
 
@@ -30,19 +30,19 @@ test_case '--leaks shows lost blocks only, in text and collapsed' '
 	by_class lost.txt >got &&
 	grep "^definitely\|^indirectly" expected >want && expect_same want got &&
 	heapprof-analyze --leaks --top=0 $PROGS/leaky leaky.core >lost.text &&
-	grep -q "^LEAK SUMMARY:" lost.text &&
-	grep -q "definitely lost: 248 bytes in 4 blocks" lost.text &&
-	grep -q "indirectly lost: 208 bytes in 7 blocks" lost.text &&
-	grep -q "possibly lost: .* (not shown)" lost.text &&
-	grep -q "are definitely lost" lost.text && grep -q "are indirectly lost" lost.text &&
-	! grep -q "are possibly lost\|are still reachable" lost.text &&
-	grep -q "alloc_list_head  .*leaky.c:[0-9]" lost.text
+	expect_grep "^LEAK SUMMARY:" lost.text &&
+	expect_grep "definitely lost: 248 bytes in 4 blocks" lost.text &&
+	expect_grep "indirectly lost: 208 bytes in 7 blocks" lost.text &&
+	expect_grep "possibly lost: .* (not shown)" lost.text &&
+	expect_grep "are definitely lost" lost.text && expect_grep "are indirectly lost" lost.text &&
+	expect_no_grep "are possibly lost\|are still reachable" lost.text &&
+	expect_grep "alloc_list_head  .*leaky.c:[0-9]" lost.text
 '
 
 test_case '--leaks=possible,reachable' '
 	heapprof-analyze --leaks=possible,reachable -f collapsed $PROGS/leaky leaky.core >pr.txt &&
 	! grep -v "^\[possibly lost\];\|^\[still reachable\];" pr.txt &&
-	grep -q "alloc_interior_child 56\$" pr.txt &&
+	expect_grep "alloc_interior_child 56\$" pr.txt &&
 	heapprof-analyze --leaks=bogus $PROGS/leaky leaky.core 2>err; [ $? = 64 ]
 '
 
@@ -55,42 +55,42 @@ test_case '--fail-on-leak: status 3 with definitely lost blocks, 0 without' '
 test_case 'suppressions: LeakSanitizer leak: patterns on function, file, module' '
 	printf "# known\nleak:alloc_plain\n\nleak:*list_he*\n" >supp1 &&
 	heapprof-analyze --leaks --suppressions=supp1 -f collapsed $PROGS/leaky leaky.core >s1.txt &&
-	! grep -q "alloc_plain\|alloc_list_head" s1.txt && grep -q alloc_cycle s1.txt &&
+	expect_no_grep "alloc_plain\|alloc_list_head" s1.txt && expect_grep alloc_cycle s1.txt &&
 	heapprof-analyze --leaks --suppressions=supp1 $PROGS/leaky leaky.core >s1.text &&
-	grep -q "suppressed: 384 bytes in 8 blocks (2 of 2 patterns matched)" s1.text &&
+	expect_grep "suppressed: 384 bytes in 8 blocks (2 of 2 patterns matched)" s1.text &&
 	echo "leak:leaky.c" >supp2 &&
 	heapprof-analyze --leaks=all --suppressions=supp2 -f collapsed $PROGS/leaky leaky.core >s2.txt &&
-	! grep -q alloc_ s2.txt &&
+	expect_no_grep alloc_ s2.txt &&
 	echo "leak:leaky\$" >supp3 &&
 	heapprof-analyze --leaks --suppressions=supp3 -f collapsed $PROGS/leaky leaky.core >s3.txt &&
-	! grep -q alloc_ s3.txt &&
+	expect_no_grep alloc_ s3.txt &&
 	echo "leak:^plain" >supp4 &&
 	heapprof-analyze --leaks --suppressions=supp4 -f collapsed $PROGS/leaky leaky.core >s4.txt &&
-	grep -q alloc_plain s4.txt &&
+	expect_grep alloc_plain s4.txt &&
 	echo "race:foo" >bad &&
 	heapprof-analyze --leaks --suppressions=bad $PROGS/leaky leaky.core 2>err; [ $? = 2 ] &&
-	grep -q "bad:1: not a suppression" err
+	expect_grep "bad:1: not a suppression" err
 '
 
 test_case 'suppressions: a suppressed leak hides the blocks only it holds, as LeakSanitizer' '
 	# the list head suppressed: its 5 nodes (indirectly lost) go with it
-	! grep -q alloc_list_node s1.txt &&
-	grep -q "^  indirectly lost: 48 bytes in 2 blocks" s1.text &&
+	expect_no_grep alloc_list_node s1.txt &&
+	expect_grep "^  indirectly lost: 48 bytes in 2 blocks" s1.text &&
 	echo "leak:alloc_interior\$" >supp5 &&
 	heapprof-analyze --leaks=all --suppressions=supp5 -f collapsed $PROGS/leaky leaky.core >s5.txt &&
-	! grep -q alloc_interior s5.txt && grep -q alloc_plain s5.txt &&
+	expect_no_grep alloc_interior s5.txt && expect_grep alloc_plain s5.txt &&
 	heapprof-analyze --leaks=all --suppressions=supp5 $PROGS/leaky leaky.core >s5.text &&
-	grep -q "suppressed: 256 bytes in 2 blocks (1 of 1 patterns matched)" s5.text
+	expect_grep "suppressed: 256 bytes in 2 blocks (1 of 1 patterns matched)" s5.text
 '
 
 test_case 'suppressions: a module by the path the core records, or its file name' '
 	ln -s $PROGS/leaky renamed &&
 	echo "leak:^leaky\$" >supp6 &&
 	heapprof-analyze --leaks --suppressions=supp6 -f collapsed ./renamed leaky.core >s6.txt &&
-	! grep -q alloc_ s6.txt &&
+	expect_no_grep alloc_ s6.txt &&
 	echo "leak:^$PROGS/leaky\$" >supp7 &&
 	heapprof-analyze --leaks --suppressions=supp7 -f collapsed ./renamed leaky.core >s7.txt &&
-	! grep -q alloc_ s7.txt
+	expect_no_grep alloc_ s7.txt
 '
 
 if command -v valgrind >/dev/null 2>&1 && [ -n "$(valgrind --version 2>/dev/null)" ]; then
@@ -123,7 +123,7 @@ test_case 'hostile: noise and forged blocks in a raw image' '
 	$PROGS/mkdump -R 7 -a 0x100000 -n 4194304 noise.img 0x100100:64 0x100200:1000000000 \
 		0x100300:16 0x200000:32 &&
 	timeout 60 heapprof-analyze -q --leaks=all --raw noise.img@0x100000 prog.elf >noise.text &&
-	grep -q "^LEAK SUMMARY:" noise.text &&
+	expect_grep "^LEAK SUMMARY:" noise.text &&
 	$PROGS/mkdump -a 0x100000 -n 65536 zero.img 0x100100:64 0x100200:64 &&
 	heapprof-analyze -q --leaks --fail-on-leak -f collapsed --raw zero.img@0x100000 prog.elf >z.txt;
 	[ $? = 3 ] && [ $(wc -l <z.txt) -ge 1 ]

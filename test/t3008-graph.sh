@@ -58,15 +58,15 @@ test_case 'retained_space in pprof and json: a sample type, the report metric' '
 	grep -q "\"metric\": \"retained_space\"" ret.json
 '
 
-if [ -x $BUILD/pprof ]; then
+if have_pprof; then
 	test_case 'the real pprof reads retained_space as the default sample type' '
-		$BUILD/pprof -raw ret.pb.gz >raw &&
+		"$PPROF" -raw ret.pb.gz >raw &&
 		grep -q "^inuse_space/bytes inuse_objects/count alloc_space/bytes alloc_objects/count retained_space/bytes\[dflt\]" raw &&
 		grep -q "^ *64 *1 *64 *1 *4288: " raw
 	'
 else
 	skip_case 'the real pprof reads retained_space as the default sample type' \
-		'no $BUILD/pprof (t4002-pprof.sh builds it)'
+		"$PPROF_WHY"
 fi
 
 test_case 'retained_space with --leaks: what the lost blocks retain, per class' '

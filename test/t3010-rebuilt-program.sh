@@ -21,8 +21,8 @@ old_in()
 # program's own (the libc frames may keep theirs), and extra() is nowhere
 no_wrong_names()
 {
-	! grep -q "extra" "$1" &&
-	grep -q "^prog+0x[0-9a-f]*;.*;prog+0x[0-9a-f]*;prog+0x[0-9a-f]* 300000\$" "$1" &&
+	expect_no_grep "extra" "$1" &&
+	expect_grep "^prog+0x[0-9a-f]*;.*;prog+0x[0-9a-f]*;prog+0x[0-9a-f]* 300000\$" "$1" &&
 	grep -q "^prog+0x[0-9a-f]*;.*;prog+0x[0-9a-f]*;prog+0x[0-9a-f]* 1000\$" "$1" ||
 	{ cat "$1"; return 1; }
 }
@@ -33,31 +33,31 @@ test_case 'rebuilt in place: no frame is named from the new build' '
 	cp $PROGS/rebuild-extra prog &&
 	heapprof-analyze -f collapsed ./prog old.core >wrong.txt 2>wrong.err &&
 	no_wrong_names wrong.txt &&
-	grep -q "warning: module .*/prog. at 0x[0-9a-f]* has build-id $(build_id $PROGS/rebuild) in the core, but .*/prog. has $(build_id $PROGS/rebuild-extra)" wrong.err
+	expect_grep "warning: module .*/prog. at 0x[0-9a-f]* has build-id $(build_id $PROGS/rebuild) in the core, but .*/prog. has $(build_id $PROGS/rebuild-extra)" wrong.err
 '
 
 test_case 'rebuilt in place: the program line names no rebuilt file' '
 	heapprof-analyze ./prog old.core >wrong.text 2>/dev/null &&
-	grep -q "^  program:    /.*/prog (no matching file)\$" wrong.text &&
-	heapprof-analyze -f json ./prog old.core 2>/dev/null | grep -q "\"program\": \"/.*/prog (no matching file)\""
+	expect_grep "^  program:    /.*/prog (no matching file)\$" wrong.text &&
+	heapprof-analyze -f json ./prog old.core 2>/dev/null | expect_grep "\"program\": \"/.*/prog (no matching file)\""
 '
 
 test_case 'rebuilt in place: the old build under --debug-dir/.build-id names the frames' '
 	old_in dbg &&
 	heapprof-analyze -f collapsed --debug-dir dbg ./prog old.core >right.txt &&
 	expect_bytes big 300000 right.txt && expect_bytes small 1000 right.txt &&
-	grep -q ";main;big 300000\$" right.txt && ! grep -q extra right.txt &&
+	expect_grep ";main;big 300000\$" right.txt && expect_no_grep extra right.txt &&
 	heapprof-analyze --debug-dir dbg ./prog old.core >right.text &&
-	grep -q "big  .*rebuild.c:31\$" right.text &&
-	grep -q "^  program:    .*/dbg/.build-id/../.*\\.debug\$" right.text
+	expect_grep "big  .*rebuild.c:31\$" right.text &&
+	expect_grep "^  program:    .*/dbg/.build-id/../.*\\.debug\$" right.text
 '
 
 test_case 'a wrong PROGRAM: the program line names the file the core led to' '
 	cp $PROGS/rebuild prog &&
 	heapprof-analyze --top=1 $PROGS/rebuild-extra old.core >fallback.text 2>fallback.err &&
-	grep -q "does not match the core" fallback.err &&
-	grep -q "^  program:    $SCRATCH/prog\$" fallback.text &&
-	grep -q "big  .*rebuild.c:31\$" fallback.text
+	expect_grep "does not match the core" fallback.err &&
+	expect_grep "^  program:    $SCRATCH/prog\$" fallback.text &&
+	expect_grep "big  .*rebuild.c:31\$" fallback.text
 '
 
 test_case 'a heapprof snapshot before a rebuild: the same' '
@@ -69,19 +69,19 @@ test_case 'a heapprof snapshot before a rebuild: the same' '
 	heapprof-analyze -f collapsed ./prog old.snap >snap-wrong.txt 2>/dev/null &&
 	no_wrong_names snap-wrong.txt &&
 	heapprof-analyze -f collapsed --debug-dir dbg ./prog old.snap >snap-right.txt &&
-	grep -q ";main;big 300000\$" snap-right.txt && grep -q ";main;small 1000\$" snap-right.txt
+	expect_grep ";main;big 300000\$" snap-right.txt && expect_grep ";main;small 1000\$" snap-right.txt
 '
 
 test_case '--base-program: OLD symbolized with its own executable' '
 	mkdir old && cp $PROGS/rebuild old/prog &&
 	run_preloaded ./prog && take_core new.core &&
 	heapprof-analyze -f collapsed --base old.core --base-program old/prog ./prog new.core >diff.txt &&
-	grep -q ";main;extra 50\$" diff.txt && ! grep -q "big\|small\|prog+0x" diff.txt &&
+	expect_grep ";main;extra 50\$" diff.txt && expect_no_grep "big\|small\|prog+0x" diff.txt &&
 	heapprof-analyze -f collapsed --base old.core ./prog new.core >nodiff.txt 2>/dev/null &&
-	grep -q ";main;big 300000\$" nodiff.txt
+	expect_grep ";main;big 300000\$" nodiff.txt
 '
 
 test_case '--base-program without --base: a usage error' '
 	heapprof-analyze --base-program old/prog ./prog new.core >out 2>err; [ $? = 64 ] &&
-	grep -q "^heapprof-analyze: --base-program names the executable of --base" err
+	expect_grep "^heapprof-analyze: --base-program names the executable of --base" err
 '

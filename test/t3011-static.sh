@@ -4,7 +4,7 @@
 # from a HEAPPROF_SIGNAL snapshot, threads, fork, the control API, HEAPPROF_AT_EXIT,
 # and --leaks on a core that has no link map.
 . "$(dirname "$0")/lib.sh"
-. "$TEST_DIR/sites.sh"
+. "$TEST_DIR/helpers/sites.sh"
 
 # run_linked PROG ARGS: start a program that carries heapprof itself (no preload),
 # wait for its "ready"

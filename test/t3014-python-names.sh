@@ -1,12 +1,12 @@
 #!/bin/sh
 # Python frame names from a real core through analyzer/python.c: each interpreter runs
-# test/python_chain.py (frames captured from C, as t1005), which keeps the code objects
+# test/helpers/python_chain.py (frames captured from C, as t1005), which keeps the code objects
 # alive, writes their addresses, offsets and record addresses with the names
 # sys._getframe gives, and waits; gcore dumps it. From the core, each name record and
 # each live code object must name its frame the same; functions deleted in a loop are
 # named from their records alone.
 . "$(dirname "$0")/lib.sh"
-. "$TEST_DIR/pythons.sh"
+. "$TEST_DIR/helpers/pythons.sh"
 need_tool gcore
 
 # start_python PY: run the chains, keep the objects, wait for "ready" (PROG_PID is
@@ -14,7 +14,7 @@ need_tool gcore
 start_python()
 {
 	rm -f kept prog.out
-	"$1" "$TEST_DIR/python_chain.py" "$PROGS/libpycapture.so" core >prog.out 2>prog.err &
+	"$1" "$TEST_DIR/helpers/python_chain.py" "$PROGS/libpycapture.so" core >prog.out 2>prog.err &
 	PROG_PID=$!
 	i=0
 	while ! grep -q '^ready$' prog.out 2>/dev/null; do

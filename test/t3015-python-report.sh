@@ -84,9 +84,7 @@ test_case 'json: Cache.fill as a frame with file, line and module [python]; vali
 	json_valid out.json
 '
 
-PPROF=$BUILD/pprof
-[ -x "$PPROF" ] || PPROF=$(command -v pprof || true)
-if [ -n "$PPROF" ]; then
+if have_pprof; then
 	test_case 'pprof: Cache.fill a location with its file:line, its total the payload' '
 		an -f pprof -o a.pb.gz && "$PPROF" -raw a.pb.gz >raw 2>raw.err && ! test -s raw.err &&
 		grep -q "^ *[0-9]*: 0x0 Cache.fill $APP:9 s=0" raw &&
@@ -95,7 +93,7 @@ if [ -n "$PPROF" ]; then
 		[ "$total" -ge $FILL ] && [ "$total" -le $((FILL + 200000)) ]
 	'
 else
-	skip_case 'pprof: Python locations' 'no pprof (see t4004)'
+	skip_case 'pprof: Python locations' "$PPROF_WHY"
 fi
 
 test_case '--python=native: the loop frame, no Python frame; the same totals' '

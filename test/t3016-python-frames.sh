@@ -1,12 +1,12 @@
 #!/bin/sh
 # Python frames in allocation stacks, end to end on each interpreter heapprof knows:
-# test/python_heap.py's functions (a method, a comprehension's helper, a generator, a
+# test/helpers/python_heap.py's functions (a method, a comprehension's helper, a generator, a
 # function run in a thread, a key function sorted calls from C, five functions deleted
 # in a loop) hold known bytearrays; a snapshot's report gives each function its bytes
-# (within test/python_heap_check.py's stated tolerance), at its file and line, under
+# (within test/helpers/python_heap_check.py's stated tolerance), at its file and line, under
 # the Python frames sys._getframe saw; --python=python and --python=native as documented.
 . "$(dirname "$0")/lib.sh"
-. "$TEST_DIR/python_heap.sh"
+. "$TEST_DIR/helpers/python_heap.sh"
 
 for label in $PYTHONS; do
 	py=$(python_path "$label")

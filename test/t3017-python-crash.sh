@@ -1,10 +1,10 @@
 #!/bin/sh
 # A Python program that crashes (os.kill(os.getpid(), 11)) under HEAPPROF_AT_CRASH=1:
 # heapprof.so writes its snapshot before the signal goes on, and that snapshot gives
-# each of test/python_heap.py's functions its bytes, file, line and callers as a
+# each of test/helpers/python_heap.py's functions its bytes, file, line and callers as a
 # snapshot of a running process does (t3016). The process still dies of SIGSEGV.
 . "$(dirname "$0")/lib.sh"
-. "$TEST_DIR/python_heap.sh"
+. "$TEST_DIR/helpers/python_heap.sh"
 export HEAPPROF_AT_CRASH=1
 # the kernel's own core of the crash is not wanted here
 ulimit -c 0 2>/dev/null

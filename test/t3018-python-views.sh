@@ -6,7 +6,7 @@
 # process: what Cache.fill added, what went with produce's blocks, helper's unchanged,
 # matched frame by frame; the same between two runs, where every address differs).
 . "$(dirname "$0")/lib.sh"
-. "$TEST_DIR/python_heap.sh"
+. "$TEST_DIR/helpers/python_heap.sh"
 
 for label in $PY_HEAP; do
 	py=$(python_path "$label")

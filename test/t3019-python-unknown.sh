@@ -4,7 +4,7 @@
 # gives native stacks as before (the evaluation loop's frames, no Python frames) with
 # the bytearrays the script holds.
 . "$(dirname "$0")/lib.sh"
-. "$TEST_DIR/python_heap.sh"
+. "$TEST_DIR/helpers/python_heap.sh"
 
 # Python 2 and 3 alike: 100 bytearray(10000), then wait for "go"
 cat >old.py <<'PY'

@@ -7,21 +7,19 @@
 
 run_tap pprof_test "$BUILD/unit/pprof_test" profile.pb.gz
 
-PPROF_SRC=/usr/share/gocode/src/github.com/google/pprof
-if ! command -v go >/dev/null || [ ! -d $PPROF_SRC ]; then
+if ! command -v go >/dev/null || [ ! -d /usr/share/gocode/src/github.com/google/pprof ]; then
 	skip_case 'the real pprof reads the profile' \
 		'go or pprof sources missing (scripts/install-deps --test: golang-go golang-github-google-pprof-dev)'
 	exit 0
 fi
 
-# built once per build directory; the Go cache stays there too
+# built once per build directory by have_pprof (test/lib.sh); the Go cache stays there
 test_case 'pprof builds offline from the Debian sources' '
-	[ -x $BUILD/pprof ] || GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= \
-		GOCACHE=$BUILD/go-cache go build -o $BUILD/pprof github.com/google/pprof
+	have_pprof || { echo "$PPROF_WHY"; cat "$BUILD/pprof.log"; false; }
 '
 
 test_case 'pprof -raw: sample types, values, inline frames, mapping, comment' '
-	$BUILD/pprof -raw profile.pb.gz >raw &&
+	"$PPROF" -raw profile.pb.gz >raw &&
 	grep -q "^Comment: heapprof test profile" raw &&
 	grep -q "^inuse_objects/count inuse_space/bytes\[dflt\]" raw &&
 	grep -q "^ *2 *2000: 1 2 *\$" raw && grep -q "^ *1 *4096: 3 2 *\$" raw &&
@@ -31,17 +29,17 @@ test_case 'pprof -raw: sample types, values, inline frames, mapping, comment' '
 '
 
 test_case 'pprof -top: exact totals in bytes and blocks, names as given' '
-	$BUILD/pprof -top -nodefraction=0 -unit=B -sample_index=inuse_space profile.pb.gz >top &&
+	"$PPROF" -top -nodefraction=0 -unit=B -sample_index=inuse_space profile.pb.gz >top &&
 	grep -q "accounting for 6112B, 100% of 6112B total" top &&
 	grep -q "4096B .* 4112B .* inl_fill (inline)\$" top &&
 	grep -q "2000B .* site_a\$" top && grep -q " 6112B .* main\$" top &&
 	grep -q "16B .* ns::holder<int>::grow(unsigned long)\$" top &&
-	$BUILD/pprof -top -nodefraction=0 -sample_index=inuse_objects profile.pb.gz >objs &&
+	"$PPROF" -top -nodefraction=0 -sample_index=inuse_objects profile.pb.gz >objs &&
 	grep -q "accounting for 4, 100% of 4 total" objs
 '
 
 test_case 'pprof -traces: each stack leaf first, inline frames in place' '
-	$BUILD/pprof -traces -unit=B -sample_index=inuse_space profile.pb.gz >traces &&
+	"$PPROF" -traces -unit=B -sample_index=inuse_space profile.pb.gz >traces &&
 	tr -s " " <traces | grep -A2 "^ *4096B inl_fill (inline)" | tr -d " " >t1 &&
 	printf "4096Binl_fill(inline)\nsite_b\nmain\n" >e1 && expect_same e1 t1 &&
 	tr -s " " <traces | grep -A4 "^ *16B ns::holder" | tr -d " " >t2 &&

@@ -4,7 +4,7 @@
 # --short-names on C++ names.
 . "$(dirname "$0")/lib.sh"
 need_tool gcore
-. "$TEST_DIR/sites.sh"
+. "$TEST_DIR/helpers/sites.sh"
 
 test_case 'a core of the sites workload' '
 	run_preloaded $PROGS/sites $SITES && take_core sites.core &&
@@ -15,12 +15,10 @@ test_case 'a core of the sites workload' '
 
 total() { awk '{ s += $NF } END { print s }' "$1"; }
 
-if [ -x "$BUILD/pprof" ] || { command -v go >/dev/null &&
-	GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= GOCACHE=$BUILD/go-cache \
-		go build -o $BUILD/pprof github.com/google/pprof 2>/dev/null; }; then
+if have_pprof; then
 	test_case '-f pprof: pprof reads it without a word, totals per sample type exact' '
 		heapprof-analyze -f pprof -o sites.pb.gz $PROGS/sites sites.core &&
-		$BUILD/pprof -raw sites.pb.gz >raw 2>raw.err && ! test -s raw.err &&
+		"$PPROF" -raw sites.pb.gz >raw 2>raw.err && ! test -s raw.err &&
 		[ "$(awk "/^inuse_space/ { on = 1; next } /^Locations/ { on = 0 } on { s += \$1 } END { print s }" raw)" = "$(total sites.txt)" ] &&
 		blocks=$(sed -n "s/^  live: .* in \([0-9,]*\) blocks.*/\1/p" sites.text | tr -d ,) &&
 		[ "$(awk "/^inuse_space/ { on = 1; next } /^Locations/ { on = 0 } on { s += \$2 } END { print s }" raw)" = "$blocks" ] &&
@@ -29,7 +27,7 @@ if [ -x "$BUILD/pprof" ] || { command -v go >/dev/null &&
 		grep -q "site_inl .*sites.c" raw
 	'
 	test_case '-f pprof: per function, pprof -top agrees with the collapsed report' '
-		$BUILD/pprof -top -nodefraction=0 -unit=B -sample_index=inuse_space sites.pb.gz >top &&
+		"$PPROF" -top -nodefraction=0 -unit=B -sample_index=inuse_space sites.pb.gz >top &&
 		grep -q " 2000B .* site_small\$" top && grep -q " 25000B .* site_grow\$" top &&
 		grep -q " 2331B .* lib_alloc\$" top
 	'
@@ -38,7 +36,7 @@ if [ -x "$BUILD/pprof" ] || { command -v go >/dev/null &&
 		grep -q "/progs/sites $id" raw
 	'
 else
-	skip_case '-f pprof read by pprof' 'go or the pprof sources missing (scripts/install-deps --test)'
+	skip_case '-f pprof read by pprof' "$PPROF_WHY"
 fi
 
 test_case '-f svg: well-formed, renders, names and totals in the tooltips' '

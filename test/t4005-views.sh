@@ -64,23 +64,23 @@ test_case '--base: a core against itself is no difference' '
 	! test -s self.txt
 '
 
-if [ -x "$BUILD/pprof" ]; then
+if have_pprof; then
 	test_case '--base -f pprof: signed values, pprof reads them' '
 		heapprof-analyze -f pprof -o diff.pb.gz --base=old.core $SITES_PROG new.core &&
-		$BUILD/pprof -raw diff.pb.gz >raw 2>raw.err && ! test -s raw.err &&
+		"$PPROF" -raw diff.pb.gz >raw 2>raw.err && ! test -s raw.err &&
 		[ "$(awk "/^inuse_space/ { on = 1; next } /^Locations/ { on = 0 } on { s += \$1 } END { print s }" raw)" = 602332 ] &&
-		$BUILD/pprof -top -nodefraction=0 -unit=B -sample_index=inuse_space diff.pb.gz >top &&
+		"$PPROF" -top -nodefraction=0 -unit=B -sample_index=inuse_space diff.pb.gz >top &&
 		grep -q " -1000B .* site_tmp\$" top
 	'
 	test_case 'pprof -base on our two profiles gives what our --base gives' '
 		heapprof-analyze -f pprof -o old.pb.gz $SITES_PROG old.core &&
 		heapprof-analyze -f pprof -o new.pb.gz $SITES_PROG new.core &&
-		$BUILD/pprof -top -nodefraction=0 -unit=B -sample_index=inuse_space \
+		"$PPROF" -top -nodefraction=0 -unit=B -sample_index=inuse_space \
 			-base old.pb.gz new.pb.gz | sed -n "/flat%/,\$p" >theirs &&
 		sed -n "/flat%/,\$p" top >ours && test -s ours && expect_same ours theirs
 	'
 else
-	skip_case '--base -f pprof read by pprof' 'no $BUILD/pprof (t4004 builds it)'
+	skip_case '--base -f pprof read by pprof' "$PPROF_WHY"
 fi
 
 test_case '--base: usage errors' '
@@ -90,7 +90,7 @@ test_case '--base: usage errors' '
 '
 
 test_case 'a core for the views' '
-	. "$TEST_DIR/sites.sh" &&
+	. "$TEST_DIR/helpers/sites.sh" &&
 	run_preloaded $SITES_PROG $SITES && take_core sites.core &&
 	heapprof-analyze -f collapsed $SITES_PROG sites.core >all.txt && check_sites all.txt
 '

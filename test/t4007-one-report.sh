@@ -7,7 +7,7 @@
 need_tool gcore
 need_tool python3
 
-stacks_of() { python3 "$TEST_DIR/stacks_of.py" "$@"; }
+stacks_of() { python3 "$TEST_DIR/helpers/stacks_of.py" "$@"; }
 
 # same_stacks FORMAT FILE COLLAPSED: FILE's stacks are COLLAPSED's, value for value
 same_stacks()
@@ -26,13 +26,6 @@ svg_agrees()
 		{ if (!($0 in want)) { print "box not in collapsed: " $0; bad = 1 } delete big[$0] }
 		END { for (b in big) { print "box missing: " b; bad = 1 } exit bad }' \
 		tree.boxes svg.boxes >&2
-}
-
-have_pprof()
-{
-	[ -x "$BUILD/pprof" ] || { command -v go >/dev/null &&
-		GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= GOCACHE=$BUILD/go-cache \
-			go build -o $BUILD/pprof github.com/google/pprof 2>/dev/null; }
 }
 
 C=$PROGS/counts
@@ -55,7 +48,7 @@ for split in "--by-thread" "--by-thread --metric=alloc_objects" ""; do
 		test_case "${split:-no split}: pprof -traces gives collapsed's stacks" '
 			heapprof-analyze -f pprof -o r.pb.gz $split $C counts.core &&
 			m=$(echo "$split" | sed -n "s/.*--metric=//p") &&
-			$BUILD/pprof -traces -unit=B -sample_index=${m:-inuse_space} r.pb.gz >traces &&
+			"$PPROF" -traces -unit=B -sample_index=${m:-inuse_space} r.pb.gz >traces &&
 			same_stacks traces traces c.txt
 		'
 	fi
@@ -65,7 +58,7 @@ if have_pprof; then
 	# total SAMPLE_TYPE PROFILE: what pprof -top says the profile holds of it
 	total()
 	{
-		$BUILD/pprof -top -unit=B -nodefraction=0 -sample_index=$1 "$2" 2>/dev/null |
+		"$PPROF" -top -unit=B -nodefraction=0 -sample_index=$1 "$2" 2>/dev/null |
 			sed -n "s/.* of \([0-9.]*\)B* total.*/\1/p"
 	}
 	test_case 'pprof: every sample type complete, whatever --metric, totals as in text' '
@@ -86,9 +79,9 @@ if have_pprof; then
 	'
 	test_case 'pprof: a --top cut is said in the comment' '
 		heapprof-analyze -f pprof --top=2 -o p.pb.gz $C counts.core &&
-		$BUILD/pprof -comments p.pb.gz | grep -q "cut by --top/--min-percent: [0-9]* more stacks" &&
+		"$PPROF" -comments p.pb.gz | grep -q "cut by --top/--min-percent: [0-9]* more stacks" &&
 		heapprof-analyze -f pprof -o p.pb.gz $C counts.core &&
-		! $BUILD/pprof -comments p.pb.gz | grep -q "cut by"
+		! "$PPROF" -comments p.pb.gz | grep -q "cut by"
 	'
 fi
 
@@ -108,7 +101,7 @@ test_case '--leaks=all: collapsed, json, svg, html and pprof keep the class root
 	same_stacks html r.html c.txt &&
 	if have_pprof; then
 		heapprof-analyze -f pprof --leaks=all -o r.pb.gz $PROGS/leaky leaky.core &&
-		$BUILD/pprof -traces -unit=B r.pb.gz >traces && same_stacks traces traces c.txt &&
+		"$PPROF" -traces -unit=B r.pb.gz >traces && same_stacks traces traces c.txt &&
 		grep -q "leak_class: *definitely lost" traces
 	fi
 '

@@ -1,6 +1,6 @@
 #!/bin/sh
 # -f html in a real browser: headless Chromium driven over the DevTools protocol
-# (test/browser.js, node's own WebSocket; scripts/install-deps --test installs both).
+# (test/helpers/browser.js, node's own WebSocket; scripts/install-deps --test installs both).
 # On a C program's core, a diff, a --leaks=all report, a --by-thread report and a
 # sampled one: the page draws the expected frames, zooms on a click, searches with the
 # right share, switches metric to the expected widths, logs no error and fetches
@@ -10,15 +10,15 @@ need_tool gcore
 need_tool chromium
 need_tool node
 need_tool python3
-. "$TEST_DIR/sites.sh"
+. "$TEST_DIR/helpers/sites.sh"
 # node 20.10 and later have a WebSocket (behind this flag until 22)
 if ! node --experimental-websocket -e 'process.exit(typeof WebSocket === "function" ? 0 : 1)' 2>/dev/null; then
 	echo "# skipped: node $(node --version) has no WebSocket (20.10 or later needed)"
 	exit 77
 fi
 
-browse() { node --experimental-websocket "$TEST_DIR/browser.js" "$@"; }
-page() { f=$1; shift; browse "$f" "$TEST_DIR/html_page.js" "$@"; }
+browse() { node --experimental-websocket "$TEST_DIR/helpers/browser.js" "$@"; }
+page() { f=$1; shift; browse "$f" "$TEST_DIR/helpers/html_page.js" "$@"; }
 
 # share FILE REGEX: the part of the collapsed stacks in FILE with a frame matching REGEX
 share()
@@ -82,7 +82,7 @@ test_case 'a diff (--base): growth red and first, shrinkage blue' '
 	done && take_core new.core &&
 	heapprof-analyze -f html --base=old.core -o diff.html $PROGS/sites new.core &&
 	heapprof-analyze -f collapsed --base=old.core $PROGS/sites new.core >diff.txt &&
-	python3 "$TEST_DIR/stacks_of.py" html diff.html >d1 && python3 "$TEST_DIR/stacks_of.py" collapsed diff.txt >d2 &&
+	python3 "$TEST_DIR/helpers/stacks_of.py" html diff.html >d1 && python3 "$TEST_DIR/helpers/stacks_of.py" collapsed diff.txt >d2 &&
 	expect_same d2 d1 &&
 	page diff.html diff shrink -- names site_big site_tmp -- text "#title" "Heap growth of" >/dev/null
 '

@@ -47,6 +47,6 @@ if ! command -v chromium >/dev/null || ! command -v node >/dev/null ||
 fi
 test_case 'the HTML page draws the timeline, hover gives the peak' '
 	heapprof-analyze -f html -o tl.html $PROGS/sites tl.core &&
-	node --experimental-websocket "$TEST_DIR/browser.js" tl.html "$TEST_DIR/html_page.js" \
+	node --experimental-websocket "$TEST_DIR/helpers/browser.js" tl.html "$TEST_DIR/helpers/html_page.js" \
 		timeline "$(cat peak.txt)" >out
 '

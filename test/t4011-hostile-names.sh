@@ -143,8 +143,8 @@ for g in ET.parse(sys.argv[1]).getroot().iter(\"{http://www.w3.org/2000/svg}g\")
         assert label in (\"\", name), (name, label)
 assert cut >= 2, \"no wide name was cut: %d\" % cut
 " flame.svg &&
-	python3 "$TEST_DIR/stacks_of.py" svg flame.svg >s1 &&
-	python3 "$TEST_DIR/stacks_of.py" tree collapsed >s2 && expect_same s2 s1
+	python3 "$TEST_DIR/helpers/stacks_of.py" svg flame.svg >s1 &&
+	python3 "$TEST_DIR/helpers/stacks_of.py" tree collapsed >s2 && expect_same s2 s1
 '
 
 test_case 'json: strict UTF-8, names escaped, the stacks of collapsed' '
@@ -157,30 +157,26 @@ for k in (\"ESC_FN\", \"LATIN_FN\", \"C1_FN\", \"WIDE_A\"):
     assert os.environ[k] in funcs, (k, sorted(funcs))
 assert d[\"program\"].endswith(os.environ[\"DIR_ESC\"] + \"/hostile\"), d[\"program\"]
 " report.json &&
-	python3 "$TEST_DIR/stacks_of.py" json report.json >j1 &&
-	python3 "$TEST_DIR/stacks_of.py" collapsed collapsed >j2 && expect_same j2 j1 &&
+	python3 "$TEST_DIR/helpers/stacks_of.py" json report.json >j1 &&
+	python3 "$TEST_DIR/helpers/stacks_of.py" collapsed collapsed >j2 && expect_same j2 j1 &&
 	json_valid report.json
 '
 
 test_case 'html: the page is UTF-8 without control bytes, its data the stacks of collapsed' '
 	an -f html -o page.html 2>err && $PLAIN page.html err &&
-	python3 "$TEST_DIR/stacks_of.py" html page.html >h1 &&
-	python3 "$TEST_DIR/stacks_of.py" collapsed collapsed >h2 && expect_same h2 h1
+	python3 "$TEST_DIR/helpers/stacks_of.py" html page.html >h1 &&
+	python3 "$TEST_DIR/helpers/stacks_of.py" collapsed collapsed >h2 && expect_same h2 h1
 '
 
-PPROF_SRC=/usr/share/gocode/src/github.com/google/pprof
-if ! command -v go >/dev/null || [ ! -d $PPROF_SRC ]; then
-	skip_case 'pprof: strings UTF-8 and escaped, exact bytes' \
-		'go or pprof sources missing (scripts/install-deps --test)'
+if ! have_pprof; then
+	skip_case 'pprof: strings UTF-8 and escaped, exact bytes' "$PPROF_WHY"
 else
 	test_case 'pprof: strings UTF-8 and escaped, exact bytes' '
-		{ [ -x $BUILD/pprof ] || GOPATH=/usr/share/gocode GO111MODULE=off GOFLAGS= \
-			GOCACHE=$BUILD/go-cache go build -o $BUILD/pprof github.com/google/pprof; } &&
-		an -f pprof -o prof.pb.gz 2>err && $BUILD/pprof -raw prof.pb.gz >raw && $PLAIN raw err &&
+		an -f pprof -o prof.pb.gz 2>err && "$PPROF" -raw prof.pb.gz >raw && $PLAIN raw err &&
 		grep -Fq "$ESC_FN" raw && grep -Fq "$LIB_ESC" raw &&
-		$BUILD/pprof -traces -unit=B -sample_index=inuse_space prof.pb.gz >traces &&
-		python3 "$TEST_DIR/stacks_of.py" traces traces >p1 &&
-		python3 "$TEST_DIR/stacks_of.py" collapsed collapsed >p2 && expect_same p2 p1
+		"$PPROF" -traces -unit=B -sample_index=inuse_space prof.pb.gz >traces &&
+		python3 "$TEST_DIR/helpers/stacks_of.py" traces traces >p1 &&
+		python3 "$TEST_DIR/helpers/stacks_of.py" collapsed collapsed >p2 && expect_same p2 p1
 	'
 fi
 

@@ -40,6 +40,6 @@ if ! command -v chromium >/dev/null || ! command -v node >/dev/null ||
 fi
 test_case 'the HTML page draws all of it: area, peak, tooltip, flame graph' '
 	heapprof-analyze -f html -o ms.html $PROGS/manysamples ms.core &&
-	node --experimental-websocket "$TEST_DIR/browser.js" ms.html "$TEST_DIR/html_page.js" \
+	node --experimental-websocket "$TEST_DIR/helpers/browser.js" ms.html "$TEST_DIR/helpers/html_page.js" \
 		timeline "$(cat peak.txt)" -- names sample >out
 '

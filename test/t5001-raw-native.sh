@@ -9,7 +9,7 @@
 # arenas that no thread falls back on the main one, whatever the number of CPUs.
 export GLIBC_TUNABLES=glibc.malloc.arena_max=64
 
-. "$TEST_DIR/sites.sh"
+. "$TEST_DIR/helpers/sites.sh"
 
 # mapping PID FIELD VALUE: "START END" (hex) of the first line of /proc/PID/maps whose
 # FIELD (6: path) equals VALUE and whose file offset is 0

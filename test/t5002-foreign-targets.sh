@@ -14,7 +14,7 @@ TARGETS="s390x qemu-s390x /usr/s390x-linux-gnu yes 64 gcc-s390x-linux-gnu,libc6-
 mips qemu-mips /usr/mips-linux-gnu no 32 gcc-mips-linux-gnu,libc6-dev-mips-cross
 armhf qemu-arm /usr/arm-linux-gnueabihf no 32 gcc-arm-linux-gnueabihf,libc6-dev-armhf-cross"
 
-. "$TEST_DIR/sites.sh"
+. "$TEST_DIR/helpers/sites.sh"
 
 # guest PROG ARGS...: run a cross-built program under qemu-user with heapprof.so, in
 # the current directory, where qemu writes the guest's core if it dies of a signal

@@ -34,7 +34,7 @@ test_case 'fixture: two live blocks and a spoilt one, exact report' '
 	$MKDUMP fix.bin 0x10100:1000:$SMALL,$MAIN 0x10200:24:$BIG,$MAIN 0x10300:5:$SMALL:check=bad &&
 	collapsed --raw fix.bin@0x10000 $PROG &&
 	printf "main;site_small 1000\nmain;site_big 24\n" >expect && expect_same expect out &&
-	grep -q "^heapprof-analyze: warning: skipped 1 candidates: bad check value" err
+	expect_grep "^heapprof-analyze: warning: skipped 1 candidates: bad check value" err
 '
 
 test_case 'random bytes: one line, exit 2' '
@@ -55,10 +55,10 @@ test_case 'a header in the last bytes of the image counts; one cut at its start 
 	$MKDUMP -n 256 edges.bin 0x10100:77:$SMALL,$MAIN 0x10040:9:$BIG,$MAIN,$MAIN &&
 	collapsed --raw edges.bin@0x10000 $PROG &&
 	echo "main;site_small 77" >expect && expect_same expect out &&
-	grep -q "skipped 1 candidates: header cut off at an edge of the memory image" err &&
+	expect_grep "skipped 1 candidates: header cut off at an edge of the memory image" err &&
 	$MKDUMP -n 64 cut.bin 0x10030:9:$BIG,$MAIN &&
 	one_line_exit2 --raw cut.bin@0x10000 $PROG &&
-	grep -q "1 candidates rejected, most for: header cut off at an edge" err
+	expect_grep "1 candidates rejected, most for: header cut off at an edge" err
 '
 
 test_case 'impossible fields: 255 frames, offsets, 4-byte pcs, unknown flags and version' '
@@ -67,31 +67,31 @@ test_case 'impossible fields: 255 frames, offsets, 4-byte pcs, unknown flags and
 		0x10900:5:$SMALL:flags=0x10000 0x10b00:6:$BIG:flags=1 0x10d00:7:$SMALL:version=3 &&
 	collapsed --raw fields.bin@0x10000 $PROG &&
 	echo "site_big 6" >expect && expect_same expect out &&
-	grep -q "skipped 4 candidates: impossible frame count, word size or offset" err &&
-	grep -q "skipped 1 candidates: unknown incompatible flags" err &&
-	grep -q "skipped 1 candidates: unknown format version" err &&
+	expect_grep "skipped 4 candidates: impossible frame count, word size or offset" err &&
+	expect_grep "skipped 1 candidates: unknown incompatible flags" err &&
+	expect_grep "skipped 1 candidates: unknown format version" err &&
 	$MKDUMP -n 256 v3.bin 0x10100:7:$SMALL:version=3 &&
 	one_line_exit2 --raw v3.bin@0x10000 $PROG &&
-	grep -q "format version 3; this analyzer reads versions 1 and 2" err &&
+	expect_grep "format version 3; this analyzer reads versions 1 and 2" err &&
 	$MKDUMP -n 256 nf.bin 0x10100:7:$SMALL:nframes=255 &&
 	one_line_exit2 --raw nf.bin@0x10000 $PROG &&
-	grep -q "most for: impossible frame count" err
+	expect_grep "most for: impossible frame count" err
 '
 
 test_case 'images of 0, 1 and 7 bytes; a missing image; a directory' '
 	$MKDUMP -n 1 one.bin && one_line_exit2 --raw one.bin@0x10000 $PROG &&
 	$MKDUMP -n 7 seven.bin && one_line_exit2 --raw seven.bin@0x10001 $PROG &&
-	: >empty.bin && one_line_exit2 --raw empty.bin@0x10000 $PROG && grep -q "is empty" err &&
-	one_line_exit2 --raw nonexistent.bin@0x10000 $PROG && grep -q "No such file" err &&
-	mkdir dir.bin && one_line_exit2 --raw dir.bin@0x10000 $PROG && grep -q "not a regular file" err
+	: >empty.bin && one_line_exit2 --raw empty.bin@0x10000 $PROG && expect_grep "is empty" err &&
+	one_line_exit2 --raw nonexistent.bin@0x10000 $PROG && expect_grep "No such file" err &&
+	mkdir dir.bin && one_line_exit2 --raw dir.bin@0x10000 $PROG && expect_grep "not a regular file" err
 '
 
 test_case 'the top of a 64-bit space: an image ending at 2^64, one running past it' '
 	$MKDUMP -a 0xffffffffffffff00 -n 256 top.bin 0xffffffffffffff80:5:$SMALL 0:77:$BIG &&
 	collapsed --raw top.bin@0xffffffffffffff00 $PROG &&
 	echo "site_small 5" >expect && expect_same expect out &&
-	grep -q "skipped 1 candidates: impossible frame count, word size or offset" err &&
-	one_line_exit2 --raw top.bin@0xffffffffffffff08 $PROG && grep -q "runs past the end" err &&
+	expect_grep "skipped 1 candidates: impossible frame count, word size or offset" err &&
+	one_line_exit2 --raw top.bin@0xffffffffffffff08 $PROG && expect_grep "runs past the end" err &&
 	heapprof-analyze --raw top.bin@0x10000000000000000 $PROG 2>err; [ $? = 64 ]
 '
 
@@ -101,9 +101,9 @@ test_case '32-bit big-endian PROGRAM: an image ending at 2^32, one past it, 2^32
 		0x100000000:77:0x401234 &&
 	collapsed --raw top32.bin@0xffffff00 mips.elf &&
 	echo "0x400010;0x401234 5" >expect && expect_same expect out &&
-	grep -q "skipped 1 candidates: impossible frame count, word size or offset" err &&
-	one_line_exit2 --raw top32.bin@0xffffff08 mips.elf && grep -q "runs past the end" err &&
-	one_line_exit2 --raw top32.bin@0x100000000 mips.elf && grep -q "runs past the end" err
+	expect_grep "skipped 1 candidates: impossible frame count, word size or offset" err &&
+	one_line_exit2 --raw top32.bin@0xffffff08 mips.elf && expect_grep "runs past the end" err &&
+	one_line_exit2 --raw top32.bin@0x100000000 mips.elf && expect_grep "runs past the end" err
 '
 
 test_case 'every word size and byte order read as its PROGRAM says, in text and collapsed' '
@@ -122,18 +122,18 @@ test_case 'every word size and byte order read as its PROGRAM says, in text and 
 '
 
 test_case 'the wrong byte order or word size for PROGRAM finds no block: one line' '
-	one_line_exit2 --raw s390x.bin@0x400000 $PROG && grep -q "no heapprof blocks" err &&
+	one_line_exit2 --raw s390x.bin@0x400000 $PROG && expect_grep "no heapprof blocks" err &&
 	one_line_exit2 --raw armhf.bin@0x400000 $PROG &&
-	grep -q "2 candidates rejected, most for: impossible frame count, word size" err
+	expect_grep "2 candidates rejected, most for: impossible frame count, word size" err
 '
 
 test_case 'overlapping images: each block counts once, a warning says so' '
 	$MKDUMP -n 4096 ov.bin 0x10100:1000:$SMALL 0x10f00:24:$BIG &&
 	collapsed --raw ov.bin@0x10000 --raw ov.bin@0x10800 --raw ov.bin@0x10000 $PROG &&
 	printf "site_small 1000\nsite_big 24\n" >expect && expect_same expect out &&
-	grep -q "warning: 2 raw images overlap others and were left out" err &&
-	grep -q "warning: raw image .ov.bin. \[0x10800, 0x11800) overlaps .ov.bin. \[0x10000, 0x11000) and was left out: 4096 of its bytes differ from or lie outside it, and blocks there are not counted" err &&
-	grep -q "warning: raw image .ov.bin. \[0x10000, 0x11000) overlaps .ov.bin. \[0x10000, 0x11000) and was left out: it holds the same bytes, so no block is hidden" err
+	expect_grep "warning: 2 raw images overlap others and were left out" err &&
+	expect_grep "warning: raw image .ov.bin. \[0x10800, 0x11800) overlaps .ov.bin. \[0x10000, 0x11000) and was left out: 4096 of its bytes differ from or lie outside it, and blocks there are not counted" err &&
+	expect_grep "warning: raw image .ov.bin. \[0x10000, 0x11000) overlaps .ov.bin. \[0x10000, 0x11000) and was left out: it holds the same bytes, so no block is hidden" err
 '
 
 test_case 'two overlapping images: the one left out is named, and the block it hides' '
@@ -141,8 +141,8 @@ test_case 'two overlapping images: the one left out is named, and the block it h
 	$MKDUMP -a 0x10800 -n 4096 b.bin 0x10900:77:$BIG,$MAIN &&
 	collapsed --raw b.bin@0x10800 --raw a.bin@0x10000 $PROG &&
 	printf "main;site_small 1000\n" >expect && expect_same expect out &&
-	grep -q "warning: 1 raw images overlap others and were left out" err &&
-	grep -q "warning: raw image .b.bin. \[0x10800, 0x11800) overlaps .a.bin. \[0x10000, 0x11000) and was left out: 4096 of its bytes differ from or lie outside it, and blocks there are not counted" err
+	expect_grep "warning: 1 raw images overlap others and were left out" err &&
+	expect_grep "warning: raw image .b.bin. \[0x10800, 0x11800) overlaps .a.bin. \[0x10000, 0x11000) and was left out: 4096 of its bytes differ from or lie outside it, and blocks there are not counted" err
 '
 
 test_case 'images at unaligned addresses: headers are found on 8-byte target addresses only' '

@@ -4,7 +4,7 @@
 # report as gcore at the same moment, valgrind's "in use at exit"; the control API,
 # the heapprof wrapper without gdb, and many snapshots under load.
 . "$(dirname "$0")/lib.sh"
-. "$TEST_DIR/sites.sh"
+. "$TEST_DIR/helpers/sites.sh"
 
 WRAP=$SRC_DIR/scripts/heapprof
 export HEAPPROF_SO=$PRELOAD HEAPPROF_ANALYZE=$ANALYZE

@@ -414,7 +414,7 @@ if command -v python3 >/dev/null; then
 	# in DIR/pty.out
 	in_pty()
 	{
-		python3 "$TEST_DIR/pty_shell.py" "$1/done" "$2; : >$1/done" >"$1/pty.out"
+		python3 "$TEST_DIR/helpers/pty_shell.py" "$1/done" "$2; : >$1/done" >"$1/pty.out"
 	}
 	case $(cat /proc/sys/dev/tty/legacy_tiocsti 2>/dev/null) in
 	0) how="no TIOCSTI on this kernel (dev.tty.legacy_tiocsti=0): the session and fds only" ;;

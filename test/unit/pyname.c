@@ -1,6 +1,6 @@
 /*
  * t3014's reader: names Python frames from a core through analyzer/python.c, as the
- * analyzer will. Reads lines "CODE OFFSET RECORD TRUTH..." (test/python_chain.py's
+ * analyzer will. Reads lines "CODE OFFSET RECORD TRUTH..." (test/helpers/python_chain.py's
  * kept file) on standard input and prints "ok TRUTH" when the record, and the code
  * object when CODE is not 0, both give TRUTH ("NAME FILE LINE"); else "not ok" and what
  * they gave.

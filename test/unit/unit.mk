@@ -4,7 +4,7 @@
 U := $(B)/unit
 UNIT_TESTS := $(U)/sym_test $(U)/scan_test $(U)/v2_test $(U)/pprof_test $(U)/flame_test \
 	$(U)/names_test $(U)/counts_test $(U)/timeline_test $(U)/chart_test $(U)/pyname $(U)/python_test \
-	$(U)/util_test $(U)/pystacks $(U)/pystack_test $(U)/graph_test
+	$(U)/util_test $(U)/pystacks $(U)/pystack_test $(U)/graph_test $(U)/env_table
 
 check-build: $(UNIT_TESTS)
 
@@ -19,6 +19,10 @@ $(U)/hp_tag.o: preload/hp_tag.c
 	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) $(CFLAGS) $(WARN) $(SAN_ALL) -c $< -o $@
 
 $(U)/scan_test: $(U)/hp_tag.o
+
+# preload/options.c's table, printed (t0004): the preload's code, no analyzer objects
+$(U)/env_table: $(U)/env_table.o
+	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_ALL) -o $@ $^
 
 $(U)/%: $(U)/%.o $(ANALYZER_LIB_OBJS)
 	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_ALL) -o $@ $^ $(ANALYZER_LIBS)

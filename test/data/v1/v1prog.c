@@ -3,6 +3,11 @@
  * heapprof.so (block format 1), dumped with gcore, and cut down to the core's notes
  * and the segments holding blocks by test/data/v1/shrink.py. Kept with its binary so
  * that the analyzer is tested on a v1 core for as long as it reads version 1.
+ *
+ * The binary, built in test/data/v1 with Debian 12's gcc 12.2:
+ *	gcc -g -O2 -fno-pie -no-pie -fdebug-prefix-map=$PWD=test/data/v1 -o v1prog v1prog.c
+ * The prefix map keeps the checkout's path out of its DWARF, so the golden reports
+ * name test/data/v1/v1prog.c; the code is byte for byte the one the core ran.
  */
 #include <stdio.h>
 #include <stdlib.h>

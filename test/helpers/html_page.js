@@ -1,4 +1,4 @@
-// Scenarios for test/browser.js on pages of -f html (t4008). args: steps separated by
+// Scenarios for test/helpers/browser.js on pages of -f html (t4008). args: steps separated by
 // "--", each MODE then the mode's arguments, run in order on the one page.
 //   names NAME...        every NAME is a box of the flame graph
 //   zoom NAME            clicking NAME's box makes it the root: full width, last crumb;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-# Checks a heapprof-analyze JSON report of test/python_heap.py against what the script
+# Checks a heapprof-analyze JSON report of test/helpers/python_heap.py against what the script
 # printed (its "expect", "chain" and "leaked" lines); one "ok NAME [# figures]" or
 # "not ok NAME: why" a line.
 #   bytes   REPORT OUT [PHASE]   each function's live bytes (stacks through its Python

@@ -1,15 +1,15 @@
-# Sourced by the Python heap tests (t3016-t3019): test/python_heap.py under heapprof.so.
+# Sourced by the Python heap tests (t3016-t3019): test/helpers/python_heap.py under heapprof.so.
 #   PY_HEAP             the interpreters of the longer cases: Debian's 3.11, pyenv's 3.12
 #                       and 3.13 (pyenv's 3.11 is the same version as Debian's)
 #   py_start PY ARGS...   run it (PYTHONMALLOC=malloc, snapshots on USR2), wait for "ready"
 #   py_snap FILE          a snapshot of it now (HEAPPROF_SIGNAL), moved to FILE
 #   py_phase2             create "go" and wait for "ready 2" (Cache.fill grows, produce's go)
 #   py_report PY SNAP [OPTIONS...]   heapprof-analyze's JSON report, all stacks
-#   py_check WHAT ARGS... test/python_heap_check.py (ok / not ok lines)
+#   py_check WHAT ARGS... test/helpers/python_heap_check.py (ok / not ok lines)
 #   all_ok FILE N         FILE has N "ok" lines and no "not ok" (else it is printed)
-. "$TEST_DIR/pythons.sh"
+. "$TEST_DIR/helpers/pythons.sh"
 export PYTHONMALLOC=malloc HEAPPROF_SIGNAL=USR2
-HEAP_PY=$TEST_DIR/python_heap.py
+HEAP_PY=$TEST_DIR/helpers/python_heap.py
 PY_HEAP='debian-3.11 3.12 3.13'
 
 py_start()
@@ -51,7 +51,7 @@ py_report()
 	heapprof-analyze -f json --top=0 "$@" "$hp_py" "$hp_snap"
 }
 
-py_check() { python3 "$TEST_DIR/python_heap_check.py" "$@"; }
+py_check() { python3 "$TEST_DIR/helpers/python_heap_check.py" "$@"; }
 
 all_ok()
 {

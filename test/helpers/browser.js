@@ -1,6 +1,6 @@
 // Drive a page in headless Chromium over the DevTools protocol, with node's own
 // WebSocket (node --experimental-websocket on node 20): no driver to install.
-//   node --experimental-websocket test/browser.js PAGE SCENARIO.js [ARG...]
+//   node --experimental-websocket test/helpers/browser.js PAGE SCENARIO.js [ARG...]
 // SCENARIO.js exports async (page, args) => {...}; page.eval(expr) gives the value,
 // page.click(selector) clicks the element's centre with real mouse events,
 // page.type(selector, text), page.select(selector, value), page.screenshot(file).
@@ -13,12 +13,17 @@ const os = require('os');
 const path = require('path');
 
 const [pageFile, scenarioFile, ...args] = process.argv.slice(2);
-const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'hp-chromium-'));
+// Chromium keeps its temporary files in TMPDIR: the profile, removed at the end. Its
+// socket there (org.chromium.Chromium.XXXXXX/SingletonSocket, 45 bytes more) must fit
+// a Unix socket's 107 bytes, which a test's deep TMPDIR may not leave room for.
+const base = os.tmpdir().length + 20 + 45 <= 107 ? os.tmpdir() : '/tmp';
+const profile = fs.mkdtempSync(path.join(base, 'hp-chromium-'));
 const chrome = spawn(process.env.CHROMIUM || 'chromium', ['--headless', '--no-sandbox',
 	'--disable-gpu', '--no-first-run', '--no-default-browser-check', '--disable-extensions',
 	'--disable-background-networking', '--disable-component-update', '--disable-sync',
 	'--remote-debugging-port=0', '--user-data-dir=' + profile, '--window-size=1280,900',
-	'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
+	'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'],
+	env: Object.assign({}, process.env, { TMPDIR: profile }) });
 let chromeErr = '';
 chrome.stderr.on('data', (d) => { chromeErr += d; });
 
@@ -26,10 +31,25 @@ function fail(msg) {
 	console.error('browser: ' + msg);
 	finish(1);
 }
+// Chromium is killed and waited for before its profile is removed: a browser still
+// running for a moment would write its files into the directory again.
+let finishing = false;
 function finish(code) {
+	if (finishing)
+		return;
+	finishing = true;
+	const done = () => {
+		try {
+			fs.rmSync(profile, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+		} catch (e) {
+			console.error('browser: ' + profile + ' left: ' + e.message);
+		}
+		process.exit(code);
+	};
+	if (chrome.exitCode !== null || chrome.signalCode !== null)
+		return done();
+	chrome.once('exit', done);
 	chrome.kill('SIGKILL');
-	try { fs.rmSync(profile, { recursive: true, force: true }); } catch (e) { /* still held */ }
-	process.exit(code);
 }
 setTimeout(() => fail('timed out; chromium said:\n' + chromeErr.slice(-2000)), 90000);
 
