@@ -5,6 +5,7 @@
 #include "ages.h"
 #include "collect.h"
 #include "decode.h"
+#include "fmt.h"
 #include "image.h"
 #include "report.h"
 #include "util.h"
@@ -123,14 +124,14 @@ void ages_write_summary(const struct age_summary *sum, FILE *f)
 	for (unsigned k = 0; k < AGE_BUCKETS; k++)
 		if (sum->blocks[k])
 			fprintf(f, "              %-11s %s bytes in %s blocks\n", bucket_name[k],
-				report_thousands(sum->bytes[k], a),
-				report_thousands(sum->blocks[k], b));
+				fmt_thousands(sum->bytes[k], a),
+				fmt_thousands(sum->blocks[k], b));
 	if (sum->untimed_blocks)
 		fprintf(f, "              no time     %s bytes in %s blocks\n",
-			report_thousands(sum->untimed_bytes, a),
-			report_thousands(sum->untimed_blocks, b));
+			fmt_thousands(sum->untimed_bytes, a),
+			fmt_thousands(sum->untimed_blocks, b));
 	if (sum->older_than_ms >= 0)
 		fprintf(f, "  older than: %lld ms: %s bytes in %s blocks shown\n",
-			(long long)sum->older_than_ms, report_thousands(sum->kept_bytes, a),
-			report_thousands(sum->kept_blocks, b));
+			(long long)sum->older_than_ms, fmt_thousands(sum->kept_bytes, a),
+			fmt_thousands(sum->kept_blocks, b));
 }

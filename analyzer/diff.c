@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "image.h"
 #include "sym.h"
 #include "util.h"
@@ -163,16 +164,6 @@ void diff_free(struct report *r)
 	report_free(r);
 }
 
-static const char *signed_thousands(int64_t v, char *buf)
-{
-	char tmp[32];
-
-	buf[0] = v < 0 ? '-' : '+';
-	report_thousands(v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, tmp);
-	strcpy(buf + 1, tmp);
-	return buf;
-}
-
 int diff_write_text(const struct report *r, FILE *f)
 {
 	char a[32], b[32], c[32], d[32];
@@ -182,11 +173,11 @@ int diff_write_text(const struct report *r, FILE *f)
 	fprintf(f, "heapprof-analyze difference report (NEW - OLD)\n");
 	fprintf(f, "  program:    %s\n", r->program);
 	fprintf(f, "  new:        %s: %s bytes in %s blocks\n", r->source,
-		report_thousands(r->live_bytes, a), report_thousands(r->live_blocks, b));
+		fmt_thousands(r->live_bytes, a), fmt_thousands(r->live_blocks, b));
 	fprintf(f, "  old:        %s: %s bytes in %s blocks\n", r->base_source,
-		report_thousands(r->base_live_bytes, c), report_thousands(r->base_live_blocks, d));
+		fmt_thousands(r->base_live_bytes, c), fmt_thousands(r->base_live_blocks, d));
 	fprintf(f, "  change:     %s bytes, %s blocks; %zu stacks changed\n",
-		signed_thousands(db, a), signed_thousands(dn, b), r->all_stacks);
+		fmt_signed_thousands(db, a), fmt_signed_thousands(dn, b), r->all_stacks);
 	if (r->sample_period)
 		fprintf(f, "  sampled:    figures are estimates\n");
 	if (r->view_note)
@@ -198,7 +189,7 @@ int diff_write_text(const struct report *r, FILE *f)
 		char buf[512];
 
 		fprintf(f, "\n#%zu  %s bytes  %s blocks\n", i + 1,
-			signed_thousands((int64_t)s->bytes, a), signed_thousands((int64_t)s->blocks, b));
+			fmt_signed_thousands((int64_t)s->bytes, a), fmt_signed_thousands((int64_t)s->blocks, b));
 		if (s->flags & STACK_UNKNOWN)
 			fputs("    [unknown stack: no readable stack record]\n", f);
 		else if (!s->nframes)
@@ -215,7 +206,7 @@ int diff_write_text(const struct report *r, FILE *f)
 	}
 	if (r->nstacks < r->all_stacks)
 		fprintf(f, "\n%zu more stacks changed by %s bytes, %s blocks (--top=0 shows all)\n",
-			r->all_stacks - r->nstacks, signed_thousands((int64_t)r->rest_bytes, a),
-			signed_thousands((int64_t)r->rest_blocks, b));
+			r->all_stacks - r->nstacks, fmt_signed_thousands((int64_t)r->rest_bytes, a),
+			fmt_signed_thousands((int64_t)r->rest_blocks, b));
 	return ferror(f) ? -1 : 0;
 }

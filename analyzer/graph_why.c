@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "fmt.h"
 #include "graph.h"
 #include "image.h"
 #include "report.h"
@@ -281,8 +282,8 @@ static void print_path(struct graph *g, struct sym *sym, size_t i, FILE *f)
 
 	graph_why_path(g, i, p);
 	fprintf(f, "\n0x%llx: %s bytes, retains %s bytes, allocated at ",
-		(unsigned long long)g->b[i].user, report_thousands(g->b[i].size, a),
-		report_thousands(g->ret[i + 1], b));
+		(unsigned long long)g->b[i].user, fmt_thousands(g->b[i].size, a),
+		fmt_thousands(g->ret[i + 1], b));
 	print_frames(g, sym, i, f);
 	fputc('\n', f);
 	if (!p->reached) {
@@ -299,12 +300,12 @@ static void print_path(struct graph *g, struct sym *sym, size_t i, FILE *f)
 		const struct graph_why_step *s = &p->step[k];
 
 		if (s->block == NONE) {
-			fprintf(f, "  ... %s more hops%s ...\n", report_thousands(s->hops, a),
+			fprintf(f, "  ... %s more hops%s ...\n", fmt_thousands(s->hops, a),
 				s->same_stack ? " of the same stack" : "");
 			continue;
 		}
 		fprintf(f, "  0x%llx  %s bytes", (unsigned long long)g->b[s->block].user,
-			report_thousands(g->b[s->block].size, a));
+			fmt_thousands(g->b[s->block].size, a));
 		if (k + 1 < p->nsteps)
 			fprintf(f, "  +%llu ->", (unsigned long long)s->offset);
 		fputs("  ", f);
@@ -378,14 +379,14 @@ static void print_retained(struct graph *g, struct sym *sym, const uint32_t *pic
 	}
 	qsort(t, g->nids, sizeof(*t), by_stack_cmp);
 	fprintf(f, "\nretained by the %zu blocks: %s bytes in %s blocks, by stack:\n", npick,
-		report_thousands(bytes, a), report_thousands(blocks, b));
+		fmt_thousands(bytes, a), fmt_thousands(blocks, b));
 	for (size_t i = 0; i < g->nids && t[i].bytes; i++, nt++) {
 		if (nt == 20) {
 			fputs("  ...\n", f);
 			break;
 		}
-		fprintf(f, "  %s bytes in %s blocks  ", report_thousands(t[i].bytes, a),
-			report_thousands(t[i].blocks, b));
+		fprintf(f, "  %s bytes in %s blocks  ", fmt_thousands(t[i].bytes, a),
+			fmt_thousands(t[i].blocks, b));
 		print_frames(g, sym, first_block(g, t[i].sid), f);
 		fputc('\n', f);
 	}

@@ -9,6 +9,7 @@
 
 #include "ages.h"
 #include "collect.h"
+#include "fmt.h"
 #include "image.h"
 #include "lifetimes.h"
 #include "util.h"
@@ -390,20 +391,6 @@ void lifetimes_free(struct lifetimes *lt)
 
 /* ---- text ------------------------------------------------------------------------ */
 
-/* ns as "640 ns", "812 us", "12.3 ms", "1.234 s" */
-static const char *span(uint64_t ns, char *buf, size_t size)
-{
-	if (ns >= 1000000000u)
-		snprintf(buf, size, "%.3f s", (double)ns / 1e9);
-	else if (ns >= 1000000u)
-		snprintf(buf, size, "%.1f ms", (double)ns / 1e6);
-	else if (ns >= 1000u)
-		snprintf(buf, size, "%" PRIu64 " us", ns / 1000);
-	else
-		snprintf(buf, size, "%" PRIu64 " ns", ns);
-	return buf;
-}
-
 void lifetimes_write_summary(const struct report_lifetimes *s, FILE *f)
 {
 	char a[32], b[32], c[32];
@@ -413,23 +400,23 @@ void lifetimes_write_summary(const struct report_lifetimes *s, FILE *f)
 		      f);
 	else if (s->whole)
 		fprintf(f, "  lifetimes:  event rings of %zu threads, every call since each "
-			"thread's first, up to +%s\n", s->rings, span((uint64_t)s->end_ns, a, 32));
+			"thread's first, up to +%s\n", s->rings, fmt_span((uint64_t)s->end_ns, a));
 	else
 		fprintf(f, "  lifetimes:  event rings of %zu threads, window +%s to +%s (the span "
-			"every ring covers)\n", s->rings, span((uint64_t)s->window_ns, a, 32),
-			span((uint64_t)s->end_ns, b, 32));
+			"every ring covers)\n", s->rings, fmt_span((uint64_t)s->window_ns, a),
+			fmt_span((uint64_t)s->end_ns, b));
 	if (s->rings) {
 		fprintf(f, "              %s calls made %s blocks and freed %s: ",
-			report_thousands(s->calls, a), report_thousands(s->allocs, b),
-			report_thousands(s->frees, c));
+			fmt_thousands(s->calls, a), fmt_thousands(s->allocs, b),
+			fmt_thousands(s->frees, c));
 		fprintf(f, "%s with their allocation (%s by another thread), %s made before "
-			"the window\n", report_thousands(s->paired, a),
-			report_thousands(s->cross_thread, b), report_thousands(s->before, c));
+			"the window\n", fmt_thousands(s->paired, a),
+			fmt_thousands(s->cross_thread, b), fmt_thousands(s->before, c));
 		fprintf(f, "              %s temporary (freed by the thread's next call)\n",
-			report_thousands(s->temporary, a));
+			fmt_thousands(s->temporary, a));
 	}
 	fprintf(f, "              %s live blocks with a time, aged from the newest (+%s)\n",
-		report_thousands(s->aged, a), span(s->newest_ms * 1000000, b, 32));
+		fmt_thousands(s->aged, a), fmt_span(s->newest_ms * 1000000, b));
 }
 
 void lifetimes_write_stack(const struct report_life *l, FILE *f)
@@ -441,15 +428,15 @@ void lifetimes_write_stack(const struct report_life *l, FILE *f)
 	fputs("  lifetimes:", f);
 	if (l->freed.n)
 		fprintf(f, " %s freed after %s on average (%s to %s)",
-			report_thousands(l->freed.n, n), span(l->freed.sum / l->freed.n, a, 32),
-			span(l->freed.min, b, 32), span(l->freed.max, c, 32));
+			fmt_thousands(l->freed.n, n), fmt_span(l->freed.sum / l->freed.n, a),
+			fmt_span(l->freed.min, b), fmt_span(l->freed.max, c));
 	if (l->temporary)
 		fprintf(f, "%s %s temporary", l->freed.n ? "," : "",
-			report_thousands(l->temporary, n));
+			fmt_thousands(l->temporary, n));
 	if (l->age.n)
 		fprintf(f, "%s %s live aged %s on average (%s to %s)",
-			l->freed.n || l->temporary ? ";" : "", report_thousands(l->age.n, n),
-			span(l->age.sum / l->age.n * 1000000, a, 32),
-			span(l->age.min * 1000000, b, 32), span(l->age.max * 1000000, c, 32));
+			l->freed.n || l->temporary ? ";" : "", fmt_thousands(l->age.n, n),
+			fmt_span(l->age.sum / l->age.n * 1000000, a),
+			fmt_span(l->age.min * 1000000, b), fmt_span(l->age.max * 1000000, c));
 	fputc('\n', f);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "fmt.h"
 #include "image.h"
 #include "json.h"
 #include "memory.h"
@@ -124,10 +125,10 @@ static void line(FILE *f, const char *what, uint64_t v, uint64_t chunks)
 	char a[32], b[32];
 
 	if (chunks)
-		fprintf(f, "    %-30s %15s bytes in %s chunks\n", what, report_thousands(v, a),
-			report_thousands(chunks, b));
+		fprintf(f, "    %-30s %15s bytes in %s chunks\n", what, fmt_thousands(v, a),
+			fmt_thousands(chunks, b));
 	else
-		fprintf(f, "    %-30s %15s bytes\n", what, report_thousands(v, a));
+		fprintf(f, "    %-30s %15s bytes\n", what, fmt_thousands(v, a));
 }
 
 static void write_resident_text(const struct memory_summary *m, const char *const *kind, FILE *f)
@@ -139,8 +140,8 @@ static void write_resident_text(const struct memory_summary *m, const char *cons
 		return;
 	}
 	fprintf(f, "  resident:   %s bytes, %s swapped, in %s mappings (smaps when the snapshot "
-		"was taken)\n", report_thousands(m->resident_total, a),
-		report_thousands(m->swapped_total, b), report_thousands(m->resident_maps, c));
+		"was taken)\n", fmt_thousands(m->resident_total, a),
+		fmt_thousands(m->swapped_total, b), fmt_thousands(m->resident_maps, c));
 	for (int k = 0; k < MEM_NKINDS; k++)
 		line(f, kind[k], m->resident[k], 0);
 }
@@ -171,20 +172,20 @@ static void write_pinned(const struct pinned *p, FILE *f)
 	char a[32], b[32], c[32];
 
 	fprintf(f, "  free memory pinned, by stack: %s bytes in %s free chunks below in-use ones, "
-		"%s of them in whole pages\n", report_thousands(p->bytes, a),
-		report_thousands(p->runs, b), report_thousands(p->trim_bytes, c));
+		"%s of them in whole pages\n", fmt_thousands(p->bytes, a),
+		fmt_thousands(p->runs, b), fmt_thousands(p->trim_bytes, c));
 	for (size_t i = 0; i < p->n; i++) {
 		const struct pinned_stack *s = &p->v[i];
 
 		fprintf(f, "    %15s bytes by %s %s (%s in whole pages): ",
-			report_thousands(s->bytes, a), report_thousands(s->blocks, b),
-			s->holder == PIN_BLOCK ? "blocks" : "chunks", report_thousands(s->trim_bytes, c));
+			fmt_thousands(s->bytes, a), fmt_thousands(s->blocks, b),
+			s->holder == PIN_BLOCK ? "blocks" : "chunks", fmt_thousands(s->trim_bytes, c));
 		write_frames(s, f);
 		fputc('\n', f);
 	}
 	if (p->all > p->n)
 		fprintf(f, "    %15s bytes by %s chunks of %zu more stacks\n",
-			report_thousands(p->rest_bytes, a), report_thousands(p->rest_blocks, b),
+			fmt_thousands(p->rest_bytes, a), fmt_thousands(p->rest_blocks, b),
 			p->all - p->n);
 }
 
@@ -197,7 +198,7 @@ void memory_write_text(const struct memory_summary *m, FILE *f)
 	char buf[400], a[32], b[32], c[32];
 	uint64_t overhead;
 
-	fprintf(f, "MEMORY (%s bytes in the dump):\n", report_thousands(m->dumped, a));
+	fprintf(f, "MEMORY (%s bytes in the dump):\n", fmt_thousands(m->dumped, a));
 	for (int k = 0; k < MEM_NKINDS; k++)
 		line(f, kind[k], m->bytes[k], 0);
 	write_resident_text(m, kind, f);
@@ -207,13 +208,13 @@ void memory_write_text(const struct memory_summary *m, FILE *f)
 		return;
 	}
 	fprintf(f, ", %u arenas in %u heaps, %s mmapped chunks\n", st->arenas, st->heaps,
-		report_thousands(st->mmapped_chunks, a));
+		fmt_thousands(st->mmapped_chunks, a));
 	fprintf(f, "  mallinfo2:  arena %" PRIu64 ", uordblks %" PRIu64 ", fordblks %" PRIu64
 		", hblks %" PRIu64 ", hblkhd %" PRIu64 "\n", st->arena_bytes, st->in_use_bytes,
 		st->free_bytes, st->mmapped_chunks, st->mmapped_bytes);
 	fprintf(f, "  malloc_trim(0) would release %s bytes: %s in whole free pages, %s of the "
-		"main arena's top\n", report_thousands(st->trim_pages_bytes + st->trim_top_bytes, a),
-		report_thousands(st->trim_pages_bytes, b), report_thousands(st->trim_top_bytes, c));
+		"main arena's top\n", fmt_thousands(st->trim_pages_bytes + st->trim_top_bytes, a),
+		fmt_thousands(st->trim_pages_bytes, b), fmt_thousands(st->trim_top_bytes, c));
 	fprintf(f, "  in the arenas:\n");
 	overhead = st->kind_bytes[ALLOC_TAGGED] - st->tagged_user - st->tagged_header;
 	line(f, "live bytes (heapprof blocks)", st->tagged_user, st->kind_chunks[ALLOC_TAGGED]);
@@ -234,7 +235,7 @@ void memory_write_text(const struct memory_summary *m, FILE *f)
 		fprintf(f, "  not walked: ... and %u more\n", al->nproblems - ALLOC_MAX_PROBLEMS);
 	if (al->unwalked_bytes)
 		fprintf(f, "  not walked: %s bytes of the heaps\n",
-			report_thousands(al->unwalked_bytes, a));
+			fmt_thousands(al->unwalked_bytes, a));
 }
 
 static void json_pinned(const struct pinned *p, FILE *f,

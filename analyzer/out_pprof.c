@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "pprof.h"
 #include "report.h"
 #include "sym.h"
@@ -159,7 +160,7 @@ static void comment_for(const struct report *r, char *buf, size_t size)
 	if (n > 0 && (size_t)n < size && r->nstacks < r->all_stacks)
 		n += snprintf(buf + n, size - (size_t)n, "; cut by --top/--min-percent: %zu more "
 			      "stacks hold %s of %s, and every sample type lacks their figures",
-			      r->all_stacks - r->nstacks, report_thousands(r->rest_value, a),
+			      r->all_stacks - r->nstacks, fmt_thousands(r->rest_value, a),
 			      report_metric_name(r->metric));
 	if (n > 0 && (size_t)n < size && r->regrouped && r->have_counts)
 		snprintf(buf + n, size - (size_t)n, "; stacks regrouped (--leaks, --older-than): "

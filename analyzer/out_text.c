@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ages.h"
+#include "fmt.h"
 #include "leaks.h"
 #include "lifetimes.h"
 #include "memory.h"
@@ -17,35 +18,6 @@
 
 #define SIZES_SHOWN 4
 
-/* 1536 -> "1.5 KiB"; below 1 KiB the exact count. */
-static const char *human(uint64_t v, char *buf, size_t size)
-{
-	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	double x = (double)v;
-	int u = -1;
-
-	if (v < 1024) {
-		snprintf(buf, size, "%llu B", (unsigned long long)v);
-		return buf;
-	}
-	while (x >= 1024 && u < 5) {
-		x /= 1024;
-		u++;
-	}
-	snprintf(buf, size, "%.1f %s", x, unit[u]);
-	return buf;
-}
-
-/* 1234567890 ns -> "1.235 s"; below a second "12.3 ms" */
-static const char *duration(uint64_t ns, char *buf, size_t size)
-{
-	if (ns >= 1000000000u)
-		snprintf(buf, size, "%.3f s", (double)ns / 1e9);
-	else
-		snprintf(buf, size, "%.1f ms", (double)ns / 1e6);
-	return buf;
-}
-
 /* What the dump holds: live blocks, counts (exact or sampled), times, rings, regions. */
 static void data_line(const struct report *r, FILE *f)
 {
@@ -54,7 +26,7 @@ static void data_line(const struct report *r, FILE *f)
 	fputs("  data:       live blocks", f);
 	if (r->have_counts && r->counts_sampled)
 		fprintf(f, ", counts (estimates: sampled one per %s bytes)",
-			report_thousands(r->counts_period, a));
+			fmt_thousands(r->counts_period, a));
 	else if (r->have_counts)
 		fputs(", counts (exact)", f);
 	if (r->have_time)
@@ -78,15 +50,15 @@ static void counts_summary(const struct report *r, FILE *f)
 
 	if (r->have_counts) {
 		fprintf(f, "  allocated:  %s%s in %s calls (%s bytes)\n", about,
-			human(r->alloc_bytes, a, sizeof(a)), report_thousands(r->alloc_calls, b),
-			report_thousands(r->alloc_bytes, c));
+			fmt_bytes(r->alloc_bytes, a), fmt_thousands(r->alloc_calls, b),
+			fmt_thousands(r->alloc_bytes, c));
 		fprintf(f, "  freed:      %s%s in %s frees (%s bytes)\n", about,
-			human(r->freed_bytes, a, sizeof(a)), report_thousands(r->frees, b),
-			report_thousands(r->freed_bytes, c));
+			fmt_bytes(r->freed_bytes, a), fmt_thousands(r->frees, b),
+			fmt_thousands(r->freed_bytes, c));
 	}
 	if (r->have_time)
 		fprintf(f, "  time:       %s before allocation calls\n",
-			duration(r->time_ns, a, sizeof(a)));
+			fmt_seconds(r->time_ns, a));
 	if (r->metric != METRIC_INUSE_SPACE || r->by_thread || r->region) {
 		fprintf(f, "  metric:     %s", report_metric_name(r->metric));
 		if (r->by_thread)
@@ -106,21 +78,21 @@ static void summary(const struct report *r, FILE *f)
 	fprintf(f, "  memory:     %s (%u-bit %s-endian)\n", r->source, r->wsize * 8,
 		r->big_endian ? "big" : "little");
 	fprintf(f, "  live:       %s%s in %s blocks (%s bytes), %zu distinct stacks%s\n",
-		r->sample_period ? "about " : "", human(r->live_bytes, a, sizeof(a)),
-		report_thousands(r->live_blocks, b), report_thousands(r->live_bytes, c),
+		r->sample_period ? "about " : "", fmt_bytes(r->live_bytes, a),
+		fmt_thousands(r->live_blocks, b), fmt_thousands(r->live_bytes, c),
 		r->live_stacks, r->saturated ? " (totals saturated)" : "");
 	if (r->sample_period)
 		fprintf(f, "  sampled:    one per %s bytes on average; figures are estimates\n",
-			report_thousands(r->sample_period, a));
+			fmt_thousands(r->sample_period, a));
 	counts_summary(r, f);
 	if (r->unknown_blocks)
 		fprintf(f, "  unknown:    %s blocks (%s bytes) have no readable stack record\n",
-			report_thousands(r->unknown_blocks, a), report_thousands(r->unknown_bytes, b));
-	fprintf(f, "  scanned:    %s in %zu segments", human(r->scanned_bytes, a, sizeof(a)),
+			fmt_thousands(r->unknown_blocks, a), fmt_thousands(r->unknown_bytes, b));
+	fprintf(f, "  scanned:    %s in %zu segments", fmt_bytes(r->scanned_bytes, a),
 		r->segments);
 	if (r->missing_bytes)
 		fprintf(f, "; %s not in the file (%u segments)",
-			human(r->missing_bytes, b, sizeof(b)), r->missing_segs);
+			fmt_bytes(r->missing_bytes, b), r->missing_segs);
 	fputc('\n', f);
 	fprintf(f, "  rejected:   %llu headers\n", (unsigned long long)r->rejected_total);
 	for (int i = 0; i < REJ_NREASONS; i++)
@@ -155,7 +127,7 @@ static void sizes(const struct report *r, const struct report_stack *s, FILE *f)
 	/* sampled: counts are estimated blocks, as the heading's are */
 	fputs(r->sample_period ? "  sizes (about):" : "  sizes:", f);
 	for (size_t i = 0; i < s->nsizes && i < SIZES_SHOWN; i++)
-		fprintf(f, "%s %s x%llu", i ? "," : "", report_thousands(s->sizes[i].size, a),
+		fprintf(f, "%s %s x%llu", i ? "," : "", fmt_thousands(s->sizes[i].size, a),
 			(unsigned long long)s->sizes[i].count);
 	if (s->nsizes > SIZES_SHOWN)
 		fprintf(f, " (+%zu more sizes)", s->nsizes - SIZES_SHOWN);
@@ -179,29 +151,29 @@ static void heading(const struct report *r, const struct report_stack *s, FILE *
 
 	switch (r->metric) {
 	case METRIC_INUSE_OBJECTS:
-		fprintf(f, "%s blocks (%s bytes) live", report_thousands(s->blocks, a),
-			report_thousands(s->bytes, b));
+		fprintf(f, "%s blocks (%s bytes) live", fmt_thousands(s->blocks, a),
+			fmt_thousands(s->bytes, b));
 		break;
 	case METRIC_ALLOC_SPACE:
-		fprintf(f, "%s bytes allocated in %s calls", report_thousands(s->alloc_bytes, a),
-			report_thousands(s->alloc_calls, b));
+		fprintf(f, "%s bytes allocated in %s calls", fmt_thousands(s->alloc_bytes, a),
+			fmt_thousands(s->alloc_calls, b));
 		break;
 	case METRIC_ALLOC_OBJECTS:
-		fprintf(f, "%s allocation calls (%s bytes)", report_thousands(s->alloc_calls, a),
-			report_thousands(s->alloc_bytes, b));
+		fprintf(f, "%s allocation calls (%s bytes)", fmt_thousands(s->alloc_calls, a),
+			fmt_thousands(s->alloc_bytes, b));
 		break;
 	case METRIC_RETAINED_SPACE:
 		fprintf(f, "%s bytes retained, live %s bytes in %s blocks",
-			report_thousands(s->retained, a), report_thousands(s->bytes, b),
-			report_thousands(s->blocks, c));
+			fmt_thousands(s->retained, a), fmt_thousands(s->bytes, b),
+			fmt_thousands(s->blocks, c));
 		break;
 	case METRIC_ALLOC_TIME:
-		fprintf(f, "%s before %s calls", duration(s->time_ns, a, sizeof(a)),
-			report_thousands(s->alloc_calls, b));
+		fprintf(f, "%s before %s calls", fmt_seconds(s->time_ns, a),
+			fmt_thousands(s->alloc_calls, b));
 		break;
 	default:
-		fprintf(f, "%s bytes in %s blocks", report_thousands(s->bytes, a),
-			report_thousands(s->blocks, b));
+		fprintf(f, "%s bytes in %s blocks", fmt_thousands(s->bytes, a),
+			fmt_thousands(s->blocks, b));
 		break;
 	}
 }
@@ -217,14 +189,14 @@ static void others(const struct report *r, const struct report_stack *s, FILE *f
 	/* regrouped stacks (--leaks) carry no counters: the summary has the dump's */
 	if (!r->have_counts || r->regrouped)
 		return;
-	fprintf(f, "  live %s bytes in %s blocks", report_thousands(s->bytes, a),
-		report_thousands(s->blocks, b));
-	fprintf(f, "; allocated %s bytes in %s calls", report_thousands(s->alloc_bytes, a),
-		report_thousands(s->alloc_calls, b));
-	fprintf(f, "; freed %s bytes in %s frees", report_thousands(s->freed_bytes, a),
-		report_thousands(s->frees, b));
+	fprintf(f, "  live %s bytes in %s blocks", fmt_thousands(s->bytes, a),
+		fmt_thousands(s->blocks, b));
+	fprintf(f, "; allocated %s bytes in %s calls", fmt_thousands(s->alloc_bytes, a),
+		fmt_thousands(s->alloc_calls, b));
+	fprintf(f, "; freed %s bytes in %s frees", fmt_thousands(s->freed_bytes, a),
+		fmt_thousands(s->frees, b));
 	if (r->have_time)
-		fprintf(f, "; time %s", duration(s->time_ns, a, sizeof(a)));
+		fprintf(f, "; time %s", fmt_seconds(s->time_ns, a));
 	fputc('\n', f);
 }
 
@@ -263,11 +235,11 @@ static int write_text(const struct report *r, FILE *f)
 	}
 	if (r->nstacks < r->all_stacks && r->metric == METRIC_INUSE_SPACE)
 		fprintf(f, "\n%zu more stacks hold %s bytes in %s blocks (--top=0 --min-percent=0 shows all)\n",
-			r->all_stacks - r->nstacks, report_thousands(r->rest_bytes, a),
-			report_thousands(r->rest_blocks, b));
+			r->all_stacks - r->nstacks, fmt_thousands(r->rest_bytes, a),
+			fmt_thousands(r->rest_blocks, b));
 	else if (r->nstacks < r->all_stacks)
 		fprintf(f, "\n%zu more stacks hold %s of %s (--top=0 --min-percent=0 shows all)\n",
-			r->all_stacks - r->nstacks, report_thousands(r->rest_value, a),
+			r->all_stacks - r->nstacks, fmt_thousands(r->rest_value, a),
 			report_metric_name(r->metric));
 	return ferror(f) ? -1 : 0;
 }

@@ -488,17 +488,3 @@ void report_path_free(struct report_path *p)
 	p->items = NULL;
 	p->n = p->cap = 0;
 }
-
-const char *report_thousands(uint64_t v, char *buf)
-{
-	char tmp[32];
-	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v), k = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[k++] = ',';
-		buf[k++] = tmp[i];
-	}
-	buf[k] = 0;
-	return buf;
-}

@@ -289,9 +289,6 @@ void report_write_frame_place(const struct report_frame *f, FILE *out);
 /* --leaks: the stack's class ("definitely lost", ...); else NULL. */
 const char *report_leak_class(const struct report_stack *s);
 
-/* 1234567 -> "1,234,567" into buf (at least 27 bytes). */
-const char *report_thousands(uint64_t v, char *buf);
-
 /* What a format can show: main.c refuses an option that needs what the format lacks. */
 #define OUT_SIGNED	(1u << 0)	/* negative figures (--base) */
 #define OUT_SIZES	(1u << 1)	/* each stack's blocks by size */

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "image.h"
 #include "rd.h"
 #include "timeline.h"
@@ -367,20 +368,6 @@ void timeline_free(struct timeline_data *t)
 #define CHART_W 64
 #define CHART_H 8
 
-static const char *human_bytes(uint64_t v, char *buf, size_t size)
-{
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	double x = (double)v;
-	unsigned u = 0;
-
-	while (x >= 1024 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
-		x /= 1024;
-		u++;
-	}
-	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", x, unit[u]);
-	return buf;
-}
-
 /* Each column: the most live bytes of the samples in its slice of time, or the last
  * sample's before it (memory stays until the next sample says otherwise). */
 static void columns(const struct report *r, uint64_t *col, unsigned w, int *peak_col)
@@ -424,11 +411,11 @@ int timeline_write_text(const struct report *r, FILE *f)
 	top = r->timeline[r->timeline_peak].live_bytes;
 	columns(r, col, w, &peak_col);
 	fprintf(f, "\ntimeline: %zu samples over %.3f s; highest %s at %.3f s, now %s\n",
-		r->ntimeline, r->timeline[r->ntimeline - 1].time_s, human_bytes(top, a, sizeof(a)),
+		r->ntimeline, r->timeline[r->ntimeline - 1].time_s, fmt_bytes(top, a),
 		r->timeline[r->timeline_peak].time_s,
-		human_bytes(r->timeline[r->ntimeline - 1].live_bytes, b, sizeof(b)));
+		fmt_bytes(r->timeline[r->ntimeline - 1].live_bytes, b));
 	for (int row = CHART_H - 1; row >= 0; row--) {
-		fprintf(f, "%10s |", row == CHART_H - 1 ? human_bytes(top, a, sizeof(a)) :
+		fprintf(f, "%10s |", row == CHART_H - 1 ? fmt_bytes(top, a) :
 				      row == 0 ? "0" : "");
 		for (unsigned c = 0; c < w; c++) {
 			/* eighths of a row filled: the column's height is col / top rows */
