@@ -8,7 +8,6 @@
 #ifdef __GLIBC__
 #include <malloc.h>		/* malloc_trim */
 #endif
-#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +22,7 @@
 #include "leaks.h"
 #include "lifetimes.h"
 #include "memory.h"
+#include "options.h"
 #include "pinned.h"
 #include "report.h"
 #include "scan.h"
@@ -31,535 +31,6 @@
 #include "timeline.h"
 #include "util.h"
 #include "views.h"
-
-#define MAX_LIST 256
-
-struct opts {
-	const struct out_format *format;
-	const char *output;
-	struct report_opts report;
-	struct join_opts join;
-	const char *debug_dirs[MAX_LIST + 1];
-	size_t ndebug_dirs;
-	const char *sysroot;
-	const char *raw_spec[MAX_LIST];	/* as given, for the report */
-	struct sym_module raw[MAX_LIST];	/* file and address of each */
-	size_t nraw;
-	struct sym_module modules[MAX_LIST];
-	size_t nmodules;
-	bool have_load_base;
-	uint64_t load_base;
-	unsigned jobs;
-	const char *program;
-	const char *core;
-	const char *base;		/* --base=OLD */
-	const char *base_program;	/* --base-program=FILE: OLD's executable */
-	struct view_opts view;
-	unsigned leak_mask;		/* --leaks: classes shown; 0 = no classification */
-	bool fail_on_leak;
-	const char *suppressions;
-	struct leak_supp *supp;		/* read from --suppressions */
-	bool age;			/* --age */
-	int64_t older_than_ms;		/* --older-than, -1 if not given */
-	bool memory;			/* --memory */
-	bool lifetimes;			/* --lifetimes */
-	const char *why;		/* --why=REGEX or 0xADDR */
-	size_t by_top;			/* --by: rows shown, the --top given (0: all) */
-	bool peak;			/* --peak: the stacks at the peak */
-	bool peak_diff;			/* --peak-diff: the peak minus now, one dump */
-	bool timeline;			/* --timeline: text draws the timeline */
-	enum sym_python python;		/* --python */
-};
-
-enum { OPT_TOP = 256, OPT_MINPCT, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE, OPT_MODULE,
-       OPT_METRIC, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_SHORT, OPT_BASE, OPT_FOCUS,
-       OPT_IGNORE, OPT_HIDE, OPT_MAXFRAMES, OPT_BY, OPT_LEAKS, OPT_FAILLEAK, OPT_SUPP,
-       OPT_AGE, OPT_OLDER, OPT_BASEPROG, OPT_MEMORY, OPT_MAXRATIO, OPT_WHY, OPT_PEAK,
-       OPT_PEAKDIFF, OPT_TIMELINE, OPT_LIFETIMES, OPT_PYTHON, OPT_MAXSIZE };
-
-/*
- * The options, once: --help is printed from this table and getopt_long's is built
- * from it, and test/t0004-options.sh checks that each .name is in the man page and
- * the README. key is the short option's letter, or an OPT_ value; help lines are
- * separated by '\n'.
- */
-static const struct opt_def {
-	const char *name;
-	int key;
-	int has_arg;		/* no_argument, required_argument or optional_argument */
-	const char *arg;	/* what --help shows after "=" */
-	const char *help;
-} opt_defs[] = {
-	{ .name = "format", 'f', required_argument, "FMT",
-	  "text (default), collapsed (flamegraph.pl, speedscope),\n"
-	  "pprof (gzip profile.proto: pprof, Pyroscope, Parca),\n"
-	  "svg (an interactive flame graph for a browser), json\n"
-	  "(the whole report; schema in share/heapprof) or html\n"
-	  "(one self-contained page: flame graph, search, tables)" },
-	{ .name = "output", 'o', required_argument, "FILE",
-	  "write the report to FILE instead of standard output" },
-	{ .name = "short-names", OPT_SHORT, no_argument, NULL,
-	  "C++ names without template arguments, parameter lists\nand return types" },
-	{ .name = "python", OPT_PYTHON, required_argument, "MODE",
-	  "Python frames (CPython 3.11-3.13, recorded by heapprof.so):\n"
-	  "merged (default: each _PyEval_EvalFrameDefault frame\n"
-	  "replaced by the Python functions it ran, file:line),\n"
-	  "native (the native frames alone) or python (the Python\n"
-	  "frames and the native frame that allocated)" },
-	{ .name = "age", OPT_AGE, no_argument, NULL,
-	  "live bytes by age; a block's age counts from the newest\n"
-	  "live block's allocation (a core has no time of its own)" },
-	{ .name = "lifetimes", OPT_LIFETIMES, no_argument, NULL,
-	  "how long each stack's blocks live: allocation to free\n"
-	  "of the blocks the event rings hold (HEAPPROF_EVENTS=N),\n"
-	  "temporary allocations, live blocks' ages" },
-	{ .name = "older-than", OPT_OLDER, required_argument, "D",
-	  "only blocks allocated D (90s, 5m, 2h, 1d) before the newest" },
-	{ .name = "top", OPT_TOP, required_argument, "N",
-	  "show the N largest stacks (text default 20, others all;\n0 = all)" },
-	{ .name = "metric", OPT_METRIC, required_argument, "NAME",
-	  "what stacks are sorted by and collapsed output counts:\n"
-	  "inuse_space (default: live bytes), inuse_objects (live\n"
-	  "blocks), alloc_space (bytes allocated since the start),\n"
-	  "alloc_objects (allocation calls), alloc_time (ns of wall\n"
-	  "time before the calls; needs HEAPPROF_TIME=1),\n"
-	  "retained_space (bytes of the blocks the stack's blocks\n"
-	  "dominate in the heap graph, themselves included)" },
-	{ .name = "min-percent", OPT_MINPCT, required_argument, "P",
-	  "leave out stacks holding less than P% of the metric" },
-	{ .name = "by-thread", OPT_BYTHREAD, no_argument, NULL,
-	  "split every figure per thread; collapsed stacks start\n"
-	  "with a [thread TID NAME] frame" },
-	{ .name = "region", OPT_REGION, required_argument, "NAME",
-	  "only blocks and counts of sites in region NAME\n(heapprof_region_begin)" },
-	{ .name = "events", OPT_EVENTS, no_argument, NULL,
-	  "each thread's last calls (HEAPPROF_EVENTS=N), oldest\nfirst, instead of the stacks" },
-	{ .name = "stacks", 'v', no_argument, NULL, "with --events: each call's stack too" },
-	{ .name = "base", OPT_BASE, required_argument, "OLD",
-	  "report NEW - OLD: CORE minus the core OLD of the same\n"
-	  "program (another moment or another run); stacks match\n"
-	  "by module file and offset, or by function name where a\n"
-	  "module was rebuilt; growth first, shrinkage negative" },
-	{ .name = "peak", OPT_PEAK, no_argument, NULL,
-	  "live memory per stack at the peak (the dump's peak table)\n"
-	  "instead of now; the summary gives both" },
-	{ .name = "peak-diff", OPT_PEAKDIFF, no_argument, NULL,
-	  "the peak minus now, of one dump: what grew to the peak\n"
-	  "and went away since (as --base does for two)" },
-	{ .name = "timeline", OPT_TIMELINE, no_argument, NULL,
-	  "text: chart and table of live memory over the process's\n"
-	  "life (JSON holds the timeline always)" },
-	{ .name = "base-program", OPT_BASEPROG, required_argument, "FILE",
-	  "OLD's executable, when PROGRAM was rebuilt since OLD" },
-	{ .name = "focus", OPT_FOCUS, required_argument, "REGEX",
-	  "keep only stacks with a frame whose name matches\n"
-	  "(REGEX: POSIX extended, matched against frame names)" },
-	{ .name = "ignore", OPT_IGNORE, required_argument, "REGEX",
-	  "leave out stacks with a frame whose name matches" },
-	{ .name = "hide", OPT_HIDE, required_argument, "REGEX",
-	  "remove the frames whose name matches (e.g. '^operator new')" },
-	{ .name = "max-frames", OPT_MAXFRAMES, required_argument, "N",
-	  "keep the N innermost frames of each stack" },
-	{ .name = "by", OPT_BY, required_argument, "WHAT",
-	  "bottom-up table of self and total bytes per function,\n"
-	  "file or module (pprof's -top; text only; --top=N rows)" },
-	{ .name = "debug-dir", OPT_DEBUGDIR, required_argument, "DIR",
-	  "look for separate debug info in DIR too (by build-id,\n"
-	  "DIR/.build-id/xx/rest.debug); repeatable" },
-	{ .name = "sysroot", OPT_SYSROOT, required_argument, "DIR",
-	  "find the target's shared libraries under DIR" },
-	{ .name = "raw", OPT_RAW, required_argument, "IMAGE@ADDR",
-	  "raw mode: IMAGE holds memory as it was at ADDR; repeatable" },
-	{ .name = "load-base", OPT_LOADBASE, required_argument, "ADDR",
-	  "raw mode: where a PIE PROGRAM was loaded" },
-	{ .name = "module", OPT_MODULE, required_argument, "FILE@ADDR",
-	  "raw mode: a shared object loaded at ADDR; repeatable" },
-	{ .name = "leaks", OPT_LEAKS, optional_argument, "CLASSES",
-	  "classify blocks by reachability, as memcheck does, and\n"
-	  "show only CLASSES (comma-separated: definite, indirect,\n"
-	  "possible, reachable, all; default definite,indirect)" },
-	{ .name = "memory", OPT_MEMORY, no_argument, NULL,
-	  "where the memory goes: mappings, the allocator's arenas\n"
-	  "(glibc: mallinfo2's figures), free and in-use chunks,\n"
-	  "and which stacks' blocks pin free memory" },
-	{ .name = "why", OPT_WHY, required_argument, "REGEX|0xADDR",
-	  "why blocks are alive: for the blocks of stacks with a\n"
-	  "frame matching REGEX, or the block holding ADDR, the\n"
-	  "shortest path of pointers from a named root (largest\n"
-	  "blocks first, --top of them; text only)" },
-	{ .name = "fail-on-leak", OPT_FAILLEAK, no_argument, NULL,
-	  "exit with status 3 when definitely lost bytes remain\n(implies --leaks)" },
-	{ .name = "suppressions", OPT_SUPP, required_argument, "FILE",
-	  "leave out leaks whose stack matches a LeakSanitizer\n"
-	  "'leak:PATTERN' line of FILE (implies --leaks)" },
-	{ .name = "max-ratio", OPT_MAXRATIO, required_argument, "N",
-	  "a compressed CORE may inflate to N times its size in data\n"
-	  "(zero pages aside) past its first 64 MiB (default 1000; 0: no\n"
-	  "limit): a decompression bomb stops there" },
-	{ .name = "max-size", OPT_MAXSIZE, required_argument, "N",
-	  "refuse a CORE (or OLD) of more than N bytes, or whose\n"
-	  "headers promise more once inflated, before reading it\n"
-	  "(heapprof report passes what the process can hold)" },
-	{ .name = "jobs", 'j', required_argument, "N", "scan with N threads (default: online CPUs)" },
-	{ .name = "quiet", 'q', no_argument, NULL, "no warnings" },
-	{ .name = "help", 'h', no_argument, NULL, "this text" },
-	{ .name = "version", 'V', no_argument, NULL, "version and block format version" },
-};
-
-#define N_OPTS (sizeof(opt_defs) / sizeof(opt_defs[0]))
-#define HELP_COLUMN 25
-
-/* "  -f, --format=FMT", "      --leaks[=CLASSES]", then the help from HELP_COLUMN. */
-static void usage_option(const struct opt_def *d, FILE *f)
-{
-	const char *h = d->help;
-	int n;
-
-	if (d->key < 256)
-		n = fprintf(f, "  -%c, --%s", d->key, d->name);
-	else
-		n = fprintf(f, "      --%s", d->name);
-	if (d->has_arg == required_argument)
-		n += fprintf(f, "=%s", d->arg);
-	else if (d->has_arg == optional_argument)
-		n += fprintf(f, "[=%s]", d->arg);
-	while (*h) {
-		size_t len = strcspn(h, "\n");
-
-		fprintf(f, "%*s%.*s\n", n < HELP_COLUMN - 1 ? HELP_COLUMN - n : 2, "", (int)len, h);
-		h += len + (h[len] == '\n');
-		n = 0;
-	}
-}
-
-static void usage(FILE *f)
-{
-	fputs("usage: heapprof-analyze [OPTIONS] PROGRAM CORE\n"
-	      "       heapprof-analyze [OPTIONS] --raw IMAGE@ADDR [--raw ...] PROGRAM\n"
-	      "Report which call stacks hold the live heap memory of a process that ran with\n"
-	      "LD_PRELOAD=heapprof.so, from its core or from raw memory images.\n"
-	      "CORE is a file, a FIFO or '-' (standard input), plain or compressed with gzip,\n"
-	      "zstd or xz (told by content); what is not a plain file is copied to $TMPDIR\n"
-	      "first, e.g.  coredumpctl dump PID | heapprof-analyze PROGRAM -\n"
-	      "\n", f);
-	for (size_t i = 0; i < N_OPTS; i++)
-		usage_option(&opt_defs[i], f);
-	fputs("\n"
-	      "Exit status: 0 a report was written (what was skipped is counted in it and on\n"
-	      "stderr); 2 no report could be made (unreadable or unusable input, no heapprof\n"
-	      "blocks); 3 --fail-on-leak found definitely lost bytes; 64 bad usage.\n",
-	      f);
-}
-
-static void __attribute__((noreturn)) bad_usage(const char *fmt, const char *arg)
-{
-	char msg[512];
-
-	snprintf(msg, sizeof(msg), fmt, arg);
-	say("%s", msg);
-	fprintf(stderr, "Try 'heapprof-analyze --help' for more information.\n");
-	exit(EXIT_USAGE);
-}
-
-/* FILE@ADDR; the address is the part after the last '@'. */
-static void split_at(const char *spec, const char *opt, char **file, uint64_t *addr)
-{
-	const char *at = strrchr(spec, '@');
-	unsigned long long v;
-
-	if (!at || at == spec || !parse_u64(at + 1, &v))
-		bad_usage("%s needs FILE@ADDR (ADDR in hex with 0x, or decimal)", opt);
-	*file = strndup(spec, (size_t)(at - spec));
-	if (!*file)
-		die(EXIT_NO_REPORT, "out of memory");
-	*addr = v;
-}
-
-static unsigned long long number(const char *s, const char *opt)
-{
-	unsigned long long v;
-
-	if (!parse_u64(s, &v))
-		bad_usage("%s needs a number", opt);
-	return v;
-}
-
-static const struct out_format *const all_formats[] = { &out_text, &out_collapsed, &out_pprof,
-							 &out_svg, &out_json, &out_html };
-#define N_FORMATS (sizeof(all_formats) / sizeof(all_formats[0]))
-
-/* "text, json or html": the formats that can show what need says. */
-static const char *formats_with(unsigned need)
-{
-	static char buf[128];
-	size_t n = 0, k = 0;
-
-	for (size_t i = 0; i < N_FORMATS; i++)
-		n += (all_formats[i]->can & need) == need;
-	buf[0] = 0;
-	for (size_t i = 0; i < N_FORMATS; i++)
-		if ((all_formats[i]->can & need) == need) {
-			k++;
-			strcat(buf, k == 1 ? "" : k == n ? " or " : ", ");
-			strcat(buf, all_formats[i]->name);
-		}
-	return buf;
-}
-
-static const struct out_format *find_format(const char *name)
-{
-	for (size_t i = 0; i < N_FORMATS; i++)
-		if (!strcmp(all_formats[i]->name, name))
-			return all_formats[i];
-	bad_usage("unknown format '%s' (text, collapsed, pprof, svg, json, html)", name);
-}
-
-static void parse_option(struct opts *o, int c, bool *top_set)
-{
-	char *end;
-	int m;
-
-	switch (c) {
-	case OPT_METRIC:
-		if ((m = report_metric_parse(optarg)) < 0)
-			bad_usage("unknown metric '%s' (inuse_space, inuse_objects, alloc_space, "
-				  "alloc_objects, alloc_time, retained_space)", optarg);
-		o->report.metric = (enum report_metric)m;
-		break;
-	case OPT_BYTHREAD: o->join.by_thread = o->report.by_thread = true; break;
-	case OPT_REGION:
-		if (!*optarg)
-			bad_usage("%s needs a region name", "--region");
-		o->join.region = o->report.region = optarg;
-		break;
-	case OPT_EVENTS: o->report.events = true; break;
-	case 'v': o->report.event_stacks = true; break;
-	case 'f': o->format = find_format(optarg); break;
-	case 'o': o->output = optarg; break;
-	case OPT_TOP: o->report.top = (size_t)number(optarg, "--top"); *top_set = true; break;
-	case OPT_MINPCT:
-		o->report.min_percent = strtod(optarg, &end);
-		if (end == optarg || *end || o->report.min_percent < 0 || o->report.min_percent > 100)
-			bad_usage("--min-percent needs a number from 0 to 100, not '%s'", optarg);
-		break;
-	case OPT_DEBUGDIR:
-		if (o->ndebug_dirs == MAX_LIST)
-			bad_usage("too many %s options", "--debug-dir");
-		o->debug_dirs[o->ndebug_dirs++] = optarg;
-		break;
-	case OPT_SYSROOT: o->sysroot = optarg; break;
-	case OPT_RAW:
-		if (o->nraw == MAX_LIST)
-			bad_usage("too many %s options", "--raw");
-		split_at(optarg, "--raw", (char **)&o->raw[o->nraw].path, &o->raw[o->nraw].base);
-		o->raw_spec[o->nraw++] = optarg;
-		break;
-	case OPT_LOADBASE: o->load_base = number(optarg, "--load-base"); o->have_load_base = true; break;
-	case OPT_MODULE:
-		if (o->nmodules == MAX_LIST)
-			bad_usage("too many %s options", "--module");
-		split_at(optarg, "--module", (char **)&o->modules[o->nmodules].path,
-			 &o->modules[o->nmodules].base);
-		o->nmodules++;
-		break;
-	case OPT_LEAKS:
-		if (!optarg)
-			o->leak_mask = LEAK_MASK_LOST;
-		else if (!leaks_parse_classes(optarg, &o->leak_mask))
-			bad_usage("--leaks takes definite, indirect, possible, reachable or all, "
-				  "comma-separated, not '%s'", optarg);
-		break;
-	case OPT_FAILLEAK: o->fail_on_leak = true; break;
-	case OPT_MEMORY: o->memory = true; break;
-	case OPT_WHY: o->why = optarg; break;
-	case OPT_PEAK: o->peak = true; break;
-	case OPT_PEAKDIFF: o->peak = o->peak_diff = true; break;
-	case OPT_TIMELINE: o->timeline = true; break;
-	case OPT_SUPP: o->suppressions = optarg; break;
-	case OPT_SHORT: o->report.short_names = true; break;
-	case OPT_PYTHON:
-		if (!strcmp(optarg, "merged"))
-			o->python = SYM_PY_MERGED;
-		else if (!strcmp(optarg, "native"))
-			o->python = SYM_PY_NATIVE;
-		else if (!strcmp(optarg, "python"))
-			o->python = SYM_PY_PYTHON;
-		else
-			bad_usage("--python takes merged, native or python, not '%s'", optarg);
-		break;
-	case OPT_AGE: o->age = true; break;
-	case OPT_LIFETIMES: o->lifetimes = true; break;
-	case OPT_OLDER:
-		if ((o->older_than_ms = ages_parse_duration(optarg)) < 0)
-			bad_usage("--older-than needs a duration such as 90s, 5m, 2h or 1d, not '%s'",
-				  optarg);
-		break;
-	case OPT_BASE: o->base = optarg; break;
-	case OPT_BASEPROG: o->base_program = optarg; break;
-	case OPT_MAXRATIO: spool_set_max_ratio(number(optarg, "--max-ratio")); break;
-	case OPT_MAXSIZE: image_set_max_size(number(optarg, "--max-size")); break;
-	case OPT_FOCUS: o->view.focus = optarg; break;
-	case OPT_IGNORE: o->view.ignore = optarg; break;
-	case OPT_HIDE: o->view.hide = optarg; break;
-	case OPT_MAXFRAMES:
-		o->view.max_frames = (unsigned)number(optarg, "--max-frames");
-		if (!o->view.max_frames)
-			bad_usage("%s", "--max-frames needs a number above 0");
-		break;
-	case OPT_BY:
-		if (!strcmp(optarg, "function"))
-			o->view.by = BY_FUNCTION;
-		else if (!strcmp(optarg, "file"))
-			o->view.by = BY_FILE;
-		else if (!strcmp(optarg, "module"))
-			o->view.by = BY_MODULE;
-		else
-			bad_usage("--by takes function, file or module, not '%s'", optarg);
-		break;
-	case 'j':
-		/* 0 once meant "the online CPUs", which leaving -j out says */
-		o->jobs = (unsigned)number(optarg, "--jobs");
-		if (!o->jobs)
-			bad_usage("%s", "--jobs needs a number above 0");
-		break;
-	case 'q': util_quiet = true; break;
-	case 'h': usage(stdout); exit(0);
-	case 'V':
-		printf("heapprof-analyze %s (reads block format versions %d and %d)\n", HP_VERSION,
-		       HP_FORMAT_VERSION, HP2_FORMAT_VERSION);
-		exit(0);
-	default: bad_usage("%s", "unknown option");
-	}
-}
-
-/* getopt_long's tables, from opt_defs */
-static void getopt_tables(struct option *longs, char *shorts)
-{
-	for (size_t i = 0; i < N_OPTS; i++) {
-		const struct opt_def *d = &opt_defs[i];
-
-		longs[i] = (struct option){ d->name, d->has_arg, NULL, d->key };
-		if (d->key >= 256)
-			continue;
-		*shorts++ = (char)d->key;
-		if (d->has_arg != no_argument)
-			*shorts++ = ':';
-		if (d->has_arg == optional_argument)
-			*shorts++ = ':';
-	}
-	longs[N_OPTS] = (struct option){ NULL, 0, NULL, 0 };
-	*shorts = '\0';
-}
-
-/* An option whose output the format cannot show is refused, never ignored. */
-static void check_format(const struct opts *o)
-{
-	static const struct {
-		unsigned need;
-		const char *option, *why;
-	} needs[] = {
-		{ OUT_SIGNED, "--base", "negative figures" },
-		{ OUT_BY, "--by", "a bottom-up table" },
-		{ OUT_AGES, "--age", "an age summary" },
-		{ OUT_SUMMARY, "--memory", "a memory summary" },
-		{ OUT_SIGNED, "--peak-diff", "negative figures" },
-		{ OUT_LIFETIMES, "--lifetimes", "lifetimes per stack" },
-	};
-	const bool given[] = { o->base != NULL, o->view.by != BY_NONE, o->age, o->memory,
-			       o->peak_diff, o->lifetimes };
-	char msg[300];
-
-	if (o->report.events)
-		return;
-	for (size_t i = 0; i < sizeof(needs) / sizeof(needs[0]); i++) {
-		if (!given[i] || o->format->can & needs[i].need)
-			continue;
-		snprintf(msg, sizeof(msg), "%s gives %s, which -f %s cannot show: use -f %s",
-			 needs[i].option, needs[i].why, o->format->name,
-			 formats_with(needs[i].need));
-		bad_usage("%s", msg);
-	}
-}
-
-/* The peak table holds live bytes and blocks per stack and region, nothing else. */
-static void check_peak(const struct opts *o)
-{
-	enum report_metric m = o->report.metric;
-
-	if (o->timeline && o->format != &out_text && o->format != &out_json)
-		bad_usage("--timeline draws a chart in -f text (-f json holds the timeline "
-			  "always), not in -f %s", o->format->name);
-	if (!o->peak)
-		return;
-	if (o->base)
-		bad_usage("%s", "--peak with --base: for the peak against now use --peak-diff");
-	if (o->leak_mask || o->age || o->older_than_ms >= 0 || o->memory || o->why ||
-	    o->report.events || o->join.by_thread)
-		bad_usage("%s", "--peak reports live bytes and blocks per stack: no --leaks, "
-			  "--age, --older-than, --memory, --why, --events or --by-thread with it");
-	if (m != METRIC_INUSE_SPACE && m != METRIC_INUSE_OBJECTS)
-		bad_usage("%s", "--peak takes --metric=inuse_space or inuse_objects");
-}
-
-static void parse(struct opts *o, int argc, char **argv)
-{
-	struct option longs[N_OPTS + 1];
-	char shorts[3 * N_OPTS + 1];
-	bool top_set = false;
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	o->older_than_ms = -1;
-	o->format = &out_text;
-	getopt_tables(longs, shorts);
-	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1)
-		parse_option(o, c, &top_set);
-	if (o->older_than_ms >= 0 && o->leak_mask)
-		bad_usage("%s", "--older-than and --leaks cannot be combined yet");
-	if (o->lifetimes && (o->leak_mask || o->base || o->report.events || o->why))
-		bad_usage("%s", "--lifetimes goes with one report of stacks: not with --leaks, "
-			  "--base, --events or --why");
-	/* a path of pointers lives in one heap: NEW - OLD has none */
-	if (o->why && (o->base || o->report.events))
-		bad_usage("%s", "--why cannot be combined with --base or --events: it follows the "
-			  "pointers of one heap");
-	if (!o->leak_mask && (o->fail_on_leak || o->suppressions))
-		o->leak_mask = LEAK_MASK_LOST;
-	if (o->report.events)
-		o->format = &out_events;
-	else if (o->report.event_stacks)
-		bad_usage("%s", "--stacks (-v) goes with --events");
-	if (!top_set && o->format == &out_text)
-		o->report.top = 20;
-	o->report.sizes = o->format->can & OUT_SIZES;
-	o->report.all_stacks = o->format->can & OUT_ALL;
-	o->view.top = o->report.top;
-	o->by_top = top_set ? o->report.top : 0;	/* text's default 20 is for stacks */
-	o->view.min_percent = o->report.min_percent;
-	check_format(o);
-	check_peak(o);
-	if ((o->base || views_active(&o->view)) && o->report.events)
-		bad_usage("%s", "--events lists calls, not stacks: no --base or views with it");
-	if (o->base_program && !o->base)
-		bad_usage("%s", "--base-program names the executable of --base's core: give --base");
-	if (o->nraw) {
-		if (argc - optind != 1)
-			bad_usage("%s", "raw mode takes PROGRAM and no CORE");
-	} else {
-		if (argc - optind != 2)
-			bad_usage("%s", argc - optind < 2 ? "PROGRAM and CORE are required"
-							  : "too many arguments");
-		if (o->have_load_base || o->nmodules)
-			bad_usage("%s", "--load-base and --module are for raw mode (--raw)");
-		o->core = argv[optind + 1];
-	}
-	o->program = argv[optind];
-	if (!o->jobs) {
-		long n = sysconf(_SC_NPROCESSORS_ONLN);
-
-		o->jobs = n > 0 ? (unsigned)(n > 64 ? 64 : n) : 1;
-	}
-}
 
 static const char *machine_name(uint16_t m)
 {
@@ -581,7 +52,7 @@ static const char *machine_name(uint16_t m)
 }
 
 /* Open the memory the user named; exits with a one-line reason when it cannot. */
-static void open_memory(const struct opts *o, struct image *img, char **source)
+static void open_memory(const struct options *o, struct image *img, char **source)
 {
 	char err[1024];
 	unsigned wsize;
@@ -593,7 +64,7 @@ static void open_memory(const struct opts *o, struct image *img, char **source)
 	if (image_program_info(o->program, &wsize, &be, &machine, &pie, err, sizeof(err)) < 0)
 		die(EXIT_NO_REPORT, "%s", err);
 	if (o->nraw) {
-		struct image_raw_file files[MAX_LIST];
+		struct image_raw_file files[OPTIONS_MAX_LIST];
 		struct image_spec spec = { .raw = files, .nraw = o->nraw, .wsize = wsize,
 					   .big_endian = be, .machine = machine };
 		size_t len = 1;
@@ -666,7 +137,7 @@ static void warn_missing(const struct image *img, const char *source)
 		     img->seg_name);
 }
 
-static void no_blocks(const struct opts *o, const struct image *img,
+static void no_blocks(const struct options *o, const struct image *img,
 		      const struct scan_result *s, const char *source)
 {
 	uint64_t rejected = s->join.damaged;
@@ -725,7 +196,7 @@ static void __attribute__((noreturn)) unknown_region(const struct scan_result *s
 }
 
 /* Whether the dump holds what the options ask for; exits with one line when not. */
-static void check_data(const struct opts *o, const struct image *img,
+static void check_data(const struct options *o, const struct image *img,
 		       const struct scan_result *s, const char *source)
 {
 	enum report_metric m = o->report.metric;
@@ -778,7 +249,7 @@ static void warn_rejected(const struct scan_result *s)
 		     (unsigned long long)j->proc.addr);
 }
 
-static void write_report(const struct opts *o, const struct report *r)
+static void write_report(const struct options *o, const struct report *r)
 {
 	FILE *f = stdout;
 
@@ -789,7 +260,7 @@ static void write_report(const struct opts *o, const struct report *r)
 		    strerror(errno));
 }
 
-static void write_by(const struct opts *o, const struct report *r)
+static void write_by(const struct options *o, const struct report *r)
 {
 	FILE *f = stdout;
 
@@ -801,13 +272,13 @@ static void write_by(const struct opts *o, const struct report *r)
 		    strerror(errno));
 }
 
-static bool needs_graph(const struct opts *o)
+static bool needs_graph(const struct options *o)
 {
 	return o->why || o->leak_mask || o->report.metric == METRIC_RETAINED_SPACE;
 }
 
 struct session;
-static void write_why(const struct opts *o, struct session *s);
+static void write_why(const struct options *o, struct session *s);
 
 struct sym_job {
 	struct sym_opts opts;
@@ -876,7 +347,7 @@ static void found_stacks(const struct collect *c, void *arg)
  * core's size; it runs beside the scan, which never touches libelf, and names the
  * stacks' frames beside the join. Its warnings wait until a report is certain.
  */
-static struct sym *scan_and_open_symbols(const struct opts *o, const struct image *img,
+static struct sym *scan_and_open_symbols(const struct options *o, const struct image *img,
 					 struct scan_result *scan)
 {
 	struct sym_job job = { .opts = {
@@ -960,7 +431,7 @@ static bool has_python(const struct scan_result *scan)
 }
 
 /* The timeline, and with --peak the peak table in place of the blocks found. */
-static void read_timeline(const struct opts *o, struct session *s)
+static void read_timeline(const struct options *o, struct session *s)
 {
 	const char *why;
 
@@ -972,7 +443,7 @@ static void read_timeline(const struct opts *o, struct session *s)
 		die(EXIT_NO_REPORT, "'%s' %s", s->source, why);
 }
 
-static void make_report(const struct opts *o, const struct report_opts *ro, struct session *s)
+static void make_report(const struct options *o, const struct report_opts *ro, struct session *s)
 {
 	struct report_opts with;
 
@@ -1044,7 +515,7 @@ static void make_report(const struct opts *o, const struct report_opts *ro, stru
 	s->r.show_timeline = o->timeline;
 }
 
-static void write_why(const struct opts *o, struct session *s)
+static void write_why(const struct options *o, struct session *s)
 {
 	FILE *f = stdout;
 	char err[300];
@@ -1078,9 +549,9 @@ static void end_session(struct session *s)
 }
 
 /* --base: the same program's other core, with NEW's symbol options */
-static void make_base(const struct opts *o, const struct report_opts *ro, struct session *s)
+static void make_base(const struct options *o, const struct report_opts *ro, struct session *s)
 {
-	struct opts *b = xcalloc(1, sizeof(*b));
+	struct options *b = xcalloc(1, sizeof(*b));
 
 	*b = *o;
 	b->core = o->peak_diff ? o->core : o->base;
@@ -1096,21 +567,14 @@ static void make_base(const struct opts *o, const struct report_opts *ro, struct
 
 int main(int argc, char **argv)
 {
-	struct opts o;
+	struct options o;
 	struct session news, olds;
 	struct report d, *r = &news.r;
 	struct report_opts ro;
 
 	int status = 0;
 
-	parse(&o, argc, argv);
-	if (o.suppressions) {
-		char err[1024];
-
-		if (!(o.supp = leaks_read_suppressions(o.suppressions, err, sizeof(err))))
-			die(EXIT_NO_REPORT, "%s", err);
-	}
-	views_compile(&o.view);
+	options_parse(&o, argc, argv);
 	ro = o.report;
 	if (o.base || o.peak_diff || views_active(&o.view)) {
 		ro.top = 0;	/* the view or the difference cuts, later */
@@ -1146,11 +610,6 @@ int main(int argc, char **argv)
 		end_session(&olds);
 	}
 	end_session(&news);
-	views_free(&o.view);
-	for (size_t i = 0; i < o.nmodules; i++)
-		free((void *)o.modules[i].path);
-	for (size_t i = 0; i < o.nraw; i++)
-		free((void *)o.raw[i].path);
-	leaks_free_suppressions(o.supp);
+	options_free(&o);
 	return status;
 }
