@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "ages.h"
+#include "analysis.h"
 #include "collect.h"
 #include "decode.h"
 #include "fmt.h"
@@ -135,3 +136,26 @@ void ages_write_summary(const struct age_summary *sum, FILE *f)
 			(long long)sum->older_than_ms, fmt_thousands(sum->kept_bytes, a),
 			fmt_thousands(sum->kept_blocks, b));
 }
+
+/* ---- the row --------------------------------------------------------------------- */
+
+static bool ages_wanted(const struct options *o)
+{
+	return o->age || o->older_than_ms >= 0;
+}
+
+static void *ages_run(struct session *s)
+{
+	struct age_summary *sum = xmalloc(sizeof(*sum));
+
+	ages_apply(&s->img, &s->scan, s->o->older_than_ms, sum);
+	if (s->o->older_than_ms >= 0)
+		s->r.regrouped = true;	/* its stacks carry no counters */
+	s->r.ages = sum;
+	return sum;
+}
+
+/* --older-than marks the blocks it leaves out and regroups the stacks */
+const struct analysis ages_analysis = {
+	"ages", IN_LIST, IN_MARKS | IN_STACKS, IN_COUNTERS, ages_wanted, ages_run, free
+};

@@ -16,11 +16,15 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>		/* malloc_trim */
+#endif
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "alloc.h"
+#include "analysis.h"
 #include "decode.h"
 #include "graph.h"
 #include "image.h"
@@ -562,3 +566,35 @@ void leaks_write_summary(const struct leak_summary *sum, FILE *f)
 			"matched)\n", (unsigned long long)sb, (unsigned long long)sn, used,
 			sum->supp->n);
 }
+
+/* ---- the row --------------------------------------------------------------------- */
+
+static bool leaks_wanted(const struct options *o)
+{
+	return o->leak_mask != 0;
+}
+
+static void *leaks_run(struct session *s)
+{
+	struct leak_summary *sum = xmalloc(sizeof(*sum));
+
+	leaks_apply(s->graph, &s->scan, s->sym, &s->alloc, s->o->supp, s->o->leak_mask, sum);
+	s->r.leaks = sum;
+	s->r.regrouped = true;	/* its stacks carry no counters */
+	s->keying.flags = leaks_block_flags;
+	if (s->o->fail_on_leak && sum->blocks[LEAK_DEFINITE])
+		s->status = EXIT_LEAKS;
+#ifdef __GLIBC__
+	/* the free pages inside the heap back: the classes' tables (sizes of every block,
+	 * four times over) leave holes that the dominator tree's arrays, which come next,
+	 * do not fit, and a heap of a million blocks kept 20 MiB of them resident */
+	malloc_trim(0);
+#endif
+	return sum;
+}
+
+/* each block's class: in its stack's flags, and in the graph's keys after it */
+const struct analysis leaks_analysis = {
+	"leaks", IN_GRAPH | IN_LIST, IN_MARKS | IN_KEYING | IN_STACKS, IN_COUNTERS, leaks_wanted,
+	leaks_run, free
+};

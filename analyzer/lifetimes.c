@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ages.h"
+#include "analysis.h"
 #include "collect.h"
 #include "fmt.h"
 #include "image.h"
@@ -440,3 +441,32 @@ void lifetimes_write_stack(const struct report_life *l, FILE *f)
 			fmt_span(l->age.min * 1000000, b), fmt_span(l->age.max * 1000000, c));
 	fputc('\n', f);
 }
+
+/* ---- the row --------------------------------------------------------------------- */
+
+static bool lifetimes_wanted(const struct options *o)
+{
+	return o->lifetimes;
+}
+
+static void *lifetimes_run(struct session *s)
+{
+	struct lifetimes *lt = xcalloc(1, sizeof(*lt));
+
+	lifetimes_apply(&s->img, &s->scan, lt);
+	s->r.lifetimes = &lt->sum;
+	s->ro.lifetimes = lt;
+	return lt;
+}
+
+static void lifetimes_release(void *state)
+{
+	lifetimes_free(state);
+	free(state);
+}
+
+/* keyed by the stacks the report shows, after --older-than marked its blocks out */
+const struct analysis lifetimes_analysis = {
+	"lifetimes", IN_LIST | IN_MARKS | IN_STACKS, 0, 0, lifetimes_wanted, lifetimes_run,
+	lifetimes_release
+};

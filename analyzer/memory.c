@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "analysis.h"
 #include "fmt.h"
 #include "image.h"
 #include "json.h"
@@ -14,6 +15,7 @@
 #include "pinned.h"
 #include "report.h"
 #include "sym.h"
+#include "util.h"
 
 static uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 {
@@ -322,3 +324,40 @@ void memory_write_json(const struct memory_summary *m, FILE *f,
 	}
 	fputs("}},\n", f);
 }
+
+/* ---- the row --------------------------------------------------------------------- */
+
+struct memory_state {
+	struct memory_summary m;
+	struct pinned pinned;
+};
+
+static bool memory_wanted(const struct options *o)
+{
+	return o->memory;
+}
+
+static void *memory_run(struct session *s)
+{
+	struct memory_state *st = xmalloc(sizeof(*st));
+
+	memory_apply(&s->img, s->sym, &s->alloc, &st->m);
+	pinned_apply(&st->pinned, &s->alloc, &s->img, &s->scan, s->sym, s->o->report.top);
+	st->m.pinned = &st->pinned;
+	s->r.memory = &st->m;
+	return st;
+}
+
+static void memory_release(void *state)
+{
+	struct memory_state *st = state;
+
+	pinned_free(&st->pinned);
+	free(st);
+}
+
+/* the chunks' block indices follow the list's order, which the heap graph sorts */
+const struct analysis memory_analysis = {
+	"memory", IN_CHUNKS | IN_LIST | IN_LIST_ORDER, 0, 0, memory_wanted, memory_run,
+	memory_release
+};

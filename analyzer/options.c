@@ -479,6 +479,11 @@ static bool peak_metric(const struct options *o)
 	return o->report.metric != METRIC_INUSE_SPACE && o->report.metric != METRIC_INUSE_OBJECTS;
 }
 
+static bool retained_metric(const struct options *o)
+{
+	return o->report.metric == METRIC_RETAINED_SPACE;
+}
+
 static const struct refusal {
 	uint64_t when, with;
 	bool needs_with;
@@ -491,6 +496,9 @@ static const struct refusal {
 	/* a path of pointers lives in one heap: NEW - OLD has none */
 	{ O(WHY), O(BASE) | O(EVENTS), false, NULL,
 	  "--why cannot be combined with --base or --events: it follows the pointers of one heap" },
+	/* the graph keys its blocks one way at a time */
+	{ O(WHY), 0, false, retained_metric,
+	  "--why tells what its blocks retain: no --metric=retained_space with it" },
 	{ O(STACKS), O(EVENTS), true, NULL, "--stacks (-v) goes with --events" },
 	/* the peak table holds live bytes and blocks per stack and region, nothing else */
 	{ O(PEAK), O(BASE), false, NULL,

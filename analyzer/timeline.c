@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
 #include "fmt.h"
 #include "image.h"
 #include "rd.h"
@@ -445,3 +446,39 @@ int timeline_write_text(const struct report *r, FILE *f)
 	}
 	return ferror(f) ? -1 : 0;
 }
+
+/* ---- the row --------------------------------------------------------------------- */
+
+static bool timeline_wanted(const struct options *o)
+{
+	(void)o;
+	return true;	/* every format that holds a timeline shows it */
+}
+
+/* The timeline, and with --peak the peak table in place of the blocks found. */
+static void *timeline_run(struct session *s)
+{
+	struct timeline_data *t = xmalloc(sizeof(*t));
+	const char *why;
+
+	timeline_read(t, &s->r, &s->scan, &s->img);
+	if (s->o->timeline && !t->n)
+		warn("'%s' holds no timeline (a heapprof.so before timelines, or "
+		     "HEAPPROF_TIMELINE=0)", s->source);
+	if (s->o->peak && !timeline_peak_apply(t, &s->scan, &s->img, &s->o->join, &why))
+		die(EXIT_NO_REPORT, "'%s' %s", s->source, why);
+	timeline_attach(&s->r, t);
+	return t;
+}
+
+static void timeline_release(void *state)
+{
+	timeline_free(state);
+	free(state);
+}
+
+/* the sums' now is the joined stacks'; with --peak the stacks are the peak's */
+const struct analysis timeline_analysis = {
+	"timeline", IN_COUNTERS | IN_SUMS, IN_STACKS, IN_COUNTERS, timeline_wanted, timeline_run,
+	timeline_release
+};
