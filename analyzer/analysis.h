@@ -102,7 +102,6 @@ struct session {
 	struct report_opts ro;		/* how it is built; a row may add to it */
 	bool python;			/* some stack holds Python frames */
 	int status;			/* the exit status a row asks for (0: none) */
-	char *text;			/* -f text: what replaces the report (--why, --by) */
 	/* session.c's */
 	void *state[32];		/* each row's, by its index in the table */
 	bool ran[32];
@@ -121,6 +120,8 @@ struct analysis {
 	 * with a one-line reason (die) when the options ask what the dump cannot give. */
 	void *(*apply)(struct session *s);
 	void (*free)(void *state);
+	/* what it adds to the report, with apply's state as its data (none: NULL) */
+	const struct section_ops *section;
 };
 
 #endif

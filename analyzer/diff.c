@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "fmt.h"
 #include "image.h"
 #include "sym.h"
 #include "util.h"
@@ -162,51 +161,4 @@ void diff_free(struct report *r)
 	r->mods = NULL;		/* NEW's */
 	r->threads = NULL;
 	report_free(r);
-}
-
-int diff_write_text(const struct report *r, FILE *f)
-{
-	char a[32], b[32], c[32], d[32];
-	int64_t db = (int64_t)(r->live_bytes - r->base_live_bytes);
-	int64_t dn = (int64_t)(r->live_blocks - r->base_live_blocks);
-
-	fprintf(f, "heapprof-analyze difference report (NEW - OLD)\n");
-	fprintf(f, "  program:    %s\n", r->program);
-	fprintf(f, "  new:        %s: %s bytes in %s blocks\n", r->source,
-		fmt_thousands(r->live_bytes, a), fmt_thousands(r->live_blocks, b));
-	fprintf(f, "  old:        %s: %s bytes in %s blocks\n", r->base_source,
-		fmt_thousands(r->base_live_bytes, c), fmt_thousands(r->base_live_blocks, d));
-	fprintf(f, "  change:     %s bytes, %s blocks; %zu stacks changed\n",
-		fmt_signed_thousands(db, a), fmt_signed_thousands(dn, b), r->all_stacks);
-	if (r->sample_period)
-		fprintf(f, "  sampled:    figures are estimates\n");
-	if (r->view_note)
-		fprintf(f, "  view:       %s\n", r->view_note);
-	fprintf(f, "  matched by: module file name and offset (function name where a "
-		"module's build-id differs)\n");
-	for (size_t i = 0; i < r->nstacks; i++) {
-		const struct report_stack *s = &r->stacks[i];
-		char buf[512];
-
-		fprintf(f, "\n#%zu  %s bytes  %s blocks\n", i + 1,
-			fmt_signed_thousands((int64_t)s->bytes, a), fmt_signed_thousands((int64_t)s->blocks, b));
-		if (s->flags & STACK_UNKNOWN)
-			fputs("    [unknown stack: no readable stack record]\n", f);
-		else if (!s->nframes)
-			fputs("    [no stack: allocated before heapprof was ready]\n", f);
-		for (unsigned j = 0; j < s->nframes; j++) {
-			const struct report_frame *fr = &s->frames[j];
-
-			fprintf(f, "    %s", report_frame_name(fr, buf, sizeof(buf)));
-			report_write_frame_place(fr, f);
-			fputc('\n', f);
-		}
-		if (s->flags & STACK_TRUNCATED)
-			fprintf(f, "    (stack cut at %u frames)\n", s->recorded_frames);
-	}
-	if (r->nstacks < r->all_stacks)
-		fprintf(f, "\n%zu more stacks changed by %s bytes, %s blocks (--top=0 shows all)\n",
-			r->all_stacks - r->nstacks, fmt_signed_thousands((int64_t)r->rest_bytes, a),
-			fmt_signed_thousands((int64_t)r->rest_blocks, b));
-	return ferror(f) ? -1 : 0;
 }

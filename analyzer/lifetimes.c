@@ -76,25 +76,6 @@ static void range_add(struct report_range *r, uint64_t v)
 	r->sum += v;
 }
 
-static void range_merge(struct report_range *into, const struct report_range *from)
-{
-	if (!from->n)
-		return;
-	if (!into->n || from->min < into->min)
-		into->min = from->min;
-	if (from->max > into->max)
-		into->max = from->max;
-	into->n += from->n;
-	into->sum += from->sum;
-}
-
-void lifetimes_merge(struct report_life *into, const struct report_life *from)
-{
-	range_merge(&into->freed, &from->freed);
-	into->temporary += from->temporary;
-	range_merge(&into->age, &from->age);
-}
-
 /*
  * The stack the join filed site id's blocks under (collect.c's join_site, keyed the
  * same way), or NULL: no site, or one the join left out (--region).
@@ -392,10 +373,12 @@ void lifetimes_free(struct lifetimes *lt)
 
 /* ---- text ------------------------------------------------------------------------ */
 
-void lifetimes_write_summary(const struct report_lifetimes *s, FILE *f)
+static void summary_text(const struct report *r, const void *data, FILE *f)
 {
+	const struct report_lifetimes *s = &((const struct lifetimes *)data)->sum;
 	char a[32], b[32], c[32];
 
+	(void)r;
 	if (!s->rings)
 		fputs("  lifetimes:  no event rings (HEAPPROF_EVENTS=N): live blocks' ages only\n",
 		      f);
@@ -420,8 +403,9 @@ void lifetimes_write_summary(const struct report_lifetimes *s, FILE *f)
 		fmt_thousands(s->aged, a), fmt_span(s->newest_ms * 1000000, b));
 }
 
-void lifetimes_write_stack(const struct report_life *l, FILE *f)
+static void stack_text(const struct report_stack *st, FILE *f)
 {
+	const struct report_life *l = &st->life;
 	char a[32], b[32], c[32], n[32];
 
 	if (!l->freed.n && !l->temporary && !l->age.n)
@@ -442,6 +426,41 @@ void lifetimes_write_stack(const struct report_life *l, FILE *f)
 	fputc('\n', f);
 }
 
+/* ---- JSON ------------------------------------------------------------------------ */
+
+static void summary_json(const struct report *r, const void *data, const struct report_out *o)
+{
+	const struct report_lifetimes *l = &((const struct lifetimes *)data)->sum;
+
+	(void)r;
+	fprintf(o->f, "  \"lifetimes\": {\"rings\": %zu, \"whole\": %s, \"window_ns\": %" PRId64
+		", \"end_ns\": %" PRId64 ",\n    \"calls\": %" PRIu64 ", \"allocs\": %" PRIu64
+		", \"frees\": %" PRIu64 ", \"paired\": %" PRIu64 ", \"cross_thread\": %" PRIu64
+		", \"before\": %" PRIu64 ",\n    \"temporary\": %" PRIu64 ", \"no_site\": %"
+		PRIu64 ", \"aged\": %" PRIu64 ", \"newest_ms\": %" PRIu64 "},\n", l->rings,
+		l->whole ? "true" : "false", l->window_ns, l->end_ns, l->calls, l->allocs, l->frees,
+		l->paired, l->cross_thread, l->before, l->temporary, l->no_site, l->aged,
+		l->newest_ms);
+}
+
+/* A stack's lifetimes: means are left to the reader, so that every figure stays exact. */
+static void stack_json(const struct report_stack *s, FILE *f)
+{
+	const struct report_life *l = &s->life;
+
+	fprintf(f, ",\n     \"lifetime\": {\"freed\": %" PRIu64 ", \"freed_sum_ns\": %" PRIu64
+		", \"freed_min_ns\": %" PRIu64 ", \"freed_max_ns\": %" PRIu64
+		", \"temporary\": %" PRIu64 ",\n       \"aged\": %" PRIu64
+		", \"age_sum_ms\": %" PRIu64 ", \"age_min_ms\": %" PRIu64
+		", \"age_max_ms\": %" PRIu64 "}", l->freed.n, l->freed.sum, l->freed.min,
+		l->freed.max, l->temporary, l->age.n, l->age.sum, l->age.min, l->age.max);
+}
+
+const struct section_ops lifetimes_section = {
+	.name = "lifetimes", .gives = "lifetimes per stack", .text = summary_text,
+	.json = summary_json, .stack_text = stack_text, .stack_json = stack_json,
+};
+
 /* ---- the row --------------------------------------------------------------------- */
 
 static bool lifetimes_wanted(const struct options *o)
@@ -449,13 +468,22 @@ static bool lifetimes_wanted(const struct options *o)
 	return o->lifetimes;
 }
 
+/* report_build's hook: a shown stack's figures */
+static void figures(const void *arg, const struct stack *s, struct report_stack *out)
+{
+	const struct report_life *l = lifetimes_of(arg, s);
+
+	if (l)
+		out->life = *l;
+}
+
 static void *lifetimes_run(struct session *s)
 {
 	struct lifetimes *lt = xcalloc(1, sizeof(*lt));
 
 	lifetimes_apply(&s->img, &s->scan, lt);
-	s->r.lifetimes = &lt->sum;
-	s->ro.lifetimes = lt;
+	s->ro.stack_figures = figures;
+	s->ro.stack_arg = lt;
 	return lt;
 }
 
@@ -468,5 +496,5 @@ static void lifetimes_release(void *state)
 /* keyed by the stacks the report shows, after --older-than marked its blocks out */
 const struct analysis lifetimes_analysis = {
 	"lifetimes", IN_LIST | IN_MARKS | IN_STACKS, 0, 0, lifetimes_wanted, lifetimes_run,
-	lifetimes_release
+	lifetimes_release, &lifetimes_section
 };

@@ -11,13 +11,13 @@
 #include "session.h"
 #include "util.h"
 
-static void write_report(const struct options *o, const struct report *r, const char *text)
+static void write_report(const struct options *o, const struct report *r)
 {
 	FILE *f = stdout;
 
 	if (o->output && !(f = fopen(o->output, "w")))
 		die(EXIT_NO_REPORT, "cannot write '%s': %s", o->output, strerror(errno));
-	if ((text ? fputs(text, f) : o->format->write(r, f)) < 0 || fflush(f) != 0 ||
+	if (o->format->write(r, f) < 0 || fflush(f) != 0 ||
 	    (f != stdout && fclose(f) != 0))
 		die(EXIT_NO_REPORT, "cannot write '%s': %s", o->output ? o->output : "stdout",
 		    strerror(errno));
@@ -42,7 +42,7 @@ int main(int argc, char **argv)
 
 	options_parse(&o, argc, argv);
 	r = session_report(&s, &o);
-	write_report(&o, r, s.text);
+	write_report(&o, r);
 	say_peak(&o, r);
 	status = s.status;
 	session_end(&s);

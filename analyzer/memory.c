@@ -3,6 +3,7 @@
  * allocator's chunks summed. Knows no chunk layout: alloc.h gives the chunks.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,8 +192,9 @@ static void write_pinned(const struct pinned *p, FILE *f)
 			p->all - p->n);
 }
 
-void memory_write_text(const struct memory_summary *m, FILE *f)
+static void memory_text(const struct report *r, const void *data, FILE *f)
 {
+	const struct memory_summary *m = data;
 	static const char *const kind[MEM_NKINDS] = { "heap arenas", "mmapped chunks",
 		"thread stacks", "modules' data", "other anonymous" };
 	const struct alloc *al = m->alloc;
@@ -200,6 +202,7 @@ void memory_write_text(const struct memory_summary *m, FILE *f)
 	char buf[400], a[32], b[32], c[32];
 	uint64_t overhead;
 
+	(void)r;
 	fprintf(f, "MEMORY (%s bytes in the dump):\n", fmt_thousands(m->dumped, a));
 	for (int k = 0; k < MEM_NKINDS; k++)
 		line(f, kind[k], m->bytes[k], 0);
@@ -267,9 +270,10 @@ static void json_pinned(const struct pinned *p, FILE *f,
 	fputs(p->n ? "\n    ]}" : "]}", f);
 }
 
-void memory_write_json(const struct memory_summary *m, FILE *f,
-		       void (*frame)(const struct report_frame *fr, FILE *f))
+static void memory_json(const struct report *r, const void *data, const struct report_out *o)
 {
+	const struct memory_summary *m = data;
+	FILE *f = o->f;
 	static const char *const kind[MEM_NKINDS] = { "arenas", "mmapped", "stacks", "modules",
 						      "other" };
 	static const char *const ck[ALLOC_NKINDS] = { "tagged", "untagged", "tcache", "fastbins",
@@ -278,6 +282,7 @@ void memory_write_json(const struct memory_summary *m, FILE *f,
 	const struct alloc_stats *st = &al->st;
 	char buf[400];
 
+	(void)r;
 	fprintf(f, "  \"memory\": {\"dumped_bytes\": %" PRIu64 ", \"mappings\": {", m->dumped);
 	for (int k = 0; k < MEM_NKINDS; k++)
 		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", kind[k], m->bytes[k]);
@@ -317,13 +322,38 @@ void memory_write_json(const struct memory_summary *m, FILE *f,
 		}
 		fputc(']', f);
 		if (m->pinned) {
-			json_pinned(m->pinned, f, frame);
+			json_pinned(m->pinned, f, o->frame);
 			fputs(",\n", f);
 			return;
 		}
 	}
 	fputs("}},\n", f);
 }
+
+/* The page's: the JSON object, word for word but for '<', which only its strings hold
+ * and which must not end the script element. */
+static void memory_html(const struct report *r, const void *data, const struct report_out *o)
+{
+	struct report_out mem = *o;
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!(mem.f = open_memstream(&buf, &len)))
+		return;
+	memory_json(r, data, &mem);
+	fclose(mem.f);
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ','))
+		len--;
+	putc(',', o->f);
+	for (size_t i = 0; i < len; i++)
+		buf[i] == '<' ? fputs("\\u003c", o->f) : putc(buf[i], o->f);
+	free(buf);
+}
+
+const struct section_ops memory_section = {
+	.name = "memory", .gives = "a memory summary", .text = memory_text,
+	.json = memory_json, .html = memory_html,
+};
 
 /* ---- the row --------------------------------------------------------------------- */
 
@@ -344,7 +374,6 @@ static void *memory_run(struct session *s)
 	memory_apply(&s->img, s->sym, &s->alloc, &st->m);
 	pinned_apply(&st->pinned, &s->alloc, &s->img, &s->scan, s->sym, s->o->report.top);
 	st->m.pinned = &st->pinned;
-	s->r.memory = &st->m;
 	return st;
 }
 
@@ -359,5 +388,5 @@ static void memory_release(void *state)
 /* the chunks' block indices follow the list's order, which the heap graph sorts */
 const struct analysis memory_analysis = {
 	"memory", IN_CHUNKS | IN_LIST | IN_LIST_ORDER, 0, 0, memory_wanted, memory_run,
-	memory_release
+	memory_release, &memory_section
 };

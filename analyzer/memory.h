@@ -42,10 +42,9 @@ struct memory_summary {
 void memory_apply(const struct image *img, struct sym *sym, const struct alloc *alloc,
 		  struct memory_summary *m);
 
-/* The report's MEMORY section, and the JSON "memory" object (a member, no comma);
- * frame writes one stack frame as the JSON report's stacks do. */
-void memory_write_text(const struct memory_summary *m, FILE *f);
-void memory_write_json(const struct memory_summary *m, FILE *f,
-		       void (*frame)(const struct report_frame *fr, FILE *f));
+/* The report's section: MEMORY (text), "memory" (JSON, the page); its data is the
+ * memory_summary. */
+struct section_ops;
+extern const struct section_ops memory_section;
 
 #endif

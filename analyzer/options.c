@@ -12,11 +12,15 @@
 
 #include "heapprof_format.h"
 #include "ages.h"
+#include "by.h"
 #include "image.h"
 #include "leaks.h"
+#include "lifetimes.h"
+#include "memory.h"
 #include "options.h"
 #include "spool.h"
 #include "util.h"
+#include "why.h"
 
 /* An option's index in opt_defs; bit OPTION_BIT(i) of options.given says it was given. */
 enum {
@@ -71,19 +75,22 @@ static const struct format_row *format_row(const struct out_format *f)
 	return &formats[i];
 }
 
-/* "text, json or html": the formats -f can name that have every bit of need. */
-static const char *formats_with(unsigned need)
+struct format_need;
+static bool format_has(const struct out_format *f, const struct format_need *n);
+
+/* "text, json or html": the formats -f can name that have what n needs. */
+static const char *formats_with(const struct format_need *n)
 {
 	static char buf[128];
-	size_t n = 0, k = 0;
+	size_t all = 0, k = 0;
 
 	for (size_t i = 0; i < N_FORMATS; i++)
-		n += formats[i].chosen && (formats[i].f->can & need) == need;
+		all += formats[i].chosen && format_has(formats[i].f, n);
 	buf[0] = 0;
 	for (size_t i = 0; i < N_FORMATS; i++)
-		if (formats[i].chosen && (formats[i].f->can & need) == need) {
+		if (formats[i].chosen && format_has(formats[i].f, n)) {
 			k++;
-			strcat(buf, k == 1 ? "" : k == n ? " or " : ", ");
+			strcat(buf, k == 1 ? "" : k == all ? " or " : ", ");
 			strcat(buf, formats[i].f->name);
 		}
 	return buf;
@@ -515,20 +522,28 @@ static const struct refusal {
 	  "--load-base and --module are for raw mode (--raw)" },
 };
 
-/* What an option needs of the format (OUT_* bits): refused, never ignored, where the
- * format lacks it (--events' format lists calls and ignores the rest). */
+/* What an option needs of the format: core figures (OUT_* bits), or that it shows
+ * the option's section. Refused, never ignored, where the format lacks it (--events'
+ * format lists calls and ignores the rest). */
 static const struct format_need {
 	int option;
 	unsigned need;
 	const char *gives;
+	const struct section_ops *section;
 } format_needs[] = {
-	{ OPT_BASE, OUT_SIGNED, "negative figures" },
-	{ OPT_BY, OUT_BY, "a bottom-up table" },
-	{ OPT_AGE, OUT_AGES, "an age summary" },
-	{ OPT_MEMORY, OUT_SUMMARY, "a memory summary" },
-	{ OPT_PEAKDIFF, OUT_SIGNED, "negative figures" },
-	{ OPT_LIFETIMES, OUT_LIFETIMES, "lifetimes per stack" },
+	{ OPT_BASE, OUT_SIGNED, "negative figures", NULL },
+	{ OPT_BY, 0, NULL, &by_section },
+	{ OPT_AGE, 0, NULL, &ages_section },
+	{ OPT_MEMORY, 0, NULL, &memory_section },
+	{ OPT_PEAKDIFF, OUT_SIGNED, "negative figures", NULL },
+	{ OPT_LIFETIMES, 0, NULL, &lifetimes_section },
+	{ OPT_WHY, 0, NULL, &why_section },
 };
+
+static bool format_has(const struct out_format *f, const struct format_need *n)
+{
+	return (f->can & n->need) == n->need && (!n->section || report_section_can(n->section, f));
+}
 
 static bool timeline_format(const struct options *o)
 {
@@ -564,11 +579,11 @@ static void check_rules(const struct options *o)
 		for (size_t i = 0; i < sizeof(format_needs) / sizeof(format_needs[0]); i++) {
 			const struct format_need *n = &format_needs[i];
 
-			if (!GIVEN(o, OPTION_BIT(n->option)) || (o->format->can & n->need) == n->need)
+			if (!GIVEN(o, OPTION_BIT(n->option)) || format_has(o->format, n))
 				continue;
 			snprintf(msg, sizeof(msg), "--%s gives %s, which -f %s cannot show: use -f %s",
-				 opt_defs[n->option].name, n->gives, o->format->name,
-				 formats_with(n->need));
+				 opt_defs[n->option].name, n->section ? n->section->gives : n->gives,
+				 o->format->name, formats_with(n));
 			bad_usage("%s", msg);
 		}
 	if (GIVEN(o, O(TIMELINE)) && timeline_format(o))

@@ -12,7 +12,6 @@
 #include "fmt.h"
 #include "pprof.h"
 #include "report.h"
-#include "sym.h"
 #include "util.h"
 
 struct builder {
@@ -226,8 +225,8 @@ static int write_pprof(const struct report *r, FILE *f)
 		ids[i] = xcalloc(path.n + 1, sizeof(**ids));
 		for (size_t t = 0; t < nt; t++)
 			values[nt * i + t] = metric_value(s, which[t]);
-		if (report_leak_class(s))
-			labels[2 * i + nl++] = (struct pprof_label){ "leak_class", report_leak_class(s) };
+		if (report_stack_class(r, s))
+			labels[2 * i + nl++] = (struct pprof_label){ "leak_class", report_stack_class(r, s) };
 		if (r->by_thread) {
 			char buf[300];
 
@@ -279,4 +278,4 @@ static int write_pprof(const struct report *r, FILE *f)
 }
 
 /* every stack with any figure, so that each sample type is complete */
-const struct out_format out_pprof = { "pprof", write_pprof, OUT_SIGNED | OUT_ALL };
+const struct out_format out_pprof = { "pprof", write_pprof, OUT_SIGNED | OUT_ALL, SYNTAX_NONE };

@@ -7,14 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ages.h"
 #include "fmt.h"
-#include "leaks.h"
-#include "lifetimes.h"
-#include "memory.h"
 #include "report.h"
-#include "timeline.h"
-#include "views.h"
 
 #define SIZES_SHOWN 4
 
@@ -110,14 +104,9 @@ static void summary(const struct report *r, FILE *f)
 			r->peak->time_s, r->peak->now_bytes, r->peak->now_blocks);
 	if (r->view_note)
 		fprintf(f, "  view:       %s\n", r->view_note);
-	if (r->leaks)
-		leaks_write_summary(r->leaks, f);
-	if (r->ages)
-		ages_write_summary(r->ages, f);
-	if (r->memory)
-		memory_write_text(r->memory, f);
-	if (r->lifetimes)
-		lifetimes_write_summary(r->lifetimes, f);
+	for (size_t i = 0; i < r->nsections; i++)
+		if (r->sections[i].ops->text)
+			r->sections[i].ops->text(r, r->sections[i].data, f);
 }
 
 static void sizes(const struct report *r, const struct report_stack *s, FILE *f)
@@ -200,15 +189,66 @@ static void others(const struct report *r, const struct report_stack *s, FILE *f
 	fputc('\n', f);
 }
 
+/* --base: NEW - OLD, growth first */
+static int write_diff(const struct report *r, FILE *f)
+{
+	char a[32], b[32], c[32], d[32];
+	int64_t db = (int64_t)(r->live_bytes - r->base_live_bytes);
+	int64_t dn = (int64_t)(r->live_blocks - r->base_live_blocks);
+
+	fprintf(f, "heapprof-analyze difference report (NEW - OLD)\n");
+	fprintf(f, "  program:    %s\n", r->program);
+	fprintf(f, "  new:        %s: %s bytes in %s blocks\n", r->source,
+		fmt_thousands(r->live_bytes, a), fmt_thousands(r->live_blocks, b));
+	fprintf(f, "  old:        %s: %s bytes in %s blocks\n", r->base_source,
+		fmt_thousands(r->base_live_bytes, c), fmt_thousands(r->base_live_blocks, d));
+	fprintf(f, "  change:     %s bytes, %s blocks; %zu stacks changed\n",
+		fmt_signed_thousands(db, a), fmt_signed_thousands(dn, b), r->all_stacks);
+	if (r->sample_period)
+		fprintf(f, "  sampled:    figures are estimates\n");
+	if (r->view_note)
+		fprintf(f, "  view:       %s\n", r->view_note);
+	fprintf(f, "  matched by: module file name and offset (function name where a "
+		"module's build-id differs)\n");
+	for (size_t i = 0; i < r->nstacks; i++) {
+		const struct report_stack *s = &r->stacks[i];
+		char buf[512];
+
+		fprintf(f, "\n#%zu  %s bytes  %s blocks\n", i + 1,
+			fmt_signed_thousands((int64_t)s->bytes, a), fmt_signed_thousands((int64_t)s->blocks, b));
+		if (s->flags & STACK_UNKNOWN)
+			fputs("    [unknown stack: no readable stack record]\n", f);
+		else if (!s->nframes)
+			fputs("    [no stack: allocated before heapprof was ready]\n", f);
+		for (unsigned j = 0; j < s->nframes; j++) {
+			const struct report_frame *fr = &s->frames[j];
+
+			fprintf(f, "    %s", report_frame_name(fr, buf, sizeof(buf)));
+			report_write_frame_place(fr, f);
+			fputc('\n', f);
+		}
+		if (s->flags & STACK_TRUNCATED)
+			fprintf(f, "    (stack cut at %u frames)\n", s->recorded_frames);
+	}
+	if (r->nstacks < r->all_stacks)
+		fprintf(f, "\n%zu more stacks changed by %s bytes, %s blocks (--top=0 shows all)\n",
+			r->all_stacks - r->nstacks, fmt_signed_thousands((int64_t)r->rest_bytes, a),
+			fmt_signed_thousands((int64_t)r->rest_blocks, b));
+	return ferror(f) ? -1 : 0;
+}
+
 static int write_text(const struct report *r, FILE *f)
 {
+	const struct report_section *alone = report_alone(r);
 	char a[32], b[32];
 
+	if (alone) {
+		alone->ops->text(r, alone->data, f);
+		return ferror(f) ? -1 : 0;
+	}
 	if (r->diff)
-		return diff_write_text(r, f);
+		return write_diff(r, f);
 	summary(r, f);
-	if (r->show_timeline && timeline_write_text(r, f) < 0)
-		return -1;
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];
 		double pct = r->total ? 100.0 * (double)s->value / (double)r->total : 0;
@@ -219,11 +259,12 @@ static int write_text(const struct report *r, FILE *f)
 			sizes(r, s, f);
 		else
 			fputc('\n', f);
-		if (report_leak_class(s))
-			fprintf(f, "    are %s\n", report_leak_class(s));
+		if (report_stack_class(r, s))
+			fprintf(f, "    are %s\n", report_stack_class(r, s));
 		others(r, s, f);
-		if (r->lifetimes)
-			lifetimes_write_stack(&s->life, f);
+		for (size_t k = 0; k < r->nsections; k++)
+			if (r->sections[k].ops->stack_text)
+				r->sections[k].ops->stack_text(s, f);
 		if (s->flags & STACK_UNKNOWN)
 			fputs("    [unknown stack: no readable stack record]\n", f);
 		else if (!s->nframes)
@@ -245,5 +286,4 @@ static int write_text(const struct report *r, FILE *f)
 }
 
 const struct out_format out_text = { "text", write_text,
-				     OUT_SIGNED | OUT_SIZES | OUT_BY | OUT_AGES | OUT_SUMMARY |
-				     OUT_LIFETIMES };
+				     OUT_SIGNED | OUT_SIZES | OUT_SUMMARY, SYNTAX_TEXT };

@@ -9,7 +9,7 @@
 #include "alloc.h"
 #include "collect.h"
 #include "pinned.h"
-#include "report_int.h"
+#include "report.h"
 #include "scan.h"
 #include "stacks.h"
 #include "util.h"

@@ -19,5 +19,5 @@ static void *retained_run(struct session *s)
  * apart for room */
 const struct analysis retained_analysis = {
 	"retained", IN_GRAPH | IN_LIST | IN_DOMINATORS | IN_MARKS | IN_KEYING, IN_STACKS,
-	IN_DOMINATORS, retained_wanted, retained_run, NULL
+	IN_DOMINATORS, retained_wanted, retained_run, NULL, NULL
 };

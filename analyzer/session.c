@@ -25,7 +25,7 @@ static void *counts_apply(struct session *s)
 }
 
 static const struct analysis counts_analysis = {
-	"counts", IN_COUNTERS, IN_SUMS, 0, always, counts_apply, NULL
+	"counts", IN_COUNTERS, IN_SUMS, 0, always, counts_apply, NULL, NULL
 };
 
 static void *alloc_apply(struct session *s)
@@ -35,7 +35,8 @@ static void *alloc_apply(struct session *s)
 }
 
 static const struct analysis alloc_analysis = {
-	"allocator", IN_LIST | IN_LIST_ORDER, IN_CHUNKS | IN_NONROOT, 0, NULL, alloc_apply, NULL
+	"allocator", IN_LIST | IN_LIST_ORDER, IN_CHUNKS | IN_NONROOT, 0, NULL, alloc_apply, NULL,
+	NULL
 };
 
 static void *graph_apply(struct session *s)
@@ -46,7 +47,7 @@ static void *graph_apply(struct session *s)
 
 static const struct analysis graph_analysis = {	/* it sorts the list by address */
 	"graph", IN_LIST | IN_PAGES | IN_NONROOT, IN_GRAPH | IN_DOMINATORS, IN_LIST_ORDER,
-	NULL, graph_apply, NULL
+	NULL, graph_apply, NULL, NULL
 };
 
 extern const struct analysis timeline_analysis, ages_analysis, memory_analysis,
@@ -56,7 +57,6 @@ extern const struct analysis timeline_analysis, ages_analysis, memory_analysis,
  * rows whose needs leave it open. */
 static const struct analysis *const analyses[] = {
 	&counts_analysis,
-	&timeline_analysis,
 	&alloc_analysis,
 	&graph_analysis,
 	&leaks_analysis,
@@ -66,6 +66,7 @@ static const struct analysis *const analyses[] = {
 	&retained_analysis,
 	&why_analysis,
 	&by_analysis,
+	&timeline_analysis,
 };
 #define N_ANALYSES (sizeof(analyses) / sizeof(analyses[0]))
 
@@ -208,6 +209,15 @@ static void run_rows(struct session *s, const size_t *rows, size_t n)
 
 /* ---- the report ------------------------------------------------------------------ */
 
+/* The sections of the rows of one phase that ran, in table order. */
+static void add_sections(struct session *s, struct report *r, bool report_phase)
+{
+	for (size_t i = 0; i < N_ANALYSES; i++)
+		if (s->ran[i] && analyses[i]->section && s->state[i] &&
+		    !(analyses[i]->needs & IN_REPORT) == !report_phase)
+			report_add_section(r, analyses[i]->section, s->state[i]);
+}
+
 /*
  * Does a stack hold Python frames? Then stacks of different words can show the same
  * frames (--python=native or python leave some out; two records may name one line),
@@ -245,7 +255,7 @@ static void run(struct session *s, const struct options *o, const struct report_
 		with.min_percent = 0;
 	}
 	report_build(&s->r, &s->scan, &s->img, s->sym, &with);
-	s->r.show_timeline = o->timeline;
+	add_sections(s, &s->r, false);
 }
 
 /* --base: the same program's other core, with NEW's symbol options; --peak-diff: the
@@ -290,6 +300,7 @@ const struct report *session_report(struct session *s, const struct options *o)
 	}
 	n = order(o, true, rows);
 	run_rows(s, rows, n);
+	add_sections(s, s->final, true);
 	return s->final;
 }
 
@@ -305,7 +316,6 @@ static void end(struct session *s)
 	scan_result_free(&s->scan);
 	image_close(&s->img);
 	free(s->source);
-	free(s->text);
 }
 
 void session_end(struct session *s)

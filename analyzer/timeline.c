@@ -393,8 +393,9 @@ static void columns(const struct report *r, uint64_t *col, unsigned w, int *peak
 	}
 }
 
-int timeline_write_text(const struct report *r, FILE *f)
+static void timeline_text(const struct report *r, const void *data, FILE *f)
 {
+	const struct timeline_data *t = data;
 	static const char *const eighth[9] = { " ", "\u2581", "\u2582", "\u2583", "\u2584",
 					       "\u2585", "\u2586", "\u2587", "\u2588" };
 	uint64_t col[CHART_W], top;
@@ -402,10 +403,12 @@ int timeline_write_text(const struct report *r, FILE *f)
 	int peak_col = 0;
 	char a[32], b[32];
 
+	if (!t->chart)
+		return;
 	if (!r->ntimeline) {
 		fputs("\ntimeline: none in this dump (a heapprof.so before timelines, or "
 		      "HEAPPROF_TIMELINE=0)\n", f);
-		return ferror(f) ? -1 : 0;
+		return;
 	}
 	/* columns are slices of time: a snapshot at 0 s has one */
 	w = r->timeline[r->ntimeline - 1].time_s > 0 ? CHART_W : 1;
@@ -444,8 +447,13 @@ int timeline_write_text(const struct report *r, FILE *f)
 			s->time_s, s->live_bytes, s->live_blocks, s->alloc_calls, s->alloc_bytes,
 			i == r->ntimeline - 1 ? "  now" : i == r->timeline_peak ? "  peak" : "");
 	}
-	return ferror(f) ? -1 : 0;
 }
+
+/* text: drawn with --timeline, after the other sections; the JSON report and the
+ * page hold the timeline always, as part of the report */
+const struct section_ops timeline_section = {
+	.name = "timeline", .text = timeline_text,
+};
 
 /* ---- the row --------------------------------------------------------------------- */
 
@@ -462,6 +470,7 @@ static void *timeline_run(struct session *s)
 	const char *why;
 
 	timeline_read(t, &s->r, &s->scan, &s->img);
+	t->chart = s->o->timeline;
 	if (s->o->timeline && !t->n)
 		warn("'%s' holds no timeline (a heapprof.so before timelines, or "
 		     "HEAPPROF_TIMELINE=0)", s->source);
@@ -480,5 +489,5 @@ static void timeline_release(void *state)
 /* the sums' now is the joined stacks'; with --peak the stacks are the peak's */
 const struct analysis timeline_analysis = {
 	"timeline", IN_COUNTERS | IN_SUMS, IN_STACKS, IN_COUNTERS, timeline_wanted, timeline_run,
-	timeline_release
+	timeline_release, &timeline_section
 };

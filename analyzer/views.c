@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lifetimes.h"
 #include "util.h"
 #include "views.h"
 
@@ -271,7 +270,7 @@ void views_apply(struct report *r, const struct view_opts *v, bool cut)
 		for (size_t i = 0; i < n; i++) {
 			if (k && !same_cmp(&s[k - 1], &s[i])) {
 				views_add_figures(&s[k - 1], &s[i], 1, r->diff);
-				lifetimes_merge(&s[k - 1].life, &s[i].life);
+				report_life_merge(&s[k - 1].life, &s[i].life);
 				merge_sizes(&s[k - 1], &s[i]);
 				free((void *)s[i].sizes);
 				free((void *)s[i].frames);

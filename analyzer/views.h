@@ -49,6 +49,5 @@ int views_write_by(const struct report *r, enum view_by by, size_t top, FILE *f)
  * module's build-id differs). out borrows frames and names from both. */
 void diff_build(struct report *out, const struct report *new_r, const struct report *old_r);
 void diff_free(struct report *out);
-int diff_write_text(const struct report *r, FILE *f);
 
 #endif

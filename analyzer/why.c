@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "why.h"
 #include "util.h"
 
 static bool why_wanted(const struct options *o)
@@ -15,11 +16,22 @@ static bool why_wanted(const struct options *o)
 	return o->why != NULL;
 }
 
+static void why_text(const struct report *r, const void *data, FILE *f)
+{
+	(void)r;
+	fputs(data, f);
+}
+
+/* text: the whole report */
+const struct section_ops why_section = {
+	.name = "why", .gives = "paths of pointers", .alone = true, .text = why_text,
+};
+
 static void *why_run(struct session *s)
 {
-	char err[300];
+	char err[300], *text = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&s->text, &len);
+	FILE *f = open_memstream(&text, &len);
 	int rc;
 
 	if (!f)
@@ -31,12 +43,12 @@ static void *why_run(struct session *s)
 		die(EXIT_USAGE, "%s", err);
 	if (rc > 0)
 		die(EXIT_NO_REPORT, "no live block matches '%s'", s->o->why);
-	return NULL;
+	return text;
 }
 
 /* the blocks marked out are not picked; the roots are found again, past the allocator's
  * free chunks, and named: an untagged chunk is one */
 const struct analysis why_analysis = {
 	"why", IN_GRAPH | IN_DOMINATORS | IN_LIST | IN_MARKS | IN_KEYING | IN_CHUNKS | IN_NONROOT,
-	0, 0, why_wanted, why_run, NULL
+	0, 0, why_wanted, why_run, free, &why_section
 };

@@ -8,7 +8,9 @@
 # analyzer takes them (or --raw=IMAGE@ADDR PROGRAM), BASE another core of the same
 # program for the --base runs (empty: none). DIR (default $TMPDIR/compare) keeps each
 # side's output; OLD's are kept between runs while OLD stays the same binary.
-# Prints "N runs compared, M differ" last; the status is 1 when some differ.
+# A run whose JSON report (or HTML page's data) differs only in the order of object
+# members is counted apart, as "reordered". Prints "N runs compared, M differ, K
+# reordered" last; the status is 1 when some differ.
 set -u
 [ $# -ge 3 ] || { echo "usage: $0 OLD NEW INPUTS [DIR]" >&2; exit 64; }
 OLD=$1 NEW=$2 INPUTS=$3
@@ -80,8 +82,22 @@ SETS='*
 --why=main -o OUT
 --by=function -o OUT'
 
-n=0
-bad=0
+# same_data OLD NEW: both JSON, or HTML pages around equal JSON data, equal as values
+same_data()
+{
+	python3 - "$1" "$2" <<'PY' 2>/dev/null
+import json, re, sys
+def load(p):
+    t = open(p, encoding="utf-8", errors="surrogateescape").read()
+    m = re.search(r'(<script id="hp-data" type="application/json">)(.*?)(</script>)', t, re.S)
+    if m:
+        return t[:m.start(2)] + t[m.end(2):], json.loads(m.group(2))
+    return "", json.loads(t)
+a, b = load(sys.argv[1]), load(sys.argv[2])
+sys.exit(0 if a == b else 1)
+PY
+}
+
 # run SIDE BIN KEY ARGS...: one run's stdout, stderr and status into DIR/SIDE/KEY.*
 run()
 {
@@ -111,18 +127,22 @@ while IFS='|' read -r name args base; do
 			key=$(printf '%s %s %s' "$name" "$fo" "$set" | cksum | cut -d' ' -f1)
 			run old "$OLD" "$key" $fo $set $args
 			run new "$NEW" "$key" $fo $set $args
-			if ! cmp -s "$DIR/old/$key.out" "$DIR/new/$key.out" ||
-			   ! cmp -s "$DIR/old/$key.err" "$DIR/new/$key.err" ||
+			if ! cmp -s "$DIR/old/$key.err" "$DIR/new/$key.err" ||
 			   ! cmp -s "$DIR/old/$key.rc" "$DIR/new/$key.rc"; then
 				echo "differ: $name: $fo $set ($DIR/*/$key.*)"
-			else
+			elif cmp -s "$DIR/old/$key.out" "$DIR/new/$key.out"; then
 				echo "same: $name: $fo $set"
+			elif same_data "$DIR/old/$key.out" "$DIR/new/$key.out"; then
+				echo "reordered: $name: $fo $set ($DIR/*/$key.*)"
+			else
+				echo "differ: $name: $fo $set ($DIR/*/$key.*)"
 			fi
 		done
 	done
 done <"$INPUTS" >"$DIR/log"
-n=$(grep -c '^same\|^differ' "$DIR/log")
+n=$(grep -c '^same\|^differ\|^reordered' "$DIR/log")
 bad=$(grep -c '^differ' "$DIR/log")
-grep '^differ' "$DIR/log"
-echo "$n runs compared, $bad differ"
+moved=$(grep -c '^reordered' "$DIR/log")
+grep '^differ\|^reordered' "$DIR/log"
+echo "$n runs compared, $bad differ, $moved reordered"
 [ "$bad" -eq 0 ]
