@@ -403,7 +403,7 @@ static const struct opt_def {
 	  "keep the N innermost frames of each stack" },
 	[OPT_BY] = { .name = "by", 0, required_argument, "WHAT", set_by, 0,
 	  "bottom-up table of self and total bytes per function,\n"
-	  "file or module (pprof's -top; text only; --top=N rows)" },
+	  "file or module (pprof's -top; text or json; --top=N rows)" },
 	[OPT_DEBUGDIR] = { .name = "debug-dir", 0, required_argument, "DIR", set_debugdir, 0,
 	  "look for separate debug info in DIR too (by build-id,\n"
 	  "DIR/.build-id/xx/rest.debug); repeatable" },
