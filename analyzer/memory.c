@@ -152,12 +152,26 @@ static void write_resident_text(const struct memory_summary *m, const char *cons
 #define PINNED_FRAMES 4		/* innermost frames shown per stack */
 
 /* "keep < fill < main < ..." */
-static void write_frames(const struct pinned_stack *s, FILE *f)
+/* A holder other than PIN_BLOCK, for the text: "untagged chunks", ... */
+static const char *holder_name(const struct alloc *al, enum pinned_holder h, char *buf,
+			       size_t size)
+{
+	switch (h) {
+	case PIN_UNTAGGED: return "untagged chunks";
+	case PIN_CACHED:
+		snprintf(buf, size, "chunks %s", alloc_kind_name(al, ALLOC_CACHED));
+		return buf;
+	case PIN_HEAP_END: return "the end of a heap or of a walk cut short";
+	default: return "heapprof blocks";
+	}
+}
+
+static void write_frames(const struct alloc *al, const struct pinned_stack *s, FILE *f)
 {
 	char buf[300];
 
 	if (s->holder != PIN_BLOCK) {
-		fprintf(f, "[%s]", pinned_holder_name(s->holder));
+		fprintf(f, "[%s]", holder_name(al, s->holder, buf, sizeof(buf)));
 		return;
 	}
 	if (!s->nframes) {
@@ -170,7 +184,7 @@ static void write_frames(const struct pinned_stack *s, FILE *f)
 		fputs(" < ...", f);
 }
 
-static void write_pinned(const struct pinned *p, FILE *f)
+static void write_pinned(const struct alloc *al, const struct pinned *p, FILE *f)
 {
 	char a[32], b[32], c[32];
 
@@ -183,7 +197,7 @@ static void write_pinned(const struct pinned *p, FILE *f)
 		fprintf(f, "    %15s bytes by %s %s (%s in whole pages): ",
 			fmt_thousands(s->bytes, a), fmt_thousands(s->blocks, b),
 			s->holder == PIN_BLOCK ? "blocks" : "chunks", fmt_thousands(s->trim_bytes, c));
-		write_frames(s, f);
+		write_frames(al, s, f);
 		fputc('\n', f);
 	}
 	if (p->all > p->n)
@@ -214,11 +228,14 @@ static void memory_text(const struct report *r, const void *data, FILE *f)
 	}
 	fprintf(f, ", %u arenas in %u heaps, %s mmapped chunks\n", st->arenas, st->heaps,
 		fmt_thousands(st->mmapped_chunks, a));
-	fprintf(f, "  mallinfo2:  arena %" PRIu64 ", uordblks %" PRIu64 ", fordblks %" PRIu64
-		", hblks %" PRIu64 ", hblkhd %" PRIu64 "\n", st->arena_bytes, st->in_use_bytes,
-		st->free_bytes, st->mmapped_chunks, st->mmapped_bytes);
-	fprintf(f, "  malloc_trim(0) would release %s bytes: %s in whole free pages, %s of the "
-		"main arena's top\n", fmt_thousands(st->trim_pages_bytes + st->trim_top_bytes, a),
+	snprintf(buf, sizeof(buf), "%s:", al->reader->own_name);
+	fprintf(f, "  %-11s", buf);
+	for (unsigned i = 0; i < al->nown; i++)
+		fprintf(f, "%s%s %" PRIu64, i ? ", " : " ", al->own[i].name, al->own[i].value);
+	fputc('\n', f);
+	fprintf(f, "  %s would release %s bytes: %s in whole free pages, %s of the main arena's "
+		"top\n", al->reader->release_call,
+		fmt_thousands(st->trim_pages_bytes + st->trim_top_bytes, a),
 		fmt_thousands(st->trim_pages_bytes, b), fmt_thousands(st->trim_top_bytes, c));
 	fprintf(f, "  in the arenas:\n");
 	overhead = st->kind_bytes[ALLOC_TAGGED] - st->tagged_user - st->tagged_header;
@@ -226,14 +243,14 @@ static void memory_text(const struct report *r, const void *data, FILE *f)
 	line(f, "heapprof headers", st->tagged_header, 0);
 	line(f, "allocator overhead", overhead, 0);
 	for (int k = ALLOC_UNTAGGED; k < ALLOC_NKINDS; k++)
-		line(f, alloc_kind_name((enum alloc_kind)k), st->kind_bytes[k], st->kind_chunks[k]);
+		line(f, alloc_kind_name(al, (enum alloc_kind)k), st->kind_bytes[k], st->kind_chunks[k]);
 	fprintf(f, "  in mmapped chunks:\n");
 	line(f, "live bytes (heapprof blocks)", st->mmapped_user, 0);
 	line(f, "heapprof headers", st->mmapped_header, 0);
 	line(f, "the rest (overhead, untagged)", st->mmapped_bytes - st->mmapped_user -
 	     st->mmapped_header, 0);
 	if (m->pinned)
-		write_pinned(m->pinned, f);
+		write_pinned(al, m->pinned, f);
 	for (unsigned i = 0; i < al->nproblems && i < ALLOC_MAX_PROBLEMS; i++)
 		fprintf(f, "  not walked: %s\n", al->problems[i]);
 	if (al->nproblems > ALLOC_MAX_PROBLEMS)
@@ -243,11 +260,11 @@ static void memory_text(const struct report *r, const void *data, FILE *f)
 			fmt_thousands(al->unwalked_bytes, a));
 }
 
-static void json_pinned(const struct pinned *p, FILE *f,
+static void json_pinned(const struct alloc *al, const struct pinned *p, FILE *f,
 			void (*frame)(const struct report_frame *fr, FILE *f))
 {
-	static const char *const holder[PIN_NHOLDERS] = { "block", "untagged", "tcache",
-							  "heap_end" };
+	const char *const holder[PIN_NHOLDERS] = { "block", "untagged",
+						   alloc_kind_key(al, ALLOC_CACHED), "heap_end" };
 
 	fprintf(f, ",\n      \"pinned_bytes\": %" PRIu64 ", \"pinned_trim_bytes\": %" PRIu64
 		", \"pinned_runs\": %" PRIu64 ", \"pinned_stacks\": %zu},\n    \"pinned\": [",
@@ -276,8 +293,6 @@ static void memory_json(const struct report *r, const void *data, const struct r
 	FILE *f = o->f;
 	static const char *const kind[MEM_NKINDS] = { "arenas", "mmapped", "stacks", "modules",
 						      "other" };
-	static const char *const ck[ALLOC_NKINDS] = { "tagged", "untagged", "tcache", "fastbins",
-						      "bins", "top", "fenceposts" };
 	const struct alloc *al = m->alloc;
 	const struct alloc_stats *st = &al->st;
 	char buf[400];
@@ -314,7 +329,8 @@ static void memory_json(const struct report *r, const void *data, const struct r
 			st->trim_pages_bytes, st->trim_top_bytes);
 		for (int k = 0; k < ALLOC_NKINDS; k++)
 			fprintf(f, "%s\"%s\": {\"bytes\": %" PRIu64 ", \"count\": %" PRIu64 "}",
-				k ? ", " : "", ck[k], st->kind_bytes[k], st->kind_chunks[k]);
+				k ? ", " : "", alloc_kind_key(al, (enum alloc_kind)k), st->kind_bytes[k],
+				st->kind_chunks[k]);
 		fputs("},\n      \"problems\": [", f);
 		for (unsigned i = 0; i < al->nproblems && i < ALLOC_MAX_PROBLEMS; i++) {
 			fputs(i ? ", " : "", f);
@@ -322,7 +338,7 @@ static void memory_json(const struct report *r, const void *data, const struct r
 		}
 		fputc(']', f);
 		if (m->pinned) {
-			json_pinned(m->pinned, f, o->frame);
+			json_pinned(al, m->pinned, f, o->frame);
 			fputs(",\n", f);
 			return;
 		}

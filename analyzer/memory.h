@@ -1,7 +1,7 @@
 /*
  * --memory: where the process's memory goes, from the dump's segments and the
  * allocator's chunks (alloc.h): bytes per mapping kind, and inside the arenas what
- * glibc's own figures (mallinfo2) would say and how the chunks split.
+ * the allocator's own figures would say and how the chunks split.
  */
 #ifndef HP_MEMORY_H
 #define HP_MEMORY_H

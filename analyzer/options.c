@@ -422,7 +422,7 @@ static const struct opt_def {
 	[OPT_MEMORY] = { .name = "memory", 0, no_argument, NULL, set_flag,
 	  offsetof(struct options, memory),
 	  "where the memory goes: mappings, the allocator's arenas\n"
-	  "(glibc: mallinfo2's figures), free and in-use chunks,\n"
+	  "(and its own figures of them), free and in-use chunks,\n"
 	  "and which stacks' blocks pin free memory" },
 	[OPT_WHY] = { .name = "why", 0, required_argument, "REGEX|0xADDR", set_string,
 	  offsetof(struct options, why),

@@ -30,6 +30,18 @@ test_case 'no cycle between the analyzer'"'"'s modules, by #include or by symbol
 	cat out && [ $rc = 0 ]
 '
 
+test_case 'glibc'"'"'s words stay in its reader: alloc.h'"'"'s are neutral' '
+	grep -il "tcache\|fastbin\|mallinfo\|malloc_consolidate" "$A"/*.c "$A"/*.h |
+		sed "s|.*/||" >found &&
+	echo alloc_glibc.c >want && expect_same want found
+'
+
+test_case 'the glibc reader is a row of the allocator readers'"'"' table' '
+	grep -l "alloc_glibc" "$A"/*.c "$A"/*.h | sed "s|.*/||" >found &&
+	printf "%s\n" alloc.c alloc_glibc.c alloc_int.h >want && expect_same want found &&
+	grep -A3 "readers\[\] = {" "$A/alloc.c" | grep -q "&alloc_glibc_reader,"
+'
+
 # the check itself, on made-up trees: two modules including each other; two files of a
 # package (sharing p_int.h) that do
 mkdir -p cyc pkg
