@@ -55,14 +55,15 @@ static const struct format_row {
 	const struct out_format *f;
 	size_t top;			/* stacks shown without --top (0: all) */
 	bool chosen;			/* -f can name it (events comes with --events) */
+	const struct out_format *events; /* what lists the calls of --events; NULL: none */
 } formats[] = {
-	{ &out_text, 20, true },
-	{ &out_collapsed, 0, true },
-	{ &out_pprof, 0, true },
-	{ &out_svg, 0, true },
-	{ &out_json, 0, true },
-	{ &out_html, 0, true },
-	{ &out_events, 0, false },
+	{ &out_text, 20, true, &out_events },
+	{ &out_collapsed, 0, true, NULL },
+	{ &out_pprof, 0, true, NULL },
+	{ &out_svg, 0, true, NULL },
+	{ &out_json, 0, true, NULL },
+	{ &out_html, 0, true, NULL },
+	{ &out_events, 0, false, &out_events },
 };
 #define N_FORMATS (sizeof(formats) / sizeof(formats[0]))
 
@@ -466,17 +467,14 @@ static void set_string(struct options *o, const struct opt_def *d, const char *a
 
 /* ---- the rules ------------------------------------------------------------------- */
 
-/* Giving any of when gives option then too (with arg), unless it was given; with
- * force, even then. */
+/* Giving any of when gives option then too (with arg), unless it was given. */
 static const struct implication {
 	uint64_t when;
 	int then;
 	const char *arg;
-	bool force;
 } implications[] = {
-	{ O(FAILLEAK) | O(SUPP), OPT_LEAKS, NULL, false },
-	{ O(PEAKDIFF), OPT_PEAK, NULL, false },
-	{ O(EVENTS), OPT_FORMAT, "events", true },	/* the rings replace the report */
+	{ O(FAILLEAK) | O(SUPP), OPT_LEAKS, NULL },
+	{ O(PEAKDIFF), OPT_PEAK, NULL },
 };
 
 /* A combination refused: any option of when with any of with (or, with
@@ -484,6 +482,12 @@ static const struct implication {
 static bool peak_metric(const struct options *o)
 {
 	return o->report.metric != METRIC_INUSE_SPACE && o->report.metric != METRIC_INUSE_OBJECTS;
+}
+
+/* the rings are listed as text, by their own writer */
+static bool events_format(const struct options *o)
+{
+	return !format_row(o->format)->events;
 }
 
 static bool retained_metric(const struct options *o)
@@ -516,6 +520,8 @@ static const struct refusal {
 	{ O(PEAK), 0, false, peak_metric, "--peak takes --metric=inuse_space or inuse_objects" },
 	{ O(EVENTS), O(BASE) | O(FOCUS) | O(IGNORE) | O(HIDE) | O(MAXFRAMES) | O(BY), false, NULL,
 	  "--events lists calls, not stacks: no --base or views with it" },
+	{ O(EVENTS), 0, false, events_format,
+	  "--events lists the calls as text: -f text, or no -f, with it" },
 	{ O(BASEPROG), O(BASE), true, NULL,
 	  "--base-program names the executable of --base's core: give --base" },
 	{ O(LOADBASE) | O(MODULE), O(RAW), true, NULL,
@@ -555,12 +561,9 @@ static void apply_implications(struct options *o)
 	for (size_t i = 0; i < sizeof(implications) / sizeof(implications[0]); i++) {
 		const struct implication *m = &implications[i];
 
-		if (!GIVEN(o, m->when) || (GIVEN(o, OPTION_BIT(m->then)) && !m->force))
+		if (!GIVEN(o, m->when) || GIVEN(o, OPTION_BIT(m->then)))
 			continue;
-		if (m->then == OPT_FORMAT)	/* -f cannot name it */
-			o->format = &out_events;
-		else
-			opt_defs[m->then].set(o, &opt_defs[m->then], m->arg);
+		opt_defs[m->then].set(o, &opt_defs[m->then], m->arg);
 		o->given |= OPTION_BIT(m->then);
 	}
 }
@@ -595,6 +598,9 @@ static void check_rules(const struct options *o)
 static void format_defaults(struct options *o)
 {
 	bool top_set = GIVEN(o, O(TOP));
+
+	if (GIVEN(o, O(EVENTS)) && format_row(o->format)->events)
+		o->format = format_row(o->format)->events;	/* the rings replace the report */
 
 	if (!top_set)
 		o->report.top = format_row(o->format)->top;
