@@ -110,6 +110,8 @@ static void by_build(struct by *t, const struct report *r, enum view_by by, size
 			}
 		}
 	}
+	if (r->metric == METRIC_RETAINED_SPACE && !r->diff)
+		t->all = sval(r, r->total);	/* stacks overlap: shares of the live heap */
 	if (t->nrows > 1)
 		qsort(t->rows, t->nrows, sizeof(*t->rows), row_self_cmp);
 	t->shown = top && top < t->nrows ? top : t->nrows;

@@ -338,6 +338,8 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 		sum(&r->total, f.value);
 		rk[k++] = (struct ranked){ all[i], f };
 	}
+	if (o->whole)
+		r->total = o->whole;
 	if (k > 1)
 		qsort(rk, k, sizeof(*rk), ranked_cmp);
 	if (scan->join.sampled_blocks && scan->join.have_proc)

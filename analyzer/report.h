@@ -215,7 +215,8 @@ struct report {
 	unsigned wsize;
 	bool big_endian;
 	enum report_metric metric;
-	uint64_t total;			/* the metric summed over all stacks */
+	uint64_t total;			/* the metric summed over all stacks, or what their
+					 * shares are of (report_opts.whole) */
 	uint64_t live_bytes, live_blocks; /* the stacks' sums: estimates when sampled */
 	size_t live_stacks;		/* stacks holding live blocks */
 	bool have_counts;		/* site counters were read */
@@ -285,6 +286,9 @@ struct report_opts {
 	bool events;		/* build the event rings too */
 	bool event_stacks;	/* ... each call with its site's stack */
 	bool short_names;	/* C++ templates and parameter lists left out */
+	uint64_t whole;		/* a metric whose stacks overlap (retained_space): what
+				 * a stack's share is of, the live heap's bytes, as the
+				 * total; 0: the stacks' sum */
 	/* an analysis's figures for a stack shown (--lifetimes'), or NULL */
 	void (*stack_figures)(const void *arg, const struct stack *s, struct report_stack *out);
 	const void *stack_arg;

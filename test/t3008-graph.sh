@@ -51,6 +51,22 @@ test_case 'retained_space in text: sorted by it, live beside it' '
 	grep -A2 "^#1 " ret.text | grep -q "new_cache"
 '
 
+# a block's dominators all retain it, so stacks' retained bytes overlap: the cache
+# holds 4,288 bytes of the heap and its entries 4,224 of them; each is a share of the
+# live heap, not of the stacks' sum, and --min-percent cuts by that share (the live
+# heap is the program's blocks and whatever else the process keeps: shares from it)
+test_case 'retained_space: each stack'"'"'s percent is of the live heap, not of an overlapping sum' '
+	live=$(sed -n "s/^  live: .*blocks (\([0-9,]*\) bytes).*/\1/p" ret.text | tr -d ,) &&
+	awk -v l="$live" "BEGIN { printf \"#1  %.1f%%  4,288 bytes retained\\n#2  %.1f%%  4,224 bytes retained\\n\", 100 * 4288 / l, 100 * 4224 / l }" >want &&
+	grep "^#[12] " ret.text | sed "s/, live.*//" >got && expect_same want got &&
+	min=$(awk -v l="$live" "BEGIN { printf \"%.4f\", 100 * 4210 / l }") &&
+	heapprof-analyze --metric=retained_space --focus="^new_" --min-percent=$min $PROGS/owners owners.core >min.text &&
+	grep "^#[0-9]" min.text | sed "s/, live.*//; s/^#[0-9]*  [0-9.]*%  //" >n &&
+	printf "%s\n" "4,288 bytes retained" "4,224 bytes retained" >two && expect_same two n &&
+	heapprof-analyze --metric=retained_space -f json $PROGS/owners owners.core >ret.json &&
+	[ "$(jnum total ret.json)" = "$live" ]
+'
+
 test_case 'retained_space in pprof and json: a sample type, the report metric' '
 	heapprof-analyze --metric=retained_space -f pprof -o ret.pb.gz $PROGS/owners owners.core &&
 	[ -s ret.pb.gz ] &&
