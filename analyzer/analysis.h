@@ -59,6 +59,7 @@ struct options {
 	bool lifetimes;			/* --lifetimes */
 	const char *why;		/* --why=REGEX or 0xADDR */
 	size_t by_top;			/* --by: rows shown, the --top given (0: all) */
+	bool by_type;			/* --by=type: live blocks by their C++ class */
 	bool peak;			/* --peak: the stacks at the peak */
 	bool peak_diff;			/* --peak-diff: the peak minus now, one dump */
 	bool timeline;			/* --timeline: text draws the timeline */

@@ -19,6 +19,7 @@
 #include "memory.h"
 #include "options.h"
 #include "spool.h"
+#include "types.h"
 #include "util.h"
 #include "why.h"
 
@@ -207,18 +208,20 @@ static void set_maxframes(struct options *o, const struct opt_def *d, const char
 		bad_usage("%s", "--max-frames needs a number above 0");
 }
 
+/* --by: a key of the bottom-up table, or type: the types analysis's table */
 static void set_by(struct options *o, const struct opt_def *d, const char *arg)
 {
 	static const char *const by[] = { [BY_FUNCTION] = "function", [BY_FILE] = "file",
 					  [BY_MODULE] = "module" };
 
 	(void)d;
+	o->view.by = BY_NONE;
+	o->by_type = !strcmp(arg, "type");
 	for (size_t i = BY_FUNCTION; i < sizeof(by) / sizeof(by[0]); i++)
-		if (!strcmp(arg, by[i])) {
+		if (!strcmp(arg, by[i]))
 			o->view.by = (enum view_by)i;
-			return;
-		}
-	bad_usage("--by takes function, file or module, not '%s'", arg);
+	if (o->view.by == BY_NONE && !o->by_type)
+		bad_usage("--by takes function, file, module or type, not '%s'", arg);
 }
 
 static void set_debugdir(struct options *o, const struct opt_def *d, const char *arg)
@@ -404,7 +407,9 @@ static const struct opt_def {
 	  "keep the N innermost frames of each stack" },
 	[OPT_BY] = { .name = "by", 0, required_argument, "WHAT", set_by, 0,
 	  "bottom-up table of self and total bytes per function,\n"
-	  "file or module (pprof's -top; text or json; --top=N rows)" },
+	  "file or module (pprof's -top; text or json; --top=N rows);\n"
+	  "type: live blocks and bytes per C++ class (the vtable a\n"
+	  "block starts with; text, json or html)" },
 	[OPT_DEBUGDIR] = { .name = "debug-dir", 0, required_argument, "DIR", set_debugdir, 0,
 	  "look for separate debug info in DIR too (by build-id,\n"
 	  "DIR/.build-id/xx/rest.debug); repeatable" },
@@ -531,19 +536,31 @@ static const struct refusal {
 /* What an option needs of the format: core figures (OUT_* bits), or that it shows
  * the option's section. Refused, never ignored, where the format lacks it (--events'
  * format lists calls and ignores the rest). */
+static bool by_type(const struct options *o)
+{
+	return o->by_type;
+}
+
+static bool by_view(const struct options *o)
+{
+	return !o->by_type;
+}
+
 static const struct format_need {
 	int option;
+	bool (*when)(const struct options *o);	/* NULL: always */
 	unsigned need;
 	const char *gives;
 	const struct section_ops *section;
 } format_needs[] = {
-	{ OPT_BASE, OUT_SIGNED, "negative figures", NULL },
-	{ OPT_BY, 0, NULL, &by_section },
-	{ OPT_AGE, 0, NULL, &ages_section },
-	{ OPT_MEMORY, 0, NULL, &memory_section },
-	{ OPT_PEAKDIFF, OUT_SIGNED, "negative figures", NULL },
-	{ OPT_LIFETIMES, 0, NULL, &lifetimes_section },
-	{ OPT_WHY, 0, NULL, &why_section },
+	{ OPT_BASE, NULL, OUT_SIGNED, "negative figures", NULL },
+	{ OPT_BY, by_view, 0, NULL, &by_section },
+	{ OPT_BY, by_type, 0, NULL, &types_section },
+	{ OPT_AGE, NULL, 0, NULL, &ages_section },
+	{ OPT_MEMORY, NULL, 0, NULL, &memory_section },
+	{ OPT_PEAKDIFF, NULL, OUT_SIGNED, "negative figures", NULL },
+	{ OPT_LIFETIMES, NULL, 0, NULL, &lifetimes_section },
+	{ OPT_WHY, NULL, 0, NULL, &why_section },
 };
 
 static bool format_has(const struct out_format *f, const struct format_need *n)
@@ -582,7 +599,8 @@ static void check_rules(const struct options *o)
 		for (size_t i = 0; i < sizeof(format_needs) / sizeof(format_needs[0]); i++) {
 			const struct format_need *n = &format_needs[i];
 
-			if (!GIVEN(o, OPTION_BIT(n->option)) || format_has(o->format, n))
+			if (!GIVEN(o, OPTION_BIT(n->option)) || (n->when && !n->when(o)) ||
+			    format_has(o->format, n))
 				continue;
 			snprintf(msg, sizeof(msg), "--%s gives %s, which -f %s cannot show: use -f %s",
 				 opt_defs[n->option].name, n->section ? n->section->gives : n->gives,

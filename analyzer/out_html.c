@@ -169,6 +169,10 @@ static char *summary_text(const struct report *r)
 	if (!m)
 		return xstrdup("");
 	copy.nstacks = copy.all_stacks = 0;
+	copy.nsections = 0;	/* a table the text would print alone is the page's own */
+	for (size_t i = 0; i < r->nsections; i++)
+		if (!r->sections[i].ops->alone)
+			copy.sections[copy.nsections++] = r->sections[i];
 	out_text.write(&copy, m);
 	fclose(m);
 	return buf;

@@ -51,7 +51,8 @@ static const struct analysis graph_analysis = {	/* it sorts the list by address 
 };
 
 extern const struct analysis timeline_analysis, ages_analysis, memory_analysis,
-	leaks_analysis, retained_analysis, lifetimes_analysis, why_analysis, by_analysis;
+	leaks_analysis, retained_analysis, lifetimes_analysis, why_analysis, by_analysis,
+	types_analysis;
 
 /* Every analysis, once. The order is the sections' in the report, and the order of
  * rows whose needs leave it open. */
@@ -66,6 +67,7 @@ static const struct analysis *const analyses[] = {
 	&retained_analysis,
 	&why_analysis,
 	&by_analysis,
+	&types_analysis,
 	&timeline_analysis,
 };
 #define N_ANALYSES (sizeof(analyses) / sizeof(analyses[0]))
