@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "escape.h"
+#include "escape_name.h"
 #include "image.h"
 #include "names.h"
 #include "report.h"
