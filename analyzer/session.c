@@ -54,8 +54,8 @@ extern const struct analysis timeline_analysis, ages_analysis, memory_analysis,
 	leaks_analysis, retained_analysis, lifetimes_analysis, why_analysis, by_analysis,
 	types_analysis;
 
-/* Every analysis, once. The order is the sections' in the report, and the order of
- * rows whose needs leave it open. */
+/* Every analysis, once. The order is the sections' in the report (the timeline's last:
+ * text draws it after the summary), and the order of rows whose needs leave it open. */
 static const struct analysis *const analyses[] = {
 	&counts_analysis,
 	&alloc_analysis,
@@ -71,6 +71,7 @@ static const struct analysis *const analyses[] = {
 	&timeline_analysis,
 };
 #define N_ANALYSES (sizeof(analyses) / sizeof(analyses[0]))
+_Static_assert(N_ANALYSES <= sizeof(((struct session *)0)->ran), "session.ran has a slot a row");
 
 /* ---- inputs ---------------------------------------------------------------------- */
 
