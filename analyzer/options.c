@@ -435,7 +435,7 @@ static const struct opt_def {
 	  "why blocks are alive: for the blocks of stacks with a\n"
 	  "frame matching REGEX, or the block holding ADDR, the\n"
 	  "shortest path of pointers from a named root (largest\n"
-	  "blocks first, --top of them; text only)" },
+	  "blocks first, --top of them; text or json)" },
 	[OPT_FAILLEAK] = { .name = "fail-on-leak", 0, no_argument, NULL, set_flag,
 	  offsetof(struct options, fail_on_leak),
 	  "exit with status 3 when definitely lost bytes remain\n(implies --leaks)" },

@@ -166,6 +166,32 @@ test_case '--why: a payload held through the cache from a global' '
 	expect_same want path
 '
 
+test_case '--why -f json: the same path as data, in the schema, beside the report' '
+	heapprof-analyze --why=new_payload --top=1 -f json $PROGS/owners owners.core >why.json &&
+	json_valid why.json &&
+	python3 -c "import json
+j = json.load(open(\"why.json\"))
+w = j[\"why\"]
+s = w[\"shown\"][0]
+print(w[\"match\"], w[\"blocks\"], len(w[\"shown\"]), s[\"bytes\"], s[\"retains\"], s[\"stack\"][0])
+print(s[\"root\"][\"kind\"], s[\"root\"][\"symbol\"], s[\"root\"][\"module\"])
+for h in s[\"hops\"]:
+    print(h[\"bytes\"], h[\"offset\"], h[\"stack\"][0])
+print(len(j[\"stacks\"]) > 0)" >got &&
+	printf "%s\n" "new_payload 4 1 1000 1000 new_payload" "global g_cache owners" \
+		"64 0 new_cache" "32 0 new_entries" "48 0 new_entry" "1000 None new_payload" True >want &&
+	expect_same want got
+'
+
+test_case '--why with a format that cannot show paths: refused in one line, not text' '
+	for f in html svg pprof collapsed; do
+		heapprof-analyze --why=new_payload -f $f $PROGS/owners owners.core >out 2>err; rc=$?
+		[ $rc = 64 ] && ! test -s out &&
+		grep -qx "heapprof-analyze: --why gives paths of pointers, which -f $f cannot show: use -f text or json" err ||
+		{ echo "-f $f: status $rc, $(wc -c <out) bytes out"; cat err; exit 1; }
+	done
+'
+
 test_case '--why: the shared blob, the thread-stack list, the TLS block' '
 	heapprof-analyze --why="new_blob|new_tls_block" $PROGS/owners owners.core >why2.txt &&
 	grep -q "^why alive: 2 blocks match" why2.txt &&
