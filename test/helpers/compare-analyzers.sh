@@ -9,8 +9,9 @@
 # program for the --base runs (empty: none). DIR (default $TMPDIR/compare) keeps each
 # side's output; OLD's are kept between runs while OLD stays the same binary.
 # A run whose JSON report (or HTML page's data) differs only in the order of object
-# members is counted apart, as "reordered". Prints "N runs compared, M differ, K
-# reordered" last; the status is 1 when some differ.
+# members is counted apart, as "reordered"; an HTML page whose data are the same but
+# whose own markup or script changed, as "page". Prints "N runs compared, M differ, K
+# reordered, P page" last; the status is 1 when some differ.
 set -u
 [ $# -ge 3 ] || { echo "usage: $0 OLD NEW INPUTS [DIR]" >&2; exit 64; }
 OLD=$1 NEW=$2 INPUTS=$3
@@ -82,7 +83,8 @@ SETS='*
 --why=main -o OUT
 --by=function -o OUT'
 
-# same_data OLD NEW: both JSON, or HTML pages around equal JSON data, equal as values
+# same_data OLD NEW: 0 when both are JSON, or HTML pages around JSON data, equal as
+# values; 2 when two pages' data are, and the pages around them are not; else 1
 same_data()
 {
 	python3 - "$1" "$2" <<'PY' 2>/dev/null
@@ -94,7 +96,7 @@ def load(p):
         return t[:m.start(2)] + t[m.end(2):], json.loads(m.group(2))
     return "", json.loads(t)
 a, b = load(sys.argv[1]), load(sys.argv[2])
-sys.exit(0 if a == b else 1)
+sys.exit(0 if a == b else 2 if a[1] == b[1] else 1)
 PY
 }
 
@@ -132,17 +134,21 @@ while IFS='|' read -r name args base; do
 				echo "differ: $name: $fo $set ($DIR/*/$key.*)"
 			elif cmp -s "$DIR/old/$key.out" "$DIR/new/$key.out"; then
 				echo "same: $name: $fo $set"
-			elif same_data "$DIR/old/$key.out" "$DIR/new/$key.out"; then
-				echo "reordered: $name: $fo $set ($DIR/*/$key.*)"
 			else
-				echo "differ: $name: $fo $set ($DIR/*/$key.*)"
+				same_data "$DIR/old/$key.out" "$DIR/new/$key.out"
+				case $? in
+				0) echo "reordered: $name: $fo $set ($DIR/*/$key.*)" ;;
+				2) echo "page: $name: $fo $set ($DIR/*/$key.*)" ;;
+				*) echo "differ: $name: $fo $set ($DIR/*/$key.*)" ;;
+				esac
 			fi
 		done
 	done
 done <"$INPUTS" >"$DIR/log"
-n=$(grep -c '^same\|^differ\|^reordered' "$DIR/log")
+n=$(grep -c '^same\|^differ\|^reordered\|^page' "$DIR/log")
 bad=$(grep -c '^differ' "$DIR/log")
 moved=$(grep -c '^reordered' "$DIR/log")
-grep '^differ\|^reordered' "$DIR/log"
-echo "$n runs compared, $bad differ, $moved reordered"
+page=$(grep -c '^page' "$DIR/log")
+grep '^differ\|^reordered\|^page' "$DIR/log"
+echo "$n runs compared, $bad differ, $moved reordered, $page page"
 [ "$bad" -eq 0 ]
