@@ -1,4 +1,4 @@
-// Live objects of known classes, for --by=type (t3020): 2,000 Order of 64 bytes, 500
+// Live objects of known classes, for --by=type (t3021): 2,000 Order of 64 bytes, 500
 // Customer of 96, 300 Cart<int> of 48 (a template: "Cart" with --short-names), 40
 // PriorityOrder of 80 (a class derived from Order: its own vtable), and blocks with no
 // vtable: 100 char[200] and a std::string's buffer of 1,000. Prints "ready" and waits.

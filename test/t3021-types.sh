@@ -72,7 +72,7 @@ if command -v chromium >/dev/null 2>&1 && command -v node >/dev/null 2>&1 &&
    node --experimental-websocket -e 'process.exit(typeof WebSocket === "function" ? 0 : 1)' 2>/dev/null; then
 	test_case 'html: the page shows the table of types' '
 		heapprof-analyze --by=type -f html -o types.html $T types.core &&
-		node --experimental-websocket "$TEST_DIR/browser.js" types.html "$TEST_DIR/html_page.js" \
+		node --experimental-websocket "$TEST_DIR/helpers/browser.js" types.html "$TEST_DIR/helpers/html_page.js" \
 			text "#types" "PriorityOrder" -- text "#types" "2,000 blocks" -- \
 			text "#types" "[untyped]" >/dev/null
 	'
