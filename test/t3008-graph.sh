@@ -222,6 +222,9 @@ test_case '--why=0xADDR: the block holding an interior address' '
 	grep -q "^0x$addr: 1,000 bytes" why4.txt &&
 	{ heapprof-analyze --why=0x10 $PROGS/owners owners.core 2>err; [ $? = 2 ]; } &&
 	grep -q "no live block matches" err &&
+	rm -f nomatch.json &&
+	{ heapprof-analyze -f json -o nomatch.json --why=0x10 $PROGS/owners owners.core 2>err; [ $? = 2 ]; } &&
+	expect_eq "-o file of a --why that matched nothing" "" "$(ls nomatch.json 2>/dev/null)" &&
 	{ heapprof-analyze --why="(" $PROGS/owners owners.core 2>err; [ $? = 64 ]; } &&
 	grep -q "bad --why regex" err
 '
