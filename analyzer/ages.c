@@ -1,12 +1,15 @@
 /* Block ages (see ages.h): one pass over the block list, a second join if filtered. */
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ages.h"
+#include "analysis.h"
 #include "collect.h"
 #include "decode.h"
+#include "fmt.h"
 #include "image.h"
-#include "report.h"
+#include "json.h"
 #include "util.h"
 
 static const uint64_t bucket_top_ms[AGE_BUCKETS - 1] = {
@@ -114,23 +117,94 @@ const char *ages_bucket_name(unsigned k)
 	return k < AGE_BUCKETS ? bucket_name[k] : "?";
 }
 
-void ages_write_summary(const struct age_summary *sum, FILE *f)
+static void ages_text(const struct report *r, const void *data, FILE *f)
 {
+	const struct age_summary *sum = data;
 	char a[32], b[32];
 
+	(void)r;
 	fputs("  ages:       of the live blocks as found (not weighted), measured from the "
 	      "newest one's allocation\n", f);
 	for (unsigned k = 0; k < AGE_BUCKETS; k++)
 		if (sum->blocks[k])
 			fprintf(f, "              %-11s %s bytes in %s blocks\n", bucket_name[k],
-				report_thousands(sum->bytes[k], a),
-				report_thousands(sum->blocks[k], b));
+				fmt_thousands(sum->bytes[k], a),
+				fmt_thousands(sum->blocks[k], b));
 	if (sum->untimed_blocks)
 		fprintf(f, "              no time     %s bytes in %s blocks\n",
-			report_thousands(sum->untimed_bytes, a),
-			report_thousands(sum->untimed_blocks, b));
+			fmt_thousands(sum->untimed_bytes, a),
+			fmt_thousands(sum->untimed_blocks, b));
 	if (sum->older_than_ms >= 0)
 		fprintf(f, "  older than: %lld ms: %s bytes in %s blocks shown\n",
-			(long long)sum->older_than_ms, report_thousands(sum->kept_bytes, a),
-			report_thousands(sum->kept_blocks, b));
+			(long long)sum->older_than_ms, fmt_thousands(sum->kept_bytes, a),
+			fmt_thousands(sum->kept_blocks, b));
 }
+
+static void ages_json(const struct report *r, const void *data, const struct report_out *o)
+{
+	const struct age_summary *a = data;
+	FILE *f = o->f;
+
+	(void)r;
+	fputs("  \"ages\": {\"buckets\": [", f);
+	for (unsigned k = 0; k < AGE_BUCKETS; k++) {
+		fputs(k ? ", " : "", f);
+		fputs("{\"age\": ", f);
+		json_str(bucket_name[k], false, f);
+		fprintf(f, ", \"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 "}", a->bytes[k],
+			a->blocks[k]);
+	}
+	fprintf(f, "],\n    \"untimed_bytes\": %" PRIu64 ", \"untimed_blocks\": %" PRIu64
+		", \"newest_ms\": %" PRIu64 ", \"older_than_ms\": ", a->untimed_bytes,
+		a->untimed_blocks, a->newest_ms);
+	if (a->older_than_ms >= 0)
+		fprintf(f, "%" PRId64 ", \"kept_bytes\": %" PRIu64 ", \"kept_blocks\": %" PRIu64,
+			a->older_than_ms, a->kept_bytes, a->kept_blocks);
+	else
+		fputs("null", f);
+	fputs("},\n", f);
+}
+
+/* the page's compact form: [name, bytes, blocks] per bucket */
+static void ages_html(const struct report *r, const void *data, const struct report_out *o)
+{
+	const struct age_summary *a = data;
+	FILE *f = o->f;
+
+	(void)r;
+	fputs(",\"ages\":[", f);
+	for (unsigned k = 0; k < AGE_BUCKETS; k++) {
+		fputs(k ? ",[" : "[", f);
+		json_str(bucket_name[k], true, f);
+		fprintf(f, ",%" PRIu64 ",%" PRIu64 "]", a->bytes[k], a->blocks[k]);
+	}
+	fputs("]", f);
+}
+
+const struct section_ops ages_section = {
+	.name = "ages", .gives = "an age summary", .text = ages_text, .json = ages_json,
+	.html = ages_html,
+};
+
+/* ---- the row --------------------------------------------------------------------- */
+
+static bool ages_wanted(const struct options *o)
+{
+	return o->age || o->older_than_ms >= 0;
+}
+
+static void *ages_run(struct session *s)
+{
+	struct age_summary *sum = xmalloc(sizeof(*sum));
+
+	ages_apply(&s->img, &s->scan, s->o->older_than_ms, sum);
+	if (s->o->older_than_ms >= 0)
+		s->r.regrouped = true;	/* its stacks carry no counters */
+	return sum;
+}
+
+/* --older-than marks the blocks it leaves out and regroups the stacks */
+const struct analysis ages_analysis = {
+	"ages", IN_LIST, IN_MARKS | IN_STACKS, IN_COUNTERS, ages_wanted, ages_run, free,
+	&ages_section
+};

@@ -45,7 +45,8 @@ bool ages_block_ms(const struct hp_block *b, uint64_t *ms);
 /* Bucket k's name ("under 1 s", ..., "over 1 day"). */
 const char *ages_bucket_name(unsigned k);
 
-/* The summary lines of the text report. */
-void ages_write_summary(const struct age_summary *sum, FILE *f);
+/* The report's section: the summary's lines (text), "ages" (JSON, the page). */
+struct section_ops;
+extern const struct section_ops ages_section;
 
 #endif

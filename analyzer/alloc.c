@@ -1,7 +1,8 @@
 /*
- * The allocator interface (alloc.h): tries each allocator file on the dump and answers
- * lookups on what the one that recognised it found. Reads no chunk itself.
+ * The allocator interface (alloc.h): tries each reader of the table on the dump and
+ * answers lookups on what the one that knew it found. Reads no chunk itself.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,12 +10,34 @@
 #include "alloc.h"
 #include "alloc_int.h"
 
+/* Every allocator heapprof-analyze reads, tried in order. */
+static const struct alloc_reader *const readers[] = {
+	&alloc_glibc_reader,
+};
+#define N_READERS (sizeof(readers) / sizeof(readers[0]))
+
 void alloc_open(struct alloc *a, const struct image *img, struct sym *sym,
 		const struct scan_blocks *blocks, const char *sysroot)
 {
-	memset(a, 0, sizeof(*a));
-	if (!alloc_glibc_open(a, img, sym, blocks, sysroot))
-		a->known = false;
+	char name[sizeof(a->name)] = "", reason[sizeof(a->reason)] = "";
+
+	for (size_t i = 0; i < N_READERS; i++) {
+		void *state = NULL;
+
+		memset(a, 0, sizeof(*a));
+		if (readers[i]->probe(a, img, sym, sysroot, &state)) {
+			a->known = true;
+			a->reader = readers[i];
+			readers[i]->walk(a, img, blocks, state);
+			return;
+		}
+		if (!i) {	/* the first reader's reason, when none knows it */
+			memcpy(name, a->name, sizeof(name));
+			memcpy(reason, a->reason, sizeof(reason));
+		}
+	}
+	memcpy(a->name, name, sizeof(name));
+	memcpy(a->reason, reason, sizeof(reason));
 }
 
 void alloc_close(struct alloc *a)
@@ -71,13 +94,30 @@ size_t alloc_nonroot_from(const struct alloc *a, uint64_t p)
 	return lo;
 }
 
-const char *alloc_kind_name(enum alloc_kind k)
+uint64_t alloc_run_release(const struct alloc *a, uint64_t start, uint64_t end)
 {
-	static const char *const names[ALLOC_NKINDS] = {
-		"in use, heapprof blocks", "in use, untagged", "free in tcache", "free in fastbins",
-		"free in bins", "top", "fenceposts" };
+	return a->reader ? a->reader->run_release(start, end) : 0;
+}
 
-	return k < ALLOC_NKINDS ? names[k] : "?";
+/* an unknown allocator's chunks are never listed: these only stand in */
+static const char *const neutral_names[ALLOC_NKINDS] = {
+	"in use, heapprof blocks", "in use, untagged", "free, cached", "free, unjoined", "free",
+	"top", "fences" };
+static const char *const neutral_keys[ALLOC_NKINDS] = {
+	"tagged", "untagged", "cached", "unjoined", "free", "top", "fences" };
+
+const char *alloc_kind_name(const struct alloc *a, enum alloc_kind k)
+{
+	if (k >= ALLOC_NKINDS)
+		return "?";
+	return a->reader ? a->reader->kind_names[k] : neutral_names[k];
+}
+
+const char *alloc_kind_key(const struct alloc *a, enum alloc_kind k)
+{
+	if (k >= ALLOC_NKINDS)
+		return "?";
+	return a->reader ? a->reader->kind_keys[k] : neutral_keys[k];
 }
 
 const char *alloc_describe(const struct alloc *a, char *buf, size_t size)

@@ -3,7 +3,8 @@
  * banner, main_arena from the shape of its bins in libc's data, the other arenas by
  * its next links and their heap_info heaps, mmapped chunks from heapprof's blocks and
  * from mapping starts; then every heap walked chunk by chunk. Knows 2.27 to 2.41 on
- * 64-bit targets; every byte is read with image_read.
+ * 64-bit targets; every byte is read with image_read. One row of alloc.c's readers,
+ * the one file that says glibc's words (tcache, fastbins, mallinfo2) for alloc.h's.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -44,6 +45,10 @@
 #define MS_SIZE 2200
 
 #define TCACHE_BINS 64
+
+/* glibc's words for alloc.h's kinds */
+#define ALLOC_TCACHE ALLOC_CACHED		/* a thread's tcache */
+#define ALLOC_FASTBIN ALLOC_FREE_UNJOINED	/* a fastbin, till malloc_consolidate */
 
 struct tagged {
 	uint64_t chunk;
@@ -885,6 +890,17 @@ static void tag_blocks(struct gl *g, const struct scan_blocks *b)
 	g->a->chunks = xmalloc(g->chunk_cap * sizeof(*g->a->chunks));
 }
 
+/* mtrim: a chunk longer than a page past its struct malloc_chunk (6 words) gives its
+ * page-aligned rest, in whole pages, to madvise(MADV_DONTNEED) */
+static uint64_t run_trim(uint64_t start, uint64_t end)
+{
+	uint64_t pal = (start + 6 * W + PAGE - 1) & ~(uint64_t)(PAGE - 1);
+
+	if (end - start > PAGE - 1 + 6 * W && end > pal)
+		return (end - pal) & ~(uint64_t)(PAGE - 1);
+	return 0;
+}
+
 static bool consolidates(const struct alloc_chunk *c)
 {
 	return !c->mmapped && (c->kind == ALLOC_FREE || c->kind == ALLOC_FASTBIN ||
@@ -919,21 +935,9 @@ static void trim_estimate(struct gl *g)
 				st->trim_top_bytes += (end - start - MINSIZE - 1) & ~(uint64_t)(PAGE - 1);
 			continue;
 		}
-		st->trim_pages_bytes += alloc_run_trim(start, end);
+		st->trim_pages_bytes += run_trim(start, end);
 	}
 }
-
-/* mtrim: a chunk longer than a page past its struct malloc_chunk (6 words) gives its
- * page-aligned rest, in whole pages, to madvise(MADV_DONTNEED) */
-uint64_t alloc_run_trim(uint64_t start, uint64_t end)
-{
-	uint64_t pal = (start + 6 * W + PAGE - 1) & ~(uint64_t)(PAGE - 1);
-
-	if (end - start > PAGE - 1 + 6 * W && end > pal)
-		return (end - pal) & ~(uint64_t)(PAGE - 1);
-	return 0;
-}
-
 static void sum_up(struct gl *g)
 {
 	struct alloc *a = g->a;
@@ -964,6 +968,13 @@ static void sum_up(struct gl *g)
 	st->in_use_bytes = st->arena_bytes > free_bytes ? st->arena_bytes - free_bytes : 0;
 	st->arenas = g->narenas;
 	trim_estimate(g);
+	/* what mallinfo2() would have said in the process */
+	a->own[0] = (struct alloc_figure){ "arena", st->arena_bytes };
+	a->own[1] = (struct alloc_figure){ "uordblks", st->in_use_bytes };
+	a->own[2] = (struct alloc_figure){ "fordblks", st->free_bytes };
+	a->own[3] = (struct alloc_figure){ "hblks", st->mmapped_chunks };
+	a->own[4] = (struct alloc_figure){ "hblkhd", st->mmapped_bytes };
+	a->nown = 5;
 }
 
 /* Sorted, and overlapping or touching ranges joined: alloc_nonroot_from bisects ends. */
@@ -984,44 +995,40 @@ static void merge_nonroot(struct alloc *a)
 	a->nnonroot = m;
 }
 
-bool alloc_glibc_open(struct alloc *a, const struct image *img, struct sym *sym,
-		      const struct scan_blocks *blocks, const char *sysroot)
+/* libc's version and main_arena: this allocator, in a version of the layout known */
+static bool glibc_probe(struct alloc *a, const struct image *img, struct sym *sym,
+			const char *sysroot, void **state)
 {
-	struct gl g = { .img = img, .a = a };
+	struct gl *g = xcalloc(1, sizeof(*g));
 	struct sym_module_info *mods;
 	const struct sym_module_info *libc;
 	size_t nmods;
 
+	g->img = img;
+	g->a = a;
 	mods = sym_modules(sym, &nmods);
 	libc = find_libc(mods, nmods);
-	if (!libc) {
+	if (!libc)
 		snprintf(a->reason, sizeof(a->reason), "no libc module in the dump");
-		free(mods);
-		return false;
-	}
-	if (img->wsize != 8) {
+	else if (img->wsize != 8)
 		snprintf(a->reason, sizeof(a->reason), "glibc on 32-bit targets is not known yet");
-		free(mods);
-		return false;
+	else if (version_in_image(g, libc->start, libc->end) ||
+		 version_from_file(g, libc, sysroot)) {
+		snprintf(a->name, sizeof(a->name), "glibc 2.%d", g->minor);
+		g->heap_info = g->minor >= 35 ? 48 : 32;	/* ar_ptr, prev, size, mprotect_size */
+		if (g->minor < 27 || g->minor > 41)
+			snprintf(a->reason, sizeof(a->reason),
+				 "glibc 2.%d: this analyzer knows 2.27 to 2.41", g->minor);
+		else if (!(g->arenas[0] = find_main_arena(g, libc->start, libc->end)))
+			snprintf(a->reason, sizeof(a->reason), "%s: no main_arena in libc's data",
+				 a->name);
 	}
-	if (!version_in_image(&g, libc->start, libc->end) && !version_from_file(&g, libc, sysroot)) {
-		free(mods);
-		return false;
-	}
-	snprintf(a->name, sizeof(a->name), "glibc 2.%d", g.minor);
-	if (g.minor < 27 || g.minor > 41) {
-		snprintf(a->reason, sizeof(a->reason), "glibc 2.%d: this analyzer knows 2.27 to 2.41",
-			 g.minor);
-		free(mods);
-		return false;
-	}
-	g.arenas[0] = find_main_arena(&g, libc->start, libc->end);
 	free(mods);
-	if (!g.arenas[0]) {
-		snprintf(a->reason, sizeof(a->reason), "%s: no main_arena in libc's data", a->name);
+	if (!g->arenas[0]) {
+		free(g);
 		return false;
 	}
-	alloc_glibc_walk(a, img, g.arenas[0], g.minor, blocks);
+	*state = g;
 	return true;
 }
 
@@ -1049,3 +1056,26 @@ void alloc_glibc_walk(struct alloc *a, const struct image *img, uint64_t main_ar
 	free(g.heaps_seen.v);
 	image_window_free(&g.win);
 }
+
+/* The walk of what the probe found: every arena from main_arena's links, then the
+ * mmapped chunks, the caches and lists. */
+static void glibc_walk(struct alloc *a, const struct image *img, const struct scan_blocks *blocks,
+		       void *state)
+{
+	struct gl *g = state;
+
+	alloc_glibc_walk(a, img, g->arenas[0], g->minor, blocks);
+	free(g);
+}
+
+const struct alloc_reader alloc_glibc_reader = {
+	.name = "glibc",
+	.probe = glibc_probe,
+	.walk = glibc_walk,
+	.run_release = run_trim,
+	.own_name = "mallinfo2",
+	.release_call = "malloc_trim(0)",
+	.kind_names = { "in use, heapprof blocks", "in use, untagged", "free in tcache",
+			"free in fastbins", "free in bins", "top", "fenceposts" },
+	.kind_keys = { "tagged", "untagged", "tcache", "fastbins", "bins", "top", "fenceposts" },
+};

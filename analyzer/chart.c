@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "chart.h"
-#include "report.h"
+#include "fmt.h"
 
 uint64_t chart_round_up(uint64_t v, uint64_t *unit)
 {
@@ -77,7 +77,7 @@ static void marker(const struct chart_geom *g, const struct chart_point *p, cons
 	fprintf(f, "<g class=\"mark\"><title>%s: %s %s in %s blocks at %.3f s</title>"
 		"<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3.5\" fill=\"%s\"/>"
 		"<text x=\"%.2f\" y=\"%.2f\" text-anchor=\"%s\" fill=\"%s\">%s %s</text></g>\n",
-		what, report_thousands(p->v, a), unit, report_thousands(p->n, b), p->t, x, y, colour,
+		what, fmt_thousands(p->v, a), unit, fmt_thousands(p->n, b), p->t, x, y, colour,
 		right ? x - 6 : x + 6, y < g->y + 12 ? y + 12 : y - 4, right ? "end" : "start",
 		colour, what, in_unit(p->v, g->vunit, unit, c, sizeof(c)));
 }

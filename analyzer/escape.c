@@ -1,14 +1,12 @@
 /*
  * Text from the target made safe to print (escape.h): one UTF-8 check, byte by byte,
- * that every writer and message shares.
+ * that every writer and message shares. Below util.c, whose messages use it: copies
+ * and the note that names were escaped are escape_name.c's.
  */
-#include <stdatomic.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "escape.h"
-#include "util.h"
 
 /* The valid second bytes after a lead byte (Unicode's table 3-7: no overlong form, no
  * surrogate, nothing past U+10FFFF); later bytes are 0x80..0xBF. */
@@ -96,27 +94,4 @@ size_t escape_into(char *buf, size_t size, const char *s)
 	}
 	buf[len] = 0;
 	return len;
-}
-
-char *escape_dup(const char *s)
-{
-	size_t size = 4 * strlen(s) + 1;	/* each byte at most \xNN */
-	char *e = xmalloc(size);
-
-	escape_into(e, size, s);
-	return e;
-}
-
-char *escape_name(const char *s)
-{
-	static atomic_bool said;
-	char *e;
-
-	if (!escape_needed(s))
-		return NULL;
-	e = escape_dup(s);
-	if (!atomic_exchange(&said, true))
-		warn("names hold control characters or bytes that are not UTF-8: shown as \\xNN "
-		     "(the first: '%s')", e);
-	return e;
 }

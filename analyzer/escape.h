@@ -4,7 +4,8 @@
  * controls U+0080..U+009F) or a byte that is not part of valid UTF-8 is written as the
  * four characters \xNN, one per byte (lowercase hex); everything else, a backslash
  * included, stays as it is. So the result is printable UTF-8, a name that needs nothing
- * comes back byte for byte, and escaping twice changes nothing more.
+ * comes back byte for byte, and escaping twice changes nothing more. Copies:
+ * escape_name.h.
  */
 #ifndef HP_ESCAPE_H
 #define HP_ESCAPE_H
@@ -23,18 +24,8 @@ size_t escape_char_len(const char *s);
 /* Whether s (NULL: no) holds anything escape_dup() would change. */
 bool escape_needed(const char *s);
 
-/* s escaped, in a new string the caller frees (xmalloc: never NULL). */
-char *escape_dup(const char *s);
-
 /* s escaped into buf of size bytes (at least 1), NUL-terminated; a result that does
  * not fit is cut between characters and escapes. Returns the length written. */
 size_t escape_into(char *buf, size_t size, const char *s);
-
-/*
- * A name from the target on its way into a report: NULL when s (or NULL) needs nothing,
- * else escape_dup(s), after saying once per run on stderr (warn()) that names are
- * escaped, with this first one for an example. Thread-safe.
- */
-char *escape_name(const char *s);
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "escape_name.h"
 #include "flame.h"
 #include "util.h"
 

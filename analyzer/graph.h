@@ -204,15 +204,90 @@ void graph_why_steps(const struct graph *g, const uint32_t *path, uint32_t np,
 		     struct graph_why_path *out);
 
 /*
+ * --why's answer, as a value that outlives the graph: for each block shown, its path
+ * from a root (what graph_why_path keeps of it), the root named, and what the picked
+ * blocks retain together by stack. Stacks are named as the report names frames (each
+ * pc's innermost function, else module+0xoffset), or by one marker: "[unknown stack]",
+ * "[no stack]".
+ */
+struct graph_why_stack {
+	char **names;			/* innermost first; owned */
+	unsigned n;
+};
+
+enum graph_why_root_kind {
+	WHY_ROOT_NONE,			/* none found ("?") */
+	WHY_ROOT_REGISTER,		/* a thread's register: tid, reg (NULL: regno) */
+	WHY_ROOT_TLS,			/* a thread's TLS: tid, addr */
+	WHY_ROOT_STACK,			/* a thread's stack: tid, name (its frame, or NULL),
+					 * addr, offset (from the stack pointer) */
+	WHY_ROOT_GLOBAL,		/* a module's symbol: name, module, offset */
+	WHY_ROOT_MODULE_DATA,		/* a module's data, no symbol: module, offset */
+	WHY_ROOT_UNTAGGED,		/* an allocator chunk with no heapprof header: addr */
+	WHY_ROOT_ANONYMOUS,		/* other memory: addr */
+};
+
+struct graph_why_root {
+	enum graph_why_root_kind kind;
+	uint32_t tid;
+	const char *reg;		/* a register's name; static */
+	unsigned regno;
+	uint64_t addr, offset;
+	char *name, *module;		/* owned; module is a base name */
+};
+
+struct graph_why_hop {
+	bool gap;			/* hops left out: hops of them (same_stack: all of
+					 * the stack of the blocks around them) */
+	uint64_t hops;
+	bool same_stack;
+	uint64_t addr, size;		/* a block on the path */
+	uint64_t offset;		/* its word pointing into the next block kept */
+	bool last;			/* the block asked about: no offset */
+	size_t stack;			/* index into graph_why.stacks */
+};
+
+struct graph_why_shown {
+	uint64_t addr, size, retains;
+	size_t stack;
+	bool reached;			/* a root reaches it; else no root and no hops */
+	struct graph_why_root root;
+	uint64_t length;		/* blocks on the whole path */
+	struct graph_why_hop *hops;	/* the root's side first */
+	unsigned nhops;
+};
+
+#define GRAPH_WHY_RETAINED_ROWS 20
+
+struct graph_why_retained {
+	uint64_t bytes, blocks;
+	size_t stack;
+};
+
+struct graph_why {
+	char *what;			/* as asked */
+	size_t matched;			/* blocks picked */
+	struct graph_why_shown *shown;	/* the top largest of them, size descending */
+	size_t nshown;
+	uint64_t retained_bytes, retained_blocks; /* by the picked blocks together */
+	struct graph_why_retained rows[GRAPH_WHY_RETAINED_ROWS]; /* by stack, bytes descending */
+	size_t nrows;
+	bool more_rows;			/* stacks past those rows retain some too */
+	struct graph_why_stack *stacks;
+	size_t nstacks;
+};
+
+/*
  * --why: WHAT is 0xADDR (the block holding ADDR) or a POSIX extended regex matched
  * against the frame names of each block's stack; blocks marked out, or outside k's
  * region, are not picked. For the top (0: all) largest such blocks, the shortest path
- * from a root to it (graph_why_path), printed one step a line. Returns 0, or -1 when
- * WHAT is a bad regex (err gets why); 1 when no block matched.
+ * from a root to it (graph_why_path). Returns 0 with *out (graph_why_free frees it),
+ * or -1 when WHAT is a bad regex (err gets why); 1 when no block matched.
  */
 int graph_why(struct graph *g, const struct scan_result *scan, struct sym *sym,
-	      const struct graph_keying *k, const char *what, size_t top, FILE *f, char *err,
-	      size_t errlen);
+	      const struct graph_keying *k, const char *what, size_t top,
+	      struct graph_why **out, char *err, size_t errlen);
+void graph_why_free(struct graph_why *w);
 
 /* Totals for stderr and tests: blocks, edges, blocks reached from the roots. */
 void graph_counts(const struct graph *g, uint64_t *blocks, uint64_t *edges, uint64_t *reached);

@@ -1,8 +1,8 @@
 /*
  * --why (see graph.h): for the picked blocks, the shortest path of pointers from a
  * named root (a breadth-first tree over the heap graph's edges), and what they retain
- * together by stack (the dominator tree view). The graph is graph.c's, the dominator
- * tree graph_dom.c's.
+ * together by stack (the dominator tree view), as a value why.c prints. The graph is
+ * graph.c's, the dominator tree graph_dom.c's.
  */
 #include <elf.h>
 #include <regex.h>
@@ -12,15 +12,12 @@
 #include "alloc.h"
 #include "graph.h"
 #include "image.h"
-#include "report.h"
 #include "scan.h"
 #include "stacks.h"
 #include "sym.h"
 #include "util.h"
 
 #define NONE GRAPH_NONE
-#define WHY_FRAMES 3		/* innermost frames shown per hop */
-
 
 static void bfs(struct graph *g)
 {
@@ -79,23 +76,44 @@ static size_t first_block(const struct graph *g, uint32_t s)
 	return i;
 }
 
-static void print_frames(struct graph *g, struct sym *sym, size_t i, FILE *f)
+/* What graph_why fills, as it goes. */
+struct why_fill {
+	struct graph *g;
+	struct sym *sym;
+	struct graph_why *w;
+	size_t *memo;			/* by stack id: its index in w->stacks, or SIZE_MAX */
+	size_t cap;
+};
+
+/* Block i's stack, named as the report names frames: its index in w->stacks. */
+static size_t stack_of(struct why_fill *c, size_t i)
 {
-	const struct graph_stack *s = &g->ids[g->sid[i]];
+	uint32_t sid = c->g->sid[i];
+	const struct graph_stack *s = &c->g->ids[sid];
+	struct graph_why_stack *x;
 	char buf[256];
 	struct sym_pc *ps;
 	unsigned np;
 
+	if (c->memo[sid] != SIZE_MAX)
+		return c->memo[sid];
+	if (c->w->nstacks == c->cap)
+		c->w->stacks = xrealloc(c->w->stacks, (c->cap = c->cap ? 2 * c->cap : 16) *
+						       sizeof(*c->w->stacks));
+	x = &c->w->stacks[c->w->nstacks];
 	if (s->flags & STACK_UNKNOWN || !s->nframes) {
-		fputs(s->flags & STACK_UNKNOWN ? "[unknown stack]" : "[no stack]", f);
-		return;
+		x->names = xmalloc(sizeof(*x->names));
+		x->names[0] = xstrdup(s->flags & STACK_UNKNOWN ? "[unknown stack]" : "[no stack]");
+		x->n = 1;
+	} else {
+		np = sym_stack(c->sym, s->pcs, s->nframes, &ps);	/* as the report shows them */
+		x->names = xmalloc((np ? np : 1) * sizeof(*x->names));
+		for (unsigned k = 0; k < np; k++)
+			x->names[k] = xstrdup(frame_name(&ps[k], buf, sizeof(buf)));
+		x->n = np;
+		free(ps);
 	}
-	np = sym_stack(sym, s->pcs, s->nframes, &ps);	/* as the report shows them */
-	for (unsigned k = 0; k < np && k < WHY_FRAMES; k++)
-		fprintf(f, "%s%s", k ? " < " : "", frame_name(&ps[k], buf, sizeof(buf)));
-	if (np > WHY_FRAMES)
-		fputs(" < ...", f);
-	free(ps);
+	return c->memo[sid] = c->w->nstacks++;
 }
 
 static const char *const x86_64_regs[] = {
@@ -104,23 +122,24 @@ static const char *const x86_64_regs[] = {
 	"gs_base", "ds", "es", "fs", "gs"
 };
 
-static void print_root(struct graph *g, struct sym *sym, const struct graph_root *r, FILE *f)
+static void name_root(struct graph *g, struct sym *sym, const struct graph_root *r,
+		      struct graph_why_root *out)
 {
-	const struct alloc_chunk *c;
 	const struct sym_pc *p;
 
 	if (r->reg) {
-		fprintf(f, "thread %lu register ", (unsigned long)g->img->threads[r->thread].tid);
+		out->kind = WHY_ROOT_REGISTER;
+		out->tid = g->img->threads[r->thread].tid;
+		out->regno = r->regno;
 		if (g->img->machine == EM_X86_64 && r->regno < sizeof(x86_64_regs) / sizeof(*x86_64_regs))
-			fprintf(f, "%s\n", x86_64_regs[r->regno]);
-		else
-			fprintf(f, "#%u\n", r->regno);
+			out->reg = x86_64_regs[r->regno];
 		return;
 	}
+	out->addr = r->addr;
 	for (size_t t = 0; t < g->img->nthreads; t++)
 		if (r->addr >= g->tls_lo[t] && r->addr < g->tls_hi[t]) {
-			fprintf(f, "thread %lu TLS (0x%llx)\n", (unsigned long)g->img->threads[t].tid,
-				(unsigned long long)r->addr);
+			out->kind = WHY_ROOT_TLS;
+			out->tid = g->img->threads[t].tid;
 			return;
 		}
 	for (size_t t = 0; t < g->img->nthreads; t++) {
@@ -130,28 +149,22 @@ static void print_root(struct graph *g, struct sym *sym, const struct graph_root
 
 		if (!th->have_sp || !s || r->addr < s->vaddr || r->addr - s->vaddr >= s->size)
 			continue;
-		fprintf(f, "thread %lu stack, ", (unsigned long)th->tid);
+		out->kind = WHY_ROOT_STACK;
+		out->tid = th->tid;
+		out->offset = r->addr - th->sp;
 		fn = sym_stack_frame(sym, th->tid, th->regs, th->nregs, r->addr);
-		if (fn)
-			fprintf(f, "frame %s ", fn);
-		fprintf(f, "(0x%llx, sp+0x%llx)\n", (unsigned long long)r->addr,
-			(unsigned long long)(r->addr - th->sp));
+		out->name = fn ? xstrdup(fn) : NULL;
 		return;
 	}
 	p = sym_lookup(sym, r->addr, false);
 	if (p->module) {
-		if (p->nframes && p->frames[0].func)
-			fprintf(f, "global %s (%s+0x%llx)\n", p->frames[0].func,
-				base_name(p->module), (unsigned long long)p->module_offset);
-		else
-			fprintf(f, "module data (%s+0x%llx)\n", base_name(p->module),
-				(unsigned long long)p->module_offset);
+		out->kind = p->nframes && p->frames[0].func ? WHY_ROOT_GLOBAL : WHY_ROOT_MODULE_DATA;
+		out->name = out->kind == WHY_ROOT_GLOBAL ? xstrdup(p->frames[0].func) : NULL;
+		out->module = xstrdup(base_name(p->module));
+		out->offset = p->module_offset;
 		return;
 	}
-	if (g->alloc && (c = alloc_find(g->alloc, r->addr)))
-		fprintf(f, "untagged block (0x%llx)\n", (unsigned long long)r->addr);
-	else
-		fprintf(f, "anonymous mapping (0x%llx)\n", (unsigned long long)r->addr);
+	out->kind = g->alloc && alloc_find(g->alloc, r->addr) ? WHY_ROOT_UNTAGGED : WHY_ROOT_ANONYMOUS;
 }
 
 /* The path being cut: its first steps in place, the last ones in a ring. */
@@ -274,42 +287,34 @@ void graph_why_path(struct graph *g, size_t i, struct graph_why_path *out)
 	free(path);
 }
 
-static void print_path(struct graph *g, struct sym *sym, size_t i, FILE *f)
+static void fill_path(struct why_fill *c, size_t i, struct graph_why_shown *out)
 {
+	struct graph *g = c->g;
 	struct graph_why_path *p = xmalloc(sizeof(*p));
-	char a[32], b[32];
 
 	graph_why_path(g, i, p);
-	fprintf(f, "\n0x%llx: %s bytes, retains %s bytes, allocated at ",
-		(unsigned long long)g->b[i].user, report_thousands(g->b[i].size, a),
-		report_thousands(g->ret[i + 1], b));
-	print_frames(g, sym, i, f);
-	fputc('\n', f);
+	*out = (struct graph_why_shown){ .addr = g->b[i].user, .size = g->b[i].size,
+					 .retains = g->ret[i + 1], .stack = stack_of(c, i),
+					 .reached = p->reached, .length = p->length };
 	if (!p->reached) {
-		fputs("  no root reaches it (lost)\n", f);
 		free(p);
 		return;
 	}
-	fputs("  root: ", f);
 	if (p->have_root)
-		print_root(g, sym, &p->root, f);
-	else
-		fputs("?\n", f);
+		name_root(g, c->sym, &p->root, &out->root);
+	out->hops = xcalloc(p->nsteps ? p->nsteps : 1, sizeof(*out->hops));
 	for (unsigned k = 0; k < p->nsteps; k++) {
 		const struct graph_why_step *s = &p->step[k];
+		struct graph_why_hop *h = &out->hops[out->nhops++];
 
 		if (s->block == NONE) {
-			fprintf(f, "  ... %s more hops%s ...\n", report_thousands(s->hops, a),
-				s->same_stack ? " of the same stack" : "");
+			*h = (struct graph_why_hop){ .gap = true, .hops = s->hops,
+						     .same_stack = s->same_stack };
 			continue;
 		}
-		fprintf(f, "  0x%llx  %s bytes", (unsigned long long)g->b[s->block].user,
-			report_thousands(g->b[s->block].size, a));
-		if (k + 1 < p->nsteps)
-			fprintf(f, "  +%llu ->", (unsigned long long)s->offset);
-		fputs("  ", f);
-		print_frames(g, sym, s->block, f);
-		fputc('\n', f);
+		*h = (struct graph_why_hop){ .addr = g->b[s->block].user, .size = g->b[s->block].size,
+					     .offset = s->offset, .last = k + 1 == p->nsteps,
+					     .stack = stack_of(c, s->block) };
 	}
 	free(p);
 }
@@ -352,14 +357,13 @@ static int by_stack_cmp(const void *a, const void *b)
  * The dominator tree view: what the picked blocks retain together (each block once),
  * by allocation stack. In preorder a block's dominator comes before it.
  */
-static void print_retained(struct graph *g, struct sym *sym, const uint32_t *pick,
-			   size_t npick, FILE *f)
+static void fill_retained(struct why_fill *c, const uint32_t *pick, size_t npick)
 {
+	struct graph *g = c->g;
+	struct graph_why *w = c->w;
 	uint8_t *under = xcalloc(g->n + 1, 1);
 	struct by_stack *t = xcalloc(g->nids ? g->nids : 1, sizeof(*t));
 	uint64_t bytes = 0, blocks = 0;
-	char a[32], b[32];
-	size_t nt = 0;
 
 	for (size_t k = 0; k < npick; k++)
 		under[pick[k] + 1] = 1;
@@ -377,17 +381,15 @@ static void print_retained(struct graph *g, struct sym *sym, const uint32_t *pic
 		blocks++;
 	}
 	qsort(t, g->nids, sizeof(*t), by_stack_cmp);
-	fprintf(f, "\nretained by the %zu blocks: %s bytes in %s blocks, by stack:\n", npick,
-		report_thousands(bytes, a), report_thousands(blocks, b));
-	for (size_t i = 0; i < g->nids && t[i].bytes; i++, nt++) {
-		if (nt == 20) {
-			fputs("  ...\n", f);
+	w->retained_bytes = bytes;
+	w->retained_blocks = blocks;
+	for (size_t i = 0; i < g->nids && t[i].bytes; i++) {
+		if (w->nrows == GRAPH_WHY_RETAINED_ROWS) {
+			w->more_rows = true;
 			break;
 		}
-		fprintf(f, "  %s bytes in %s blocks  ", report_thousands(t[i].bytes, a),
-			report_thousands(t[i].blocks, b));
-		print_frames(g, sym, first_block(g, t[i].sid), f);
-		fputc('\n', f);
+		w->rows[w->nrows++] = (struct graph_why_retained){
+			t[i].bytes, t[i].blocks, stack_of(c, first_block(g, t[i].sid)) };
 	}
 	free(under);
 	free(t);
@@ -406,9 +408,10 @@ static int size_desc(const void *a, const void *b)
 }
 
 int graph_why(struct graph *g, const struct scan_result *scan, struct sym *sym,
-	      const struct graph_keying *k, const char *what, size_t top, FILE *f, char *err,
-	      size_t errlen)
+	      const struct graph_keying *k, const char *what, size_t top,
+	      struct graph_why **out, char *err, size_t errlen)
 {
+	struct why_fill c = { g, sym, NULL, NULL, 0 };
 	uint32_t *pick = xmalloc((g->n ? g->n : 1) * sizeof(*pick));
 	size_t npick = 0;
 	unsigned long long addr;
@@ -455,12 +458,39 @@ int graph_why(struct graph *g, const struct scan_result *scan, struct sym *sym,
 	}
 	sort_g = g;
 	qsort(pick, npick, sizeof(*pick), size_desc);
-	fprintf(f, "why alive: %zu blocks match '%s'%s\n", npick, what,
-		top && npick > top ? "; the largest shown (--top)" : "");
-	for (size_t x = 0; x < npick && (!top || x < top); x++)
-		print_path(g, sym, pick[x], f);
-	print_retained(g, sym, pick, npick, f);
+	c.w = xcalloc(1, sizeof(*c.w));
+	c.memo = xmalloc((g->nids ? g->nids : 1) * sizeof(*c.memo));
+	memset(c.memo, 0xff, (g->nids ? g->nids : 1) * sizeof(*c.memo));
+	c.w->what = xstrdup(what);
+	c.w->matched = npick;
+	c.w->nshown = top && npick > top ? top : npick;
+	c.w->shown = xcalloc(c.w->nshown ? c.w->nshown : 1, sizeof(*c.w->shown));
+	for (size_t x = 0; x < c.w->nshown; x++)
+		fill_path(&c, pick[x], &c.w->shown[x]);
+	fill_retained(&c, pick, npick);
+	free(c.memo);
 	free(pick);
+	*out = c.w;
 	return 0;
+}
+
+void graph_why_free(struct graph_why *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->nshown; i++) {
+		free(w->shown[i].hops);
+		free(w->shown[i].root.name);
+		free(w->shown[i].root.module);
+	}
+	for (size_t i = 0; i < w->nstacks; i++) {
+		for (unsigned k = 0; k < w->stacks[i].n; k++)
+			free(w->stacks[i].names[k]);
+		free(w->stacks[i].names);
+	}
+	free(w->stacks);
+	free(w->shown);
+	free(w->what);
+	free(w);
 }
 

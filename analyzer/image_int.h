@@ -9,11 +9,14 @@
 #include <stddef.h>
 
 #include "image.h"
+#include "spool.h"
 
 struct image_reader {
 	const char *name;
 	/* Whether the first bytes of a plain (inflated) input are this format's. */
 	bool (*claims)(const unsigned char *head, size_t len);
+	/* How long such an input is, for the spooler to copy it (spool.h). */
+	const struct spool_sizer *size;
 	/*
 	 * Fill img from fd, a plain regular file (img->path and img->fd are set; the
 	 * image owns fd). 0, or -1 with a one-line reason in err.
@@ -22,6 +25,7 @@ struct image_reader {
 };
 
 bool image_core_claims(const unsigned char *head, size_t len);
+extern const struct spool_sizer image_core_size;
 int image_core_read(struct image *img, int fd, char *err, size_t errlen);
 
 /* Raw mode: the files spec->raw, with the target's shape from spec. */

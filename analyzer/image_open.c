@@ -1,7 +1,8 @@
 /*
  * image_open(): the one way in. A core or snapshot is made a plain file first
- * (source.c tells compression, spool.c copies pipes and inflates), then goes to the
- * reader whose magic it has; raw images go to the raw reader. No format parsed here.
+ * (source.c tells compression, spool.c copies pipes and inflates, asking this table
+ * which input the bytes are), then goes to the reader whose magic it has; raw images
+ * go to the raw reader. No format parsed here.
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,7 +19,7 @@
  * that explains an input nobody claims (an ELF core's reader says what it is not).
  */
 static const struct image_reader readers[] = {
-	{ "ELF core", image_core_claims, image_core_read },
+	{ "ELF core", image_core_claims, &image_core_size, image_core_read },
 };
 #define NREADERS (sizeof(readers) / sizeof(readers[0]))
 
@@ -42,6 +43,22 @@ static int check_size(int fd, const char *path, char *err, size_t errlen)
 	return -1;
 }
 
+/* The reader whose magic the first bytes have, else the last, which says why not. */
+static const struct image_reader *reader_of(const unsigned char *head, size_t len)
+{
+	size_t r = 0;
+
+	while (r + 1 < NREADERS && !readers[r].claims(head, len))
+		r++;
+	return &readers[r];
+}
+
+/* The spooler's question: how long is the input these bytes start? */
+static const struct spool_sizer *known(const unsigned char *head, size_t len)
+{
+	return reader_of(head, len)->size;
+}
+
 /* A plain regular file holding path's bytes: path itself, or an inflated copy. */
 static int open_plain(const char *path, char *err, size_t errlen)
 {
@@ -62,7 +79,7 @@ static int open_plain(const char *path, char *err, size_t errlen)
 	}
 	/* a plain regular file is mapped as it is; anything else is copied first */
 	if (!regular || src.name) {
-		int plain = spool_core(&src, path, err, errlen);
+		int plain = spool_input(&src, path, known, err, errlen);
 
 		close(fd);
 		fd = plain;
@@ -81,16 +98,13 @@ static int open_file(struct image *img, const char *path, char *err, size_t errl
 {
 	unsigned char head[64];
 	ssize_t got;
-	size_t r = 0;
 
 	img->path = path;
 	img->fd = open_plain(path, err, errlen);
 	if (img->fd < 0)
 		return -1;
 	got = pread(img->fd, head, sizeof(head), 0);
-	while (r + 1 < NREADERS && !readers[r].claims(head, got > 0 ? (size_t)got : 0))
-		r++;
-	return readers[r].read(img, img->fd, err, errlen);
+	return reader_of(head, got > 0 ? (size_t)got : 0)->read(img, img->fd, err, errlen);
 }
 
 int image_open(struct image *img, const struct image_spec *spec, char *err, size_t errlen)

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "stacks.h"
+
 struct alloc;
 struct graph;
 struct image;
@@ -32,8 +34,8 @@ enum leak_class {
 
 /* A stack's class, kept in its flags (stacks.h) so that one stack gives one report
  * entry per class, as memcheck's loss records do. 0: no class (plain report). */
-#define LEAK_FLAG_SHIFT 8
-#define LEAK_FLAG_MASK (7u << LEAK_FLAG_SHIFT)
+#define LEAK_FLAG_SHIFT STACK_CLASS_SHIFT
+#define LEAK_FLAG_MASK STACK_CLASS_MASK
 
 /* EXIT status of --fail-on-leak when definitely lost bytes remain (not suppressed). */
 #define EXIT_LEAKS 3
@@ -85,7 +87,8 @@ unsigned leaks_block_flags(const struct scan_block *b);
 /* "definitely lost", ... for a stack's flags; NULL when it carries no class. */
 const char *leaks_class_name(unsigned stack_flags);
 
-/* The LEAK SUMMARY lines of the text report. */
-void leaks_write_summary(const struct leak_summary *sum, FILE *f);
+/* The report's section: the roots and LEAK SUMMARY (text), "leaks" (JSON). */
+struct section_ops;
+extern const struct section_ops leaks_section;
 
 #endif

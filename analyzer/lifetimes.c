@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "ages.h"
+#include "analysis.h"
 #include "collect.h"
+#include "fmt.h"
 #include "image.h"
 #include "lifetimes.h"
 #include "util.h"
@@ -72,25 +74,6 @@ static void range_add(struct report_range *r, uint64_t v)
 		r->max = v;
 	r->n++;
 	r->sum += v;
-}
-
-static void range_merge(struct report_range *into, const struct report_range *from)
-{
-	if (!from->n)
-		return;
-	if (!into->n || from->min < into->min)
-		into->min = from->min;
-	if (from->max > into->max)
-		into->max = from->max;
-	into->n += from->n;
-	into->sum += from->sum;
-}
-
-void lifetimes_merge(struct report_life *into, const struct report_life *from)
-{
-	range_merge(&into->freed, &from->freed);
-	into->temporary += from->temporary;
-	range_merge(&into->age, &from->age);
 }
 
 /*
@@ -390,50 +373,39 @@ void lifetimes_free(struct lifetimes *lt)
 
 /* ---- text ------------------------------------------------------------------------ */
 
-/* ns as "640 ns", "812 us", "12.3 ms", "1.234 s" */
-static const char *span(uint64_t ns, char *buf, size_t size)
+static void summary_text(const struct report *r, const void *data, FILE *f)
 {
-	if (ns >= 1000000000u)
-		snprintf(buf, size, "%.3f s", (double)ns / 1e9);
-	else if (ns >= 1000000u)
-		snprintf(buf, size, "%.1f ms", (double)ns / 1e6);
-	else if (ns >= 1000u)
-		snprintf(buf, size, "%" PRIu64 " us", ns / 1000);
-	else
-		snprintf(buf, size, "%" PRIu64 " ns", ns);
-	return buf;
-}
-
-void lifetimes_write_summary(const struct report_lifetimes *s, FILE *f)
-{
+	const struct report_lifetimes *s = &((const struct lifetimes *)data)->sum;
 	char a[32], b[32], c[32];
 
+	(void)r;
 	if (!s->rings)
 		fputs("  lifetimes:  no event rings (HEAPPROF_EVENTS=N): live blocks' ages only\n",
 		      f);
 	else if (s->whole)
 		fprintf(f, "  lifetimes:  event rings of %zu threads, every call since each "
-			"thread's first, up to +%s\n", s->rings, span((uint64_t)s->end_ns, a, 32));
+			"thread's first, up to +%s\n", s->rings, fmt_span((uint64_t)s->end_ns, a));
 	else
 		fprintf(f, "  lifetimes:  event rings of %zu threads, window +%s to +%s (the span "
-			"every ring covers)\n", s->rings, span((uint64_t)s->window_ns, a, 32),
-			span((uint64_t)s->end_ns, b, 32));
+			"every ring covers)\n", s->rings, fmt_span((uint64_t)s->window_ns, a),
+			fmt_span((uint64_t)s->end_ns, b));
 	if (s->rings) {
 		fprintf(f, "              %s calls made %s blocks and freed %s: ",
-			report_thousands(s->calls, a), report_thousands(s->allocs, b),
-			report_thousands(s->frees, c));
+			fmt_thousands(s->calls, a), fmt_thousands(s->allocs, b),
+			fmt_thousands(s->frees, c));
 		fprintf(f, "%s with their allocation (%s by another thread), %s made before "
-			"the window\n", report_thousands(s->paired, a),
-			report_thousands(s->cross_thread, b), report_thousands(s->before, c));
+			"the window\n", fmt_thousands(s->paired, a),
+			fmt_thousands(s->cross_thread, b), fmt_thousands(s->before, c));
 		fprintf(f, "              %s temporary (freed by the thread's next call)\n",
-			report_thousands(s->temporary, a));
+			fmt_thousands(s->temporary, a));
 	}
 	fprintf(f, "              %s live blocks with a time, aged from the newest (+%s)\n",
-		report_thousands(s->aged, a), span(s->newest_ms * 1000000, b, 32));
+		fmt_thousands(s->aged, a), fmt_span(s->newest_ms * 1000000, b));
 }
 
-void lifetimes_write_stack(const struct report_life *l, FILE *f)
+static void stack_text(const struct report_stack *st, FILE *f)
 {
+	const struct report_life *l = &st->life;
 	char a[32], b[32], c[32], n[32];
 
 	if (!l->freed.n && !l->temporary && !l->age.n)
@@ -441,15 +413,88 @@ void lifetimes_write_stack(const struct report_life *l, FILE *f)
 	fputs("  lifetimes:", f);
 	if (l->freed.n)
 		fprintf(f, " %s freed after %s on average (%s to %s)",
-			report_thousands(l->freed.n, n), span(l->freed.sum / l->freed.n, a, 32),
-			span(l->freed.min, b, 32), span(l->freed.max, c, 32));
+			fmt_thousands(l->freed.n, n), fmt_span(l->freed.sum / l->freed.n, a),
+			fmt_span(l->freed.min, b), fmt_span(l->freed.max, c));
 	if (l->temporary)
 		fprintf(f, "%s %s temporary", l->freed.n ? "," : "",
-			report_thousands(l->temporary, n));
+			fmt_thousands(l->temporary, n));
 	if (l->age.n)
 		fprintf(f, "%s %s live aged %s on average (%s to %s)",
-			l->freed.n || l->temporary ? ";" : "", report_thousands(l->age.n, n),
-			span(l->age.sum / l->age.n * 1000000, a, 32),
-			span(l->age.min * 1000000, b, 32), span(l->age.max * 1000000, c, 32));
+			l->freed.n || l->temporary ? ";" : "", fmt_thousands(l->age.n, n),
+			fmt_span(l->age.sum / l->age.n * 1000000, a),
+			fmt_span(l->age.min * 1000000, b), fmt_span(l->age.max * 1000000, c));
 	fputc('\n', f);
 }
+
+/* ---- JSON ------------------------------------------------------------------------ */
+
+static void summary_json(const struct report *r, const void *data, const struct report_out *o)
+{
+	const struct report_lifetimes *l = &((const struct lifetimes *)data)->sum;
+
+	(void)r;
+	fprintf(o->f, "  \"lifetimes\": {\"rings\": %zu, \"whole\": %s, \"window_ns\": %" PRId64
+		", \"end_ns\": %" PRId64 ",\n    \"calls\": %" PRIu64 ", \"allocs\": %" PRIu64
+		", \"frees\": %" PRIu64 ", \"paired\": %" PRIu64 ", \"cross_thread\": %" PRIu64
+		", \"before\": %" PRIu64 ",\n    \"temporary\": %" PRIu64 ", \"no_site\": %"
+		PRIu64 ", \"aged\": %" PRIu64 ", \"newest_ms\": %" PRIu64 "},\n", l->rings,
+		l->whole ? "true" : "false", l->window_ns, l->end_ns, l->calls, l->allocs, l->frees,
+		l->paired, l->cross_thread, l->before, l->temporary, l->no_site, l->aged,
+		l->newest_ms);
+}
+
+/* A stack's lifetimes: means are left to the reader, so that every figure stays exact. */
+static void stack_json(const struct report_stack *s, FILE *f)
+{
+	const struct report_life *l = &s->life;
+
+	fprintf(f, ",\n     \"lifetime\": {\"freed\": %" PRIu64 ", \"freed_sum_ns\": %" PRIu64
+		", \"freed_min_ns\": %" PRIu64 ", \"freed_max_ns\": %" PRIu64
+		", \"temporary\": %" PRIu64 ",\n       \"aged\": %" PRIu64
+		", \"age_sum_ms\": %" PRIu64 ", \"age_min_ms\": %" PRIu64
+		", \"age_max_ms\": %" PRIu64 "}", l->freed.n, l->freed.sum, l->freed.min,
+		l->freed.max, l->temporary, l->age.n, l->age.sum, l->age.min, l->age.max);
+}
+
+const struct section_ops lifetimes_section = {
+	.name = "lifetimes", .gives = "lifetimes per stack", .text = summary_text,
+	.json = summary_json, .stack_text = stack_text, .stack_json = stack_json,
+};
+
+/* ---- the row --------------------------------------------------------------------- */
+
+static bool lifetimes_wanted(const struct options *o)
+{
+	return o->lifetimes;
+}
+
+/* report_build's hook: a shown stack's figures */
+static void figures(const void *arg, const struct stack *s, struct report_stack *out)
+{
+	const struct report_life *l = lifetimes_of(arg, s);
+
+	if (l)
+		out->life = *l;
+}
+
+static void *lifetimes_run(struct session *s)
+{
+	struct lifetimes *lt = xcalloc(1, sizeof(*lt));
+
+	lifetimes_apply(&s->img, &s->scan, lt);
+	s->ro.stack_figures = figures;
+	s->ro.stack_arg = lt;
+	return lt;
+}
+
+static void lifetimes_release(void *state)
+{
+	lifetimes_free(state);
+	free(state);
+}
+
+/* keyed by the stacks the report shows, after --older-than marked its blocks out */
+const struct analysis lifetimes_analysis = {
+	"lifetimes", IN_LIST | IN_MARKS | IN_STACKS, 0, 0, lifetimes_wanted, lifetimes_run,
+	lifetimes_release, &lifetimes_section
+};

@@ -34,12 +34,9 @@ void lifetimes_apply(const struct image *img, const struct scan_result *scan,
 		     struct lifetimes *lt);
 /* s's figures, or NULL when nothing is known of its blocks. */
 const struct report_life *lifetimes_of(const struct lifetimes *lt, const struct stack *s);
-/* into += from (stacks a view merged). */
-void lifetimes_merge(struct report_life *into, const struct report_life *from);
 void lifetimes_free(struct lifetimes *lt);
 
-/* The text report's summary lines, and a stack's line ("" when nothing is known). */
-void lifetimes_write_summary(const struct report_lifetimes *sum, FILE *f);
-void lifetimes_write_stack(const struct report_life *l, FILE *f);
+/* The report's section: the summary's lines, and each stack's (text and JSON). */
+extern const struct section_ops lifetimes_section;
 
 #endif

@@ -3,16 +3,20 @@
  * allocator's chunks summed. Knows no chunk layout: alloc.h gives the chunks.
  */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "alloc.h"
+#include "analysis.h"
+#include "fmt.h"
 #include "image.h"
 #include "json.h"
 #include "memory.h"
 #include "pinned.h"
 #include "report.h"
 #include "sym.h"
+#include "util.h"
 
 static uint64_t overlap(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
 {
@@ -124,10 +128,10 @@ static void line(FILE *f, const char *what, uint64_t v, uint64_t chunks)
 	char a[32], b[32];
 
 	if (chunks)
-		fprintf(f, "    %-30s %15s bytes in %s chunks\n", what, report_thousands(v, a),
-			report_thousands(chunks, b));
+		fprintf(f, "    %-30s %15s bytes in %s chunks\n", what, fmt_thousands(v, a),
+			fmt_thousands(chunks, b));
 	else
-		fprintf(f, "    %-30s %15s bytes\n", what, report_thousands(v, a));
+		fprintf(f, "    %-30s %15s bytes\n", what, fmt_thousands(v, a));
 }
 
 static void write_resident_text(const struct memory_summary *m, const char *const *kind, FILE *f)
@@ -139,8 +143,8 @@ static void write_resident_text(const struct memory_summary *m, const char *cons
 		return;
 	}
 	fprintf(f, "  resident:   %s bytes, %s swapped, in %s mappings (smaps when the snapshot "
-		"was taken)\n", report_thousands(m->resident_total, a),
-		report_thousands(m->swapped_total, b), report_thousands(m->resident_maps, c));
+		"was taken)\n", fmt_thousands(m->resident_total, a),
+		fmt_thousands(m->swapped_total, b), fmt_thousands(m->resident_maps, c));
 	for (int k = 0; k < MEM_NKINDS; k++)
 		line(f, kind[k], m->resident[k], 0);
 }
@@ -148,12 +152,26 @@ static void write_resident_text(const struct memory_summary *m, const char *cons
 #define PINNED_FRAMES 4		/* innermost frames shown per stack */
 
 /* "keep < fill < main < ..." */
-static void write_frames(const struct pinned_stack *s, FILE *f)
+/* A holder other than PIN_BLOCK, for the text: "untagged chunks", ... */
+static const char *holder_name(const struct alloc *al, enum pinned_holder h, char *buf,
+			       size_t size)
+{
+	switch (h) {
+	case PIN_UNTAGGED: return "untagged chunks";
+	case PIN_CACHED:
+		snprintf(buf, size, "chunks %s", alloc_kind_name(al, ALLOC_CACHED));
+		return buf;
+	case PIN_HEAP_END: return "the end of a heap or of a walk cut short";
+	default: return "heapprof blocks";
+	}
+}
+
+static void write_frames(const struct alloc *al, const struct pinned_stack *s, FILE *f)
 {
 	char buf[300];
 
 	if (s->holder != PIN_BLOCK) {
-		fprintf(f, "[%s]", pinned_holder_name(s->holder));
+		fprintf(f, "[%s]", holder_name(al, s->holder, buf, sizeof(buf)));
 		return;
 	}
 	if (!s->nframes) {
@@ -166,30 +184,31 @@ static void write_frames(const struct pinned_stack *s, FILE *f)
 		fputs(" < ...", f);
 }
 
-static void write_pinned(const struct pinned *p, FILE *f)
+static void write_pinned(const struct alloc *al, const struct pinned *p, FILE *f)
 {
 	char a[32], b[32], c[32];
 
 	fprintf(f, "  free memory pinned, by stack: %s bytes in %s free chunks below in-use ones, "
-		"%s of them in whole pages\n", report_thousands(p->bytes, a),
-		report_thousands(p->runs, b), report_thousands(p->trim_bytes, c));
+		"%s of them in whole pages\n", fmt_thousands(p->bytes, a),
+		fmt_thousands(p->runs, b), fmt_thousands(p->trim_bytes, c));
 	for (size_t i = 0; i < p->n; i++) {
 		const struct pinned_stack *s = &p->v[i];
 
 		fprintf(f, "    %15s bytes by %s %s (%s in whole pages): ",
-			report_thousands(s->bytes, a), report_thousands(s->blocks, b),
-			s->holder == PIN_BLOCK ? "blocks" : "chunks", report_thousands(s->trim_bytes, c));
-		write_frames(s, f);
+			fmt_thousands(s->bytes, a), fmt_thousands(s->blocks, b),
+			s->holder == PIN_BLOCK ? "blocks" : "chunks", fmt_thousands(s->trim_bytes, c));
+		write_frames(al, s, f);
 		fputc('\n', f);
 	}
 	if (p->all > p->n)
 		fprintf(f, "    %15s bytes by %s chunks of %zu more stacks\n",
-			report_thousands(p->rest_bytes, a), report_thousands(p->rest_blocks, b),
+			fmt_thousands(p->rest_bytes, a), fmt_thousands(p->rest_blocks, b),
 			p->all - p->n);
 }
 
-void memory_write_text(const struct memory_summary *m, FILE *f)
+static void memory_text(const struct report *r, const void *data, FILE *f)
 {
+	const struct memory_summary *m = data;
 	static const char *const kind[MEM_NKINDS] = { "heap arenas", "mmapped chunks",
 		"thread stacks", "modules' data", "other anonymous" };
 	const struct alloc *al = m->alloc;
@@ -197,7 +216,8 @@ void memory_write_text(const struct memory_summary *m, FILE *f)
 	char buf[400], a[32], b[32], c[32];
 	uint64_t overhead;
 
-	fprintf(f, "MEMORY (%s bytes in the dump):\n", report_thousands(m->dumped, a));
+	(void)r;
+	fprintf(f, "MEMORY (%s bytes in the dump):\n", fmt_thousands(m->dumped, a));
 	for (int k = 0; k < MEM_NKINDS; k++)
 		line(f, kind[k], m->bytes[k], 0);
 	write_resident_text(m, kind, f);
@@ -207,41 +227,44 @@ void memory_write_text(const struct memory_summary *m, FILE *f)
 		return;
 	}
 	fprintf(f, ", %u arenas in %u heaps, %s mmapped chunks\n", st->arenas, st->heaps,
-		report_thousands(st->mmapped_chunks, a));
-	fprintf(f, "  mallinfo2:  arena %" PRIu64 ", uordblks %" PRIu64 ", fordblks %" PRIu64
-		", hblks %" PRIu64 ", hblkhd %" PRIu64 "\n", st->arena_bytes, st->in_use_bytes,
-		st->free_bytes, st->mmapped_chunks, st->mmapped_bytes);
-	fprintf(f, "  malloc_trim(0) would release %s bytes: %s in whole free pages, %s of the "
-		"main arena's top\n", report_thousands(st->trim_pages_bytes + st->trim_top_bytes, a),
-		report_thousands(st->trim_pages_bytes, b), report_thousands(st->trim_top_bytes, c));
+		fmt_thousands(st->mmapped_chunks, a));
+	snprintf(buf, sizeof(buf), "%s:", al->reader->own_name);
+	fprintf(f, "  %-11s", buf);
+	for (unsigned i = 0; i < al->nown; i++)
+		fprintf(f, "%s%s %" PRIu64, i ? ", " : " ", al->own[i].name, al->own[i].value);
+	fputc('\n', f);
+	fprintf(f, "  %s would release %s bytes: %s in whole free pages, %s of the main arena's "
+		"top\n", al->reader->release_call,
+		fmt_thousands(st->trim_pages_bytes + st->trim_top_bytes, a),
+		fmt_thousands(st->trim_pages_bytes, b), fmt_thousands(st->trim_top_bytes, c));
 	fprintf(f, "  in the arenas:\n");
 	overhead = st->kind_bytes[ALLOC_TAGGED] - st->tagged_user - st->tagged_header;
 	line(f, "live bytes (heapprof blocks)", st->tagged_user, st->kind_chunks[ALLOC_TAGGED]);
 	line(f, "heapprof headers", st->tagged_header, 0);
 	line(f, "allocator overhead", overhead, 0);
 	for (int k = ALLOC_UNTAGGED; k < ALLOC_NKINDS; k++)
-		line(f, alloc_kind_name((enum alloc_kind)k), st->kind_bytes[k], st->kind_chunks[k]);
+		line(f, alloc_kind_name(al, (enum alloc_kind)k), st->kind_bytes[k], st->kind_chunks[k]);
 	fprintf(f, "  in mmapped chunks:\n");
 	line(f, "live bytes (heapprof blocks)", st->mmapped_user, 0);
 	line(f, "heapprof headers", st->mmapped_header, 0);
 	line(f, "the rest (overhead, untagged)", st->mmapped_bytes - st->mmapped_user -
 	     st->mmapped_header, 0);
 	if (m->pinned)
-		write_pinned(m->pinned, f);
+		write_pinned(al, m->pinned, f);
 	for (unsigned i = 0; i < al->nproblems && i < ALLOC_MAX_PROBLEMS; i++)
 		fprintf(f, "  not walked: %s\n", al->problems[i]);
 	if (al->nproblems > ALLOC_MAX_PROBLEMS)
 		fprintf(f, "  not walked: ... and %u more\n", al->nproblems - ALLOC_MAX_PROBLEMS);
 	if (al->unwalked_bytes)
 		fprintf(f, "  not walked: %s bytes of the heaps\n",
-			report_thousands(al->unwalked_bytes, a));
+			fmt_thousands(al->unwalked_bytes, a));
 }
 
-static void json_pinned(const struct pinned *p, FILE *f,
+static void json_pinned(const struct alloc *al, const struct pinned *p, FILE *f,
 			void (*frame)(const struct report_frame *fr, FILE *f))
 {
-	static const char *const holder[PIN_NHOLDERS] = { "block", "untagged", "tcache",
-							  "heap_end" };
+	const char *const holder[PIN_NHOLDERS] = { "block", "untagged",
+						   alloc_kind_key(al, ALLOC_CACHED), "heap_end" };
 
 	fprintf(f, ",\n      \"pinned_bytes\": %" PRIu64 ", \"pinned_trim_bytes\": %" PRIu64
 		", \"pinned_runs\": %" PRIu64 ", \"pinned_stacks\": %zu},\n    \"pinned\": [",
@@ -264,17 +287,17 @@ static void json_pinned(const struct pinned *p, FILE *f,
 	fputs(p->n ? "\n    ]}" : "]}", f);
 }
 
-void memory_write_json(const struct memory_summary *m, FILE *f,
-		       void (*frame)(const struct report_frame *fr, FILE *f))
+static void memory_json(const struct report *r, const void *data, const struct report_out *o)
 {
+	const struct memory_summary *m = data;
+	FILE *f = o->f;
 	static const char *const kind[MEM_NKINDS] = { "arenas", "mmapped", "stacks", "modules",
 						      "other" };
-	static const char *const ck[ALLOC_NKINDS] = { "tagged", "untagged", "tcache", "fastbins",
-						      "bins", "top", "fenceposts" };
 	const struct alloc *al = m->alloc;
 	const struct alloc_stats *st = &al->st;
 	char buf[400];
 
+	(void)r;
 	fprintf(f, "  \"memory\": {\"dumped_bytes\": %" PRIu64 ", \"mappings\": {", m->dumped);
 	for (int k = 0; k < MEM_NKINDS; k++)
 		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", kind[k], m->bytes[k]);
@@ -306,7 +329,8 @@ void memory_write_json(const struct memory_summary *m, FILE *f,
 			st->trim_pages_bytes, st->trim_top_bytes);
 		for (int k = 0; k < ALLOC_NKINDS; k++)
 			fprintf(f, "%s\"%s\": {\"bytes\": %" PRIu64 ", \"count\": %" PRIu64 "}",
-				k ? ", " : "", ck[k], st->kind_bytes[k], st->kind_chunks[k]);
+				k ? ", " : "", alloc_kind_key(al, (enum alloc_kind)k), st->kind_bytes[k],
+				st->kind_chunks[k]);
 		fputs("},\n      \"problems\": [", f);
 		for (unsigned i = 0; i < al->nproblems && i < ALLOC_MAX_PROBLEMS; i++) {
 			fputs(i ? ", " : "", f);
@@ -314,10 +338,71 @@ void memory_write_json(const struct memory_summary *m, FILE *f,
 		}
 		fputc(']', f);
 		if (m->pinned) {
-			json_pinned(m->pinned, f, frame);
+			json_pinned(al, m->pinned, f, o->frame);
 			fputs(",\n", f);
 			return;
 		}
 	}
 	fputs("}},\n", f);
 }
+
+/* The page's: the JSON object, word for word but for '<', which only its strings hold
+ * and which must not end the script element. */
+static void memory_html(const struct report *r, const void *data, const struct report_out *o)
+{
+	struct report_out mem = *o;
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (!(mem.f = open_memstream(&buf, &len)))
+		return;
+	memory_json(r, data, &mem);
+	fclose(mem.f);
+	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ','))
+		len--;
+	putc(',', o->f);
+	for (size_t i = 0; i < len; i++)
+		buf[i] == '<' ? fputs("\\u003c", o->f) : putc(buf[i], o->f);
+	free(buf);
+}
+
+const struct section_ops memory_section = {
+	.name = "memory", .gives = "a memory summary", .text = memory_text,
+	.json = memory_json, .html = memory_html,
+};
+
+/* ---- the row --------------------------------------------------------------------- */
+
+struct memory_state {
+	struct memory_summary m;
+	struct pinned pinned;
+};
+
+static bool memory_wanted(const struct options *o)
+{
+	return o->memory;
+}
+
+static void *memory_run(struct session *s)
+{
+	struct memory_state *st = xmalloc(sizeof(*st));
+
+	memory_apply(&s->img, s->sym, &s->alloc, &st->m);
+	pinned_apply(&st->pinned, &s->alloc, &s->img, &s->scan, s->sym, s->o->report.top);
+	st->m.pinned = &st->pinned;
+	return st;
+}
+
+static void memory_release(void *state)
+{
+	struct memory_state *st = state;
+
+	pinned_free(&st->pinned);
+	free(st);
+}
+
+/* the chunks' block indices follow the list's order, which the heap graph sorts */
+const struct analysis memory_analysis = {
+	"memory", IN_CHUNKS | IN_LIST | IN_LIST_ORDER, 0, 0, memory_wanted, memory_run,
+	memory_release, &memory_section
+};

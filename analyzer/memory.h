@@ -1,7 +1,7 @@
 /*
  * --memory: where the process's memory goes, from the dump's segments and the
  * allocator's chunks (alloc.h): bytes per mapping kind, and inside the arenas what
- * glibc's own figures (mallinfo2) would say and how the chunks split.
+ * the allocator's own figures would say and how the chunks split.
  */
 #ifndef HP_MEMORY_H
 #define HP_MEMORY_H
@@ -42,10 +42,9 @@ struct memory_summary {
 void memory_apply(const struct image *img, struct sym *sym, const struct alloc *alloc,
 		  struct memory_summary *m);
 
-/* The report's MEMORY section, and the JSON "memory" object (a member, no comma);
- * frame writes one stack frame as the JSON report's stacks do. */
-void memory_write_text(const struct memory_summary *m, FILE *f);
-void memory_write_json(const struct memory_summary *m, FILE *f,
-		       void (*frame)(const struct report_frame *fr, FILE *f));
+/* The report's section: MEMORY (text), "memory" (JSON, the page); its data is the
+ * memory_summary. */
+struct section_ops;
+extern const struct section_ops memory_section;
 
 #endif

@@ -45,4 +45,4 @@ static int write_collapsed(const struct report *r, FILE *f)
 	return rc < 0 || ferror(f) ? -1 : 0;
 }
 
-const struct out_format out_collapsed = { "collapsed", write_collapsed, OUT_SIGNED };
+const struct out_format out_collapsed = { "collapsed", write_collapsed, OUT_SIGNED, SYNTAX_NONE };

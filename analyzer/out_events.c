@@ -77,4 +77,4 @@ static int write_events(const struct report *r, FILE *f)
 	return ferror(f) ? -1 : 0;
 }
 
-const struct out_format out_events = { "events", write_events, 0 };
+const struct out_format out_events = { "events", write_events, 0, SYNTAX_NONE };

@@ -10,9 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ages.h"
 #include "json.h"
-#include "memory.h"
 #include "report.h"
 #include "util.h"
 
@@ -171,6 +169,10 @@ static char *summary_text(const struct report *r)
 	if (!m)
 		return xstrdup("");
 	copy.nstacks = copy.all_stacks = 0;
+	copy.nsections = 0;	/* a table the text would print alone is the page's own */
+	for (size_t i = 0; i < r->nsections; i++)
+		if (!r->sections[i].ops->alone)
+			copy.sections[copy.nsections++] = r->sections[i];
 	out_text.write(&copy, m);
 	fclose(m);
 	return buf;
@@ -202,19 +204,6 @@ static void metrics(const struct report *r, FILE *f)
 		fprintf(f, n++ ? ",%d" : "%d", m);
 	}
 	fprintf(f, "],\"metric\":%d,\"frees\":%s", chosen, shown(r, FIG_FREES) ? "true" : "false");
-}
-
-static void ages(const struct report *r, FILE *f)
-{
-	if (!r->ages)
-		return;
-	fputs(",\"ages\":[", f);
-	for (unsigned k = 0; k < AGE_BUCKETS; k++) {
-		fputs(k ? ",[" : "[", f);
-		str(ages_bucket_name(k), f);
-		fprintf(f, ",%" PRIu64 ",%" PRIu64 "]", r->ages->bytes[k], r->ages->blocks[k]);
-	}
-	fputs("]", f);
 }
 
 /* The timeline (issue 21) as columns, the page's compact form: seconds, live bytes and
@@ -256,28 +245,9 @@ static void mem_frame(const struct report_frame *fr, FILE *f)
 	putc('}', f);
 }
 
-/* --memory: the JSON report's "memory" object, word for word but for '<', which only
- * its strings hold and which must not end the script element. */
-static void memory(const struct report *r, FILE *f)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *m;
-
-	if (!r->memory || !(m = open_memstream(&buf, &len)))
-		return;
-	memory_write_json(r->memory, m, mem_frame);
-	fclose(m);
-	while (len && (buf[len - 1] == '\n' || buf[len - 1] == ','))
-		len--;
-	putc(',', f);
-	for (size_t i = 0; i < len; i++)
-		buf[i] == '<' ? fputs("\\u003c", f) : putc(buf[i], f);
-	free(buf);
-}
-
 static void data(const struct report *r, FILE *f)
 {
+	const struct report_out out = { f, mem_frame };
 	struct page pg = { .f = f };
 	char title[1024], *sum = summary_text(r);
 	size_t n = 0;
@@ -302,9 +272,10 @@ static void data(const struct report *r, FILE *f)
 		fprintf(f, "\"%s\",", report_metric_name((enum report_metric)i));
 	fputs("\"frees\"]", f);
 	metrics(r, f);
-	ages(r, f);
 	timeline(r, f);
-	memory(r, f);
+	for (size_t i = 0; i < r->nsections; i++)
+		if (r->sections[i].ops->html)
+			r->sections[i].ops->html(r, r->sections[i].data, &out);
 	stacks(&pg, r, f);
 	fputs(",\n\"names\":[", f);
 	for (size_t i = 0; i < pg.names.n; i++) {
@@ -332,4 +303,4 @@ static int write_html(const struct report *r, FILE *f)
 
 /* every metric per stack for the switcher; signed for --base; the summaries as text */
 const struct out_format out_html = { "html", write_html,
-				     OUT_SIGNED | OUT_ALL | OUT_AGES | OUT_SUMMARY };
+				     OUT_SIGNED | OUT_ALL | OUT_SUMMARY, SYNTAX_HTML };

@@ -7,12 +7,8 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "ages.h"
 #include "json.h"
-#include "leaks.h"
-#include "memory.h"
 #include "report.h"
-#include "sym.h"
 
 #define SCHEMA_VERSION 1
 
@@ -94,67 +90,6 @@ static void threads(const struct report *r, FILE *f)
 	fputs("],\n", f);
 }
 
-static void ages(const struct age_summary *a, FILE *f)
-{
-	fputs("  \"ages\": {\"buckets\": [", f);
-	for (unsigned k = 0; k < AGE_BUCKETS; k++) {
-		fputs(k ? ", " : "", f);
-		fputs("{\"age\": ", f);
-		str(ages_bucket_name(k), f);
-		fprintf(f, ", \"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 "}", a->bytes[k],
-			a->blocks[k]);
-	}
-	fprintf(f, "],\n    \"untimed_bytes\": %" PRIu64 ", \"untimed_blocks\": %" PRIu64
-		", \"newest_ms\": %" PRIu64 ", \"older_than_ms\": ", a->untimed_bytes,
-		a->untimed_blocks, a->newest_ms);
-	if (a->older_than_ms >= 0)
-		fprintf(f, "%" PRId64 ", \"kept_bytes\": %" PRIu64 ", \"kept_blocks\": %" PRIu64,
-			a->older_than_ms, a->kept_bytes, a->kept_blocks);
-	else
-		fputs("null", f);
-	fputs("},\n", f);
-}
-
-static void lifetimes(const struct report_lifetimes *l, FILE *f)
-{
-	fprintf(f, "  \"lifetimes\": {\"rings\": %zu, \"whole\": %s, \"window_ns\": %" PRId64
-		", \"end_ns\": %" PRId64 ",\n    \"calls\": %" PRIu64 ", \"allocs\": %" PRIu64
-		", \"frees\": %" PRIu64 ", \"paired\": %" PRIu64 ", \"cross_thread\": %" PRIu64
-		", \"before\": %" PRIu64 ",\n    \"temporary\": %" PRIu64 ", \"no_site\": %"
-		PRIu64 ", \"aged\": %" PRIu64 ", \"newest_ms\": %" PRIu64 "},\n", l->rings,
-		l->whole ? "true" : "false", l->window_ns, l->end_ns, l->calls, l->allocs, l->frees,
-		l->paired, l->cross_thread, l->before, l->temporary, l->no_site, l->aged,
-		l->newest_ms);
-}
-
-/* A stack's lifetimes: means are left to the reader, so that every figure stays exact. */
-static void life(const struct report_life *l, FILE *f)
-{
-	fprintf(f, ",\n     \"lifetime\": {\"freed\": %" PRIu64 ", \"freed_sum_ns\": %" PRIu64
-		", \"freed_min_ns\": %" PRIu64 ", \"freed_max_ns\": %" PRIu64
-		", \"temporary\": %" PRIu64 ",\n       \"aged\": %" PRIu64
-		", \"age_sum_ms\": %" PRIu64 ", \"age_min_ms\": %" PRIu64
-		", \"age_max_ms\": %" PRIu64 "}", l->freed.n, l->freed.sum, l->freed.min,
-		l->freed.max, l->temporary, l->age.n, l->age.sum, l->age.min, l->age.max);
-}
-
-static void leaks(const struct leak_summary *l, FILE *f)
-{
-	fputs("  \"leaks\": {\"classes\": [", f);
-	for (int c = 0; c < LEAK_NCLASSES; c++) {
-		fputs(c ? ", " : "", f);
-		fputs("{\"class\": ", f);
-		str(leaks_class_name((unsigned)(c + 1) << LEAK_FLAG_SHIFT), f);
-		fprintf(f, ", \"shown\": %s, \"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64
-			", \"suppressed_bytes\": %" PRIu64 ", \"suppressed_blocks\": %" PRIu64 "}",
-			l->mask & 1u << c ? "true" : "false", l->bytes[c], l->blocks[c],
-			l->supp_bytes[c], l->supp_blocks[c]);
-	}
-	fprintf(f, "],\n    \"root_threads\": %u, \"root_bytes\": %" PRIu64
-		", \"scanned_bytes\": %" PRIu64 ", \"allocator_bytes\": %" PRIu64 "},\n",
-		l->threads, l->root_bytes, l->scanned_bytes, l->allocator_bytes);
-}
-
 /* The stack as every format names it: roots, markers, frames, outermost first. */
 static void path(const struct report *r, const struct report_stack *s, struct report_path *p,
 		 FILE *f)
@@ -194,6 +129,7 @@ static void timeline_json(const struct report *r, FILE *f)
 static int write_json(const struct report *r, FILE *f)
 {
 	struct report_path p = { 0 };
+	const struct report_out out = { f, frame };
 
 	fprintf(f, "{\n  \"schema\": \"heapprof-report\", \"version\": %d,\n  \"tool\": \"heapprof-analyze %s\",\n  \"program\": ",
 		SCHEMA_VERSION, HP_VERSION);
@@ -204,14 +140,9 @@ static int write_json(const struct report *r, FILE *f)
 		r->big_endian ? "true" : "false");
 	summary(r, f);
 	threads(r, f);
-	if (r->memory)
-		memory_write_json(r->memory, f, frame);
-	if (r->ages)
-		ages(r->ages, f);
-	if (r->leaks)
-		leaks(r->leaks, f);
-	if (r->lifetimes)
-		lifetimes(r->lifetimes, f);
+	for (size_t i = 0; i < r->nsections; i++)
+		if (r->sections[i].ops->json)
+			r->sections[i].ops->json(r, r->sections[i].data, &out);
 	fputs("  \"base\": ", f);
 	if (r->diff) {
 		fputs("{\"source\": ", f);
@@ -258,7 +189,7 @@ static int write_json(const struct report *r, FILE *f)
 			str(s->thread_name, f);
 		}
 		fputs(", \"leak_class\": ", f);
-		str(report_leak_class(s), f);
+		str(report_stack_class(r, s), f);
 		fprintf(f, ", \"truncated\": %s, \"unknown\": %s, \"recorded_frames\": %u,\n     \"sizes\": [",
 			s->flags & STACK_TRUNCATED ? "true" : "false",
 			s->flags & STACK_UNKNOWN ? "true" : "false", s->recorded_frames);
@@ -266,8 +197,9 @@ static int write_json(const struct report *r, FILE *f)
 			fprintf(f, "%s{\"size\": %" PRIu64 ", \"count\": %" PRIu64 "}", j ? ", " : "",
 				s->sizes[j].size, s->sizes[j].count);
 		putc(']', f);
-		if (r->lifetimes)
-			life(&s->life, f);
+		for (size_t k = 0; k < r->nsections; k++)
+			if (r->sections[k].ops->stack_json)
+				r->sections[k].ops->stack_json(s, f);
 		path(r, s, &p, f);
 		fputs(",\n     \"frames\": [", f);
 		for (unsigned j = 0; j < s->nframes; j++) {
@@ -282,5 +214,4 @@ static int write_json(const struct report *r, FILE *f)
 }
 
 const struct out_format out_json = { "json", write_json,
-				     OUT_SIGNED | OUT_SIZES | OUT_AGES | OUT_SUMMARY |
-				     OUT_LIFETIMES };
+				     OUT_SIGNED | OUT_SIZES | OUT_SUMMARY, SYNTAX_JSON };

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fmt.h"
 #include "pprof.h"
 #include "report.h"
-#include "sym.h"
 #include "util.h"
 
 struct builder {
@@ -159,7 +159,7 @@ static void comment_for(const struct report *r, char *buf, size_t size)
 	if (n > 0 && (size_t)n < size && r->nstacks < r->all_stacks)
 		n += snprintf(buf + n, size - (size_t)n, "; cut by --top/--min-percent: %zu more "
 			      "stacks hold %s of %s, and every sample type lacks their figures",
-			      r->all_stacks - r->nstacks, report_thousands(r->rest_value, a),
+			      r->all_stacks - r->nstacks, fmt_thousands(r->rest_value, a),
 			      report_metric_name(r->metric));
 	if (n > 0 && (size_t)n < size && r->regrouped && r->have_counts)
 		snprintf(buf + n, size - (size_t)n, "; stacks regrouped (--leaks, --older-than): "
@@ -225,8 +225,8 @@ static int write_pprof(const struct report *r, FILE *f)
 		ids[i] = xcalloc(path.n + 1, sizeof(**ids));
 		for (size_t t = 0; t < nt; t++)
 			values[nt * i + t] = metric_value(s, which[t]);
-		if (report_leak_class(s))
-			labels[2 * i + nl++] = (struct pprof_label){ "leak_class", report_leak_class(s) };
+		if (report_stack_class(r, s))
+			labels[2 * i + nl++] = (struct pprof_label){ "leak_class", report_stack_class(r, s) };
 		if (r->by_thread) {
 			char buf[300];
 
@@ -278,4 +278,4 @@ static int write_pprof(const struct report *r, FILE *f)
 }
 
 /* every stack with any figure, so that each sample type is complete */
-const struct out_format out_pprof = { "pprof", write_pprof, OUT_SIGNED | OUT_ALL };
+const struct out_format out_pprof = { "pprof", write_pprof, OUT_SIGNED | OUT_ALL, SYNTAX_NONE };

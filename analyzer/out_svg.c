@@ -58,4 +58,4 @@ static int write_svg(const struct report *r, FILE *f)
 	return rc;
 }
 
-const struct out_format out_svg = { "svg", write_svg, 0 };
+const struct out_format out_svg = { "svg", write_svg, 0, SYNTAX_NONE };

@@ -7,44 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ages.h"
-#include "leaks.h"
-#include "lifetimes.h"
-#include "memory.h"
+#include "fmt.h"
 #include "report.h"
-#include "timeline.h"
-#include "views.h"
 
 #define SIZES_SHOWN 4
-
-/* 1536 -> "1.5 KiB"; below 1 KiB the exact count. */
-static const char *human(uint64_t v, char *buf, size_t size)
-{
-	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	double x = (double)v;
-	int u = -1;
-
-	if (v < 1024) {
-		snprintf(buf, size, "%llu B", (unsigned long long)v);
-		return buf;
-	}
-	while (x >= 1024 && u < 5) {
-		x /= 1024;
-		u++;
-	}
-	snprintf(buf, size, "%.1f %s", x, unit[u]);
-	return buf;
-}
-
-/* 1234567890 ns -> "1.235 s"; below a second "12.3 ms" */
-static const char *duration(uint64_t ns, char *buf, size_t size)
-{
-	if (ns >= 1000000000u)
-		snprintf(buf, size, "%.3f s", (double)ns / 1e9);
-	else
-		snprintf(buf, size, "%.1f ms", (double)ns / 1e6);
-	return buf;
-}
 
 /* What the dump holds: live blocks, counts (exact or sampled), times, rings, regions. */
 static void data_line(const struct report *r, FILE *f)
@@ -54,7 +20,7 @@ static void data_line(const struct report *r, FILE *f)
 	fputs("  data:       live blocks", f);
 	if (r->have_counts && r->counts_sampled)
 		fprintf(f, ", counts (estimates: sampled one per %s bytes)",
-			report_thousands(r->counts_period, a));
+			fmt_thousands(r->counts_period, a));
 	else if (r->have_counts)
 		fputs(", counts (exact)", f);
 	if (r->have_time)
@@ -78,15 +44,15 @@ static void counts_summary(const struct report *r, FILE *f)
 
 	if (r->have_counts) {
 		fprintf(f, "  allocated:  %s%s in %s calls (%s bytes)\n", about,
-			human(r->alloc_bytes, a, sizeof(a)), report_thousands(r->alloc_calls, b),
-			report_thousands(r->alloc_bytes, c));
+			fmt_bytes(r->alloc_bytes, a), fmt_thousands(r->alloc_calls, b),
+			fmt_thousands(r->alloc_bytes, c));
 		fprintf(f, "  freed:      %s%s in %s frees (%s bytes)\n", about,
-			human(r->freed_bytes, a, sizeof(a)), report_thousands(r->frees, b),
-			report_thousands(r->freed_bytes, c));
+			fmt_bytes(r->freed_bytes, a), fmt_thousands(r->frees, b),
+			fmt_thousands(r->freed_bytes, c));
 	}
 	if (r->have_time)
 		fprintf(f, "  time:       %s before allocation calls\n",
-			duration(r->time_ns, a, sizeof(a)));
+			fmt_seconds(r->time_ns, a));
 	if (r->metric != METRIC_INUSE_SPACE || r->by_thread || r->region) {
 		fprintf(f, "  metric:     %s", report_metric_name(r->metric));
 		if (r->by_thread)
@@ -106,21 +72,21 @@ static void summary(const struct report *r, FILE *f)
 	fprintf(f, "  memory:     %s (%u-bit %s-endian)\n", r->source, r->wsize * 8,
 		r->big_endian ? "big" : "little");
 	fprintf(f, "  live:       %s%s in %s blocks (%s bytes), %zu distinct stacks%s\n",
-		r->sample_period ? "about " : "", human(r->live_bytes, a, sizeof(a)),
-		report_thousands(r->live_blocks, b), report_thousands(r->live_bytes, c),
+		r->sample_period ? "about " : "", fmt_bytes(r->live_bytes, a),
+		fmt_thousands(r->live_blocks, b), fmt_thousands(r->live_bytes, c),
 		r->live_stacks, r->saturated ? " (totals saturated)" : "");
 	if (r->sample_period)
 		fprintf(f, "  sampled:    one per %s bytes on average; figures are estimates\n",
-			report_thousands(r->sample_period, a));
+			fmt_thousands(r->sample_period, a));
 	counts_summary(r, f);
 	if (r->unknown_blocks)
 		fprintf(f, "  unknown:    %s blocks (%s bytes) have no readable stack record\n",
-			report_thousands(r->unknown_blocks, a), report_thousands(r->unknown_bytes, b));
-	fprintf(f, "  scanned:    %s in %zu segments", human(r->scanned_bytes, a, sizeof(a)),
+			fmt_thousands(r->unknown_blocks, a), fmt_thousands(r->unknown_bytes, b));
+	fprintf(f, "  scanned:    %s in %zu segments", fmt_bytes(r->scanned_bytes, a),
 		r->segments);
 	if (r->missing_bytes)
 		fprintf(f, "; %s not in the file (%u segments)",
-			human(r->missing_bytes, b, sizeof(b)), r->missing_segs);
+			fmt_bytes(r->missing_bytes, b), r->missing_segs);
 	fputc('\n', f);
 	fprintf(f, "  rejected:   %llu headers\n", (unsigned long long)r->rejected_total);
 	for (int i = 0; i < REJ_NREASONS; i++)
@@ -138,14 +104,9 @@ static void summary(const struct report *r, FILE *f)
 			r->peak->time_s, r->peak->now_bytes, r->peak->now_blocks);
 	if (r->view_note)
 		fprintf(f, "  view:       %s\n", r->view_note);
-	if (r->leaks)
-		leaks_write_summary(r->leaks, f);
-	if (r->ages)
-		ages_write_summary(r->ages, f);
-	if (r->memory)
-		memory_write_text(r->memory, f);
-	if (r->lifetimes)
-		lifetimes_write_summary(r->lifetimes, f);
+	for (size_t i = 0; i < r->nsections; i++)
+		if (r->sections[i].ops->text)
+			r->sections[i].ops->text(r, r->sections[i].data, f);
 }
 
 static void sizes(const struct report *r, const struct report_stack *s, FILE *f)
@@ -155,7 +116,7 @@ static void sizes(const struct report *r, const struct report_stack *s, FILE *f)
 	/* sampled: counts are estimated blocks, as the heading's are */
 	fputs(r->sample_period ? "  sizes (about):" : "  sizes:", f);
 	for (size_t i = 0; i < s->nsizes && i < SIZES_SHOWN; i++)
-		fprintf(f, "%s %s x%llu", i ? "," : "", report_thousands(s->sizes[i].size, a),
+		fprintf(f, "%s %s x%llu", i ? "," : "", fmt_thousands(s->sizes[i].size, a),
 			(unsigned long long)s->sizes[i].count);
 	if (s->nsizes > SIZES_SHOWN)
 		fprintf(f, " (+%zu more sizes)", s->nsizes - SIZES_SHOWN);
@@ -179,29 +140,29 @@ static void heading(const struct report *r, const struct report_stack *s, FILE *
 
 	switch (r->metric) {
 	case METRIC_INUSE_OBJECTS:
-		fprintf(f, "%s blocks (%s bytes) live", report_thousands(s->blocks, a),
-			report_thousands(s->bytes, b));
+		fprintf(f, "%s blocks (%s bytes) live", fmt_thousands(s->blocks, a),
+			fmt_thousands(s->bytes, b));
 		break;
 	case METRIC_ALLOC_SPACE:
-		fprintf(f, "%s bytes allocated in %s calls", report_thousands(s->alloc_bytes, a),
-			report_thousands(s->alloc_calls, b));
+		fprintf(f, "%s bytes allocated in %s calls", fmt_thousands(s->alloc_bytes, a),
+			fmt_thousands(s->alloc_calls, b));
 		break;
 	case METRIC_ALLOC_OBJECTS:
-		fprintf(f, "%s allocation calls (%s bytes)", report_thousands(s->alloc_calls, a),
-			report_thousands(s->alloc_bytes, b));
+		fprintf(f, "%s allocation calls (%s bytes)", fmt_thousands(s->alloc_calls, a),
+			fmt_thousands(s->alloc_bytes, b));
 		break;
 	case METRIC_RETAINED_SPACE:
 		fprintf(f, "%s bytes retained, live %s bytes in %s blocks",
-			report_thousands(s->retained, a), report_thousands(s->bytes, b),
-			report_thousands(s->blocks, c));
+			fmt_thousands(s->retained, a), fmt_thousands(s->bytes, b),
+			fmt_thousands(s->blocks, c));
 		break;
 	case METRIC_ALLOC_TIME:
-		fprintf(f, "%s before %s calls", duration(s->time_ns, a, sizeof(a)),
-			report_thousands(s->alloc_calls, b));
+		fprintf(f, "%s before %s calls", fmt_seconds(s->time_ns, a),
+			fmt_thousands(s->alloc_calls, b));
 		break;
 	default:
-		fprintf(f, "%s bytes in %s blocks", report_thousands(s->bytes, a),
-			report_thousands(s->blocks, b));
+		fprintf(f, "%s bytes in %s blocks", fmt_thousands(s->bytes, a),
+			fmt_thousands(s->blocks, b));
 		break;
 	}
 }
@@ -217,26 +178,77 @@ static void others(const struct report *r, const struct report_stack *s, FILE *f
 	/* regrouped stacks (--leaks) carry no counters: the summary has the dump's */
 	if (!r->have_counts || r->regrouped)
 		return;
-	fprintf(f, "  live %s bytes in %s blocks", report_thousands(s->bytes, a),
-		report_thousands(s->blocks, b));
-	fprintf(f, "; allocated %s bytes in %s calls", report_thousands(s->alloc_bytes, a),
-		report_thousands(s->alloc_calls, b));
-	fprintf(f, "; freed %s bytes in %s frees", report_thousands(s->freed_bytes, a),
-		report_thousands(s->frees, b));
+	fprintf(f, "  live %s bytes in %s blocks", fmt_thousands(s->bytes, a),
+		fmt_thousands(s->blocks, b));
+	fprintf(f, "; allocated %s bytes in %s calls", fmt_thousands(s->alloc_bytes, a),
+		fmt_thousands(s->alloc_calls, b));
+	fprintf(f, "; freed %s bytes in %s frees", fmt_thousands(s->freed_bytes, a),
+		fmt_thousands(s->frees, b));
 	if (r->have_time)
-		fprintf(f, "; time %s", duration(s->time_ns, a, sizeof(a)));
+		fprintf(f, "; time %s", fmt_seconds(s->time_ns, a));
 	fputc('\n', f);
+}
+
+/* --base: NEW - OLD, growth first */
+static int write_diff(const struct report *r, FILE *f)
+{
+	char a[32], b[32], c[32], d[32];
+	int64_t db = (int64_t)(r->live_bytes - r->base_live_bytes);
+	int64_t dn = (int64_t)(r->live_blocks - r->base_live_blocks);
+
+	fprintf(f, "heapprof-analyze difference report (NEW - OLD)\n");
+	fprintf(f, "  program:    %s\n", r->program);
+	fprintf(f, "  new:        %s: %s bytes in %s blocks\n", r->source,
+		fmt_thousands(r->live_bytes, a), fmt_thousands(r->live_blocks, b));
+	fprintf(f, "  old:        %s: %s bytes in %s blocks\n", r->base_source,
+		fmt_thousands(r->base_live_bytes, c), fmt_thousands(r->base_live_blocks, d));
+	fprintf(f, "  change:     %s bytes, %s blocks; %zu stacks changed\n",
+		fmt_signed_thousands(db, a), fmt_signed_thousands(dn, b), r->all_stacks);
+	if (r->sample_period)
+		fprintf(f, "  sampled:    figures are estimates\n");
+	if (r->view_note)
+		fprintf(f, "  view:       %s\n", r->view_note);
+	fprintf(f, "  matched by: module file name and offset (function name where a "
+		"module's build-id differs)\n");
+	for (size_t i = 0; i < r->nstacks; i++) {
+		const struct report_stack *s = &r->stacks[i];
+		char buf[512];
+
+		fprintf(f, "\n#%zu  %s bytes  %s blocks\n", i + 1,
+			fmt_signed_thousands((int64_t)s->bytes, a), fmt_signed_thousands((int64_t)s->blocks, b));
+		if (s->flags & STACK_UNKNOWN)
+			fputs("    [unknown stack: no readable stack record]\n", f);
+		else if (!s->nframes)
+			fputs("    [no stack: allocated before heapprof was ready]\n", f);
+		for (unsigned j = 0; j < s->nframes; j++) {
+			const struct report_frame *fr = &s->frames[j];
+
+			fprintf(f, "    %s", report_frame_name(fr, buf, sizeof(buf)));
+			report_write_frame_place(fr, f);
+			fputc('\n', f);
+		}
+		if (s->flags & STACK_TRUNCATED)
+			fprintf(f, "    (stack cut at %u frames)\n", s->recorded_frames);
+	}
+	if (r->nstacks < r->all_stacks)
+		fprintf(f, "\n%zu more stacks changed by %s bytes, %s blocks (--top=0 shows all)\n",
+			r->all_stacks - r->nstacks, fmt_signed_thousands((int64_t)r->rest_bytes, a),
+			fmt_signed_thousands((int64_t)r->rest_blocks, b));
+	return ferror(f) ? -1 : 0;
 }
 
 static int write_text(const struct report *r, FILE *f)
 {
+	const struct report_section *alone = report_alone(r);
 	char a[32], b[32];
 
+	if (alone) {
+		alone->ops->text(r, alone->data, f);
+		return ferror(f) ? -1 : 0;
+	}
 	if (r->diff)
-		return diff_write_text(r, f);
+		return write_diff(r, f);
 	summary(r, f);
-	if (r->show_timeline && timeline_write_text(r, f) < 0)
-		return -1;
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];
 		double pct = r->total ? 100.0 * (double)s->value / (double)r->total : 0;
@@ -247,11 +259,12 @@ static int write_text(const struct report *r, FILE *f)
 			sizes(r, s, f);
 		else
 			fputc('\n', f);
-		if (report_leak_class(s))
-			fprintf(f, "    are %s\n", report_leak_class(s));
+		if (report_stack_class(r, s))
+			fprintf(f, "    are %s\n", report_stack_class(r, s));
 		others(r, s, f);
-		if (r->lifetimes)
-			lifetimes_write_stack(&s->life, f);
+		for (size_t k = 0; k < r->nsections; k++)
+			if (r->sections[k].ops->stack_text)
+				r->sections[k].ops->stack_text(s, f);
 		if (s->flags & STACK_UNKNOWN)
 			fputs("    [unknown stack: no readable stack record]\n", f);
 		else if (!s->nframes)
@@ -263,15 +276,14 @@ static int write_text(const struct report *r, FILE *f)
 	}
 	if (r->nstacks < r->all_stacks && r->metric == METRIC_INUSE_SPACE)
 		fprintf(f, "\n%zu more stacks hold %s bytes in %s blocks (--top=0 --min-percent=0 shows all)\n",
-			r->all_stacks - r->nstacks, report_thousands(r->rest_bytes, a),
-			report_thousands(r->rest_blocks, b));
+			r->all_stacks - r->nstacks, fmt_thousands(r->rest_bytes, a),
+			fmt_thousands(r->rest_blocks, b));
 	else if (r->nstacks < r->all_stacks)
 		fprintf(f, "\n%zu more stacks hold %s of %s (--top=0 --min-percent=0 shows all)\n",
-			r->all_stacks - r->nstacks, report_thousands(r->rest_value, a),
+			r->all_stacks - r->nstacks, fmt_thousands(r->rest_value, a),
 			report_metric_name(r->metric));
 	return ferror(f) ? -1 : 0;
 }
 
 const struct out_format out_text = { "text", write_text,
-				     OUT_SIGNED | OUT_SIZES | OUT_BY | OUT_AGES | OUT_SUMMARY |
-				     OUT_LIFETIMES };
+				     OUT_SIGNED | OUT_SIZES | OUT_SUMMARY, SYNTAX_TEXT };

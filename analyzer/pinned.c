@@ -1,7 +1,8 @@
 /*
  * Free memory pinned by in-use chunks (see pinned.h): runs of free chunks found on the
  * allocator's sorted chunk list, each charged to the chunk right above it, summed per
- * stack of those chunks. The chunk layout and malloc_trim's rule stay in alloc_glibc.c.
+ * stack of those chunks. The chunk layout and what the allocator gives back stay in its
+ * reader (alloc.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,7 @@
 #include "alloc.h"
 #include "collect.h"
 #include "pinned.h"
-#include "report_int.h"
+#include "report.h"
 #include "scan.h"
 #include "stacks.h"
 #include "util.h"
@@ -25,7 +26,7 @@ struct item {
 
 static bool frees(const struct alloc_chunk *c)
 {
-	return !c->mmapped && (c->kind == ALLOC_FREE || c->kind == ALLOC_FASTBIN);
+	return !c->mmapped && (c->kind == ALLOC_FREE || c->kind == ALLOC_FREE_UNJOINED);
 }
 
 static const uint64_t no_pcs[1];
@@ -101,8 +102,8 @@ static enum pinned_holder holder_of(const struct alloc *al, size_t i, uint64_t e
 		return PIN_BLOCK;
 	case ALLOC_UNTAGGED:
 		return PIN_UNTAGGED;
-	case ALLOC_TCACHE:
-		return PIN_TCACHE;
+	case ALLOC_CACHED:
+		return PIN_CACHED;
 	default:
 		return PIN_HEAP_END;	/* a fencepost */
 	}
@@ -125,7 +126,8 @@ static struct item *find_runs(struct pinned *p, const struct alloc *al, const st
 			i++;
 			continue;
 		}
-		/* as malloc_consolidate joins them; a run that reaches the top is the top's */
+		/* as the allocator's consolidation joins them; a run that reaches the top is
+		 * the top's */
 		for (; i < al->nchunks && al->chunks[i].addr == end &&
 		       (frees(&al->chunks[i]) || (!al->chunks[i].mmapped &&
 						  al->chunks[i].kind == ALLOC_TOP)); i++) {
@@ -136,7 +138,7 @@ static struct item *find_runs(struct pinned *p, const struct alloc *al, const st
 			continue;
 		it.holder = holder_of(al, i, end);
 		it.bytes = end - start;
-		it.trim_bytes = alloc_run_trim(start, end);
+		it.trim_bytes = alloc_run_release(al, start, end);
 		it.blocks = 1;
 		if (it.holder == PIN_BLOCK)
 			block_stack(img, scan, al->chunks[i].block, buf, &it);
@@ -217,13 +219,4 @@ void pinned_free(struct pinned *p)
 		free(p->v[i].frames);
 	free(p->v);
 	memset(p, 0, sizeof(*p));
-}
-
-const char *pinned_holder_name(enum pinned_holder h)
-{
-	static const char *const names[PIN_NHOLDERS] = {
-		"heapprof blocks", "untagged chunks", "chunks free in tcache",
-		"the end of a heap or of a walk cut short" };
-
-	return h < PIN_NHOLDERS ? names[h] : "?";
 }

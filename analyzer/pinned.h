@@ -18,7 +18,7 @@ struct sym;
 enum pinned_holder {
 	PIN_BLOCK,		/* heapprof blocks of one stack */
 	PIN_UNTAGGED,		/* in-use chunks without a heapprof header */
-	PIN_TCACHE,		/* chunks a thread's tcache holds (free to the program) */
+	PIN_CACHED,		/* chunks a thread's cache holds (free to the program) */
 	PIN_HEAP_END,		/* the end of a heap that is not its arena's newest (pinned
 				 * by the heaps after it), or of a walk cut short */
 	PIN_NHOLDERS
@@ -26,8 +26,8 @@ enum pinned_holder {
 
 struct pinned_stack {
 	enum pinned_holder holder;
-	uint64_t bytes;		/* free bytes pinned (chunk sizes, as mallinfo2 counts) */
-	uint64_t trim_bytes;	/* of them, whole pages malloc_trim(0) would madvise away */
+	uint64_t bytes;		/* free bytes pinned (chunk sizes, as the allocator counts) */
+	uint64_t trim_bytes;	/* of them, whole pages it would give back when asked */
 	uint64_t blocks;	/* pinning chunks: each pins the one run below it */
 	unsigned flags;		/* STACK_TRUNCATED, STACK_UNKNOWN (stacks.h) */
 	struct report_frame *frames; /* PIN_BLOCK: innermost first; owned */
@@ -36,7 +36,7 @@ struct pinned_stack {
 
 struct pinned {
 	uint64_t bytes, trim_bytes;	/* all runs below an in-use chunk */
-	uint64_t runs;			/* free chunks as malloc_consolidate would join them */
+	uint64_t runs;			/* free chunks as a consolidation would join them */
 	struct pinned_stack *v;		/* shown: bytes descending */
 	size_t n;
 	size_t all;			/* distinct holders */
@@ -52,8 +52,5 @@ struct pinned {
 void pinned_apply(struct pinned *p, const struct alloc *al, const struct image *img,
 		  const struct scan_result *scan, struct sym *sym, size_t top);
 void pinned_free(struct pinned *p);
-
-/* "untagged chunks", ... for a holder other than PIN_BLOCK */
-const char *pinned_holder_name(enum pinned_holder h);
 
 #endif

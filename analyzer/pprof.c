@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "escape.h"
+#include "escape_name.h"
 #include "pb.h"
 #include "pprof.h"
 #include "util.h"

@@ -3,14 +3,13 @@
  * bytes, blocks, thread and frames, so that ties are stable), cut by --top and
  * --min-percent, and the stacks kept symbolized, inlined functions as frames of their own.
  */
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "escape.h"
+#include "escape_name.h"
 #include "image.h"
-#include "leaks.h"
-#include "lifetimes.h"
 #include "names.h"
 #include "report.h"
 #include "report_int.h"
@@ -298,6 +297,21 @@ void report_count(struct report *r, const struct scan_result *scan)
 	free(all);
 }
 
+/* The symbols' module table, as the report's, its names escaped. */
+static struct report_module *modules(struct report *r, struct sym *sym, size_t *n)
+{
+	struct sym_module_info *m = sym_modules(sym, n);
+	struct report_module *v = xcalloc(*n ? *n : 1, sizeof(*v));
+
+	escape_names(r, m, *n);
+	for (size_t i = 0; i < *n; i++) {
+		v[i] = (struct report_module){ m[i].path, m[i].start, m[i].end, "" };
+		memcpy(v[i].build_id, m[i].build_id, sizeof(v[i].build_id));
+	}
+	free(m);
+	return v;
+}
+
 void report_build(struct report *r, const struct scan_result *scan, const struct image *img,
 		  struct sym *sym, const struct report_opts *o)
 {
@@ -305,7 +319,6 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 	struct stack **all = stacks_list(&scan->stacks, &n);
 	struct ranked *rk = xcalloc(n ? n : 1, sizeof(*rk));
 	struct report_stack *v;
-	struct sym_module_info *mods;
 
 	describe_data(r, scan, o);
 	describe_scan(r, scan, img);
@@ -325,6 +338,8 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 		sum(&r->total, f.value);
 		rk[k++] = (struct ranked){ all[i], f };
 	}
+	if (o->whole)
+		r->total = o->whole;
 	if (k > 1)
 		qsort(rk, k, sizeof(*rk), ranked_cmp);
 	if (scan->join.sampled_blocks && scan->join.have_proc)
@@ -336,9 +351,7 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 	r->wsize = img->wsize;
 	r->big_endian = img->big_endian;
 	r->modules = sym_source(sym);
-	mods = sym_modules(sym, &r->nmods);
-	escape_names(r, mods, r->nmods);
-	r->mods = mods;
+	r->mods = modules(r, sym, &r->nmods);
 	r->saturated = scan->stacks.saturated || r->live_bytes == UINT64_MAX ||
 		       r->total == UINT64_MAX;
 	v = xcalloc(k ? k : 1, sizeof(*v));
@@ -353,8 +366,8 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 			continue;
 		}
 		v[keep] = rk[i].f;
-		if (o->lifetimes && lifetimes_of(o->lifetimes, s))
-			v[keep].life = *lifetimes_of(o->lifetimes, s);
+		if (o->stack_figures)
+			o->stack_figures(o->stack_arg, s, &v[keep]);
 		v[keep].flags = s->flags;
 		v[keep].recorded_frames = recorded_frames(s);
 		if (o->by_thread) {
@@ -426,9 +439,56 @@ void report_write_frame_place(const struct report_frame *f, FILE *out)
 		fprintf(out, "  (%s)", mod ? mod + 1 : f->module);
 }
 
-const char *report_leak_class(const struct report_stack *s)
+const char *report_stack_class(const struct report *r, const struct report_stack *s)
 {
-	return leaks_class_name(s->flags);
+	unsigned c = (s->flags & STACK_CLASS_MASK) >> STACK_CLASS_SHIFT;
+
+	return c && r->class_names ? r->class_names[c - 1] : NULL;
+}
+
+void report_add_section(struct report *r, const struct section_ops *ops, const void *data)
+{
+	assert(r->nsections < REPORT_MAX_SECTIONS);	/* the table has fewer rows */
+	r->sections[r->nsections++] = (struct report_section){ ops, data };
+}
+
+bool report_section_can(const struct section_ops *ops, const struct out_format *f)
+{
+	if (ops->can)
+		return ops->can(f);
+	switch (f->syntax) {
+	case SYNTAX_TEXT: return ops->text != NULL;
+	case SYNTAX_JSON: return ops->json != NULL;
+	case SYNTAX_HTML: return ops->html != NULL;
+	default: return false;
+	}
+}
+
+const struct report_section *report_alone(const struct report *r)
+{
+	for (size_t i = 0; i < r->nsections; i++)
+		if (r->sections[i].ops->alone)
+			return &r->sections[i];
+	return NULL;
+}
+
+static void range_merge(struct report_range *into, const struct report_range *from)
+{
+	if (!from->n)
+		return;
+	if (!into->n || from->min < into->min)
+		into->min = from->min;
+	if (from->max > into->max)
+		into->max = from->max;
+	into->n += from->n;
+	into->sum += from->sum;
+}
+
+void report_life_merge(struct report_life *into, const struct report_life *from)
+{
+	range_merge(&into->freed, &from->freed);
+	range_merge(&into->age, &from->age);
+	into->temporary += from->temporary;
 }
 
 static struct report_item *next_item(struct report_path *p, enum report_item_kind kind)
@@ -451,9 +511,9 @@ void report_decorate(const struct report *r, const struct report_stack *s,
 	const char *mark = NULL;
 
 	p->n = 0;
-	if (report_leak_class(s))	/* --leaks: the class is the root */
+	if (report_stack_class(r, s))	/* --leaks: the class is the root */
 		snprintf(next_item(p, ITEM_CLASS)->buf, sizeof(p->items->buf), "[%s]",
-			 report_leak_class(s));
+			 report_stack_class(r, s));
 	if (r->by_thread) {
 		struct report_item *it = next_item(p, ITEM_THREAD);
 
@@ -487,18 +547,4 @@ void report_path_free(struct report_path *p)
 	free(p->items);
 	p->items = NULL;
 	p->n = p->cap = 0;
-}
-
-const char *report_thousands(uint64_t v, char *buf)
-{
-	char tmp[32];
-	int n = snprintf(tmp, sizeof(tmp), "%llu", (unsigned long long)v), k = 0;
-
-	for (int i = 0; i < n; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[k++] = ',';
-		buf[k++] = tmp[i];
-	}
-	buf[k] = 0;
-	return buf;
 }

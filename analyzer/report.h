@@ -13,9 +13,8 @@
 #include "scan.h"
 
 struct image;
+struct stack;
 struct sym;
-struct leak_summary;
-struct lifetimes;
 
 struct report_frame {
 	uint64_t pc;
@@ -154,6 +153,54 @@ struct report_peak {
 					 * bytes + step */
 };
 
+/* A module of the process, as the symbols found it: what frames point into. */
+struct report_module {
+	const char *path;		/* its file (lives as long as the symbols) */
+	uint64_t start, end;
+	char build_id[129];		/* hex, "" if none */
+};
+
+/*
+ * What an analysis adds to the report: a section, printed by each writer after the
+ * report's summary in the order of the analyses table, and a stack's lines where it
+ * has figures per stack. A writer calls the printer of its syntax; one a section
+ * lacks is left out, and options.c refuses an option whose section the format cannot
+ * show (can()).
+ */
+struct out_format;
+struct report;
+
+/* What a writer hands a section's JSON or HTML printer. */
+struct report_out {
+	FILE *f;
+	/* one frame as this writer's stacks print it */
+	void (*frame)(const struct report_frame *fr, FILE *f);
+};
+
+struct section_ops {
+	const char *name;		/* the JSON member it writes */
+	const char *gives;		/* "an age summary": for "--age gives an age summary,
+					 * which -f svg cannot show" */
+	/* Whether format f shows it; NULL: the formats with a printer for it. */
+	bool (*can)(const struct out_format *f);
+	bool alone;			/* text: it is the whole report (--why, --by) */
+	/* text: its lines after the summary's (or, alone, all there is) */
+	void (*text)(const struct report *r, const void *data, FILE *f);
+	/* JSON: its member, "  \"name\": ...,\n"; HTML: ",\"name\":..." in the page's data */
+	void (*json)(const struct report *r, const void *data, const struct report_out *o);
+	void (*html)(const struct report *r, const void *data, const struct report_out *o);
+	/* a stack's text lines, and its JSON members (",\n     \"x\": ...") */
+	void (*stack_text)(const struct report_stack *s, FILE *f);
+	void (*stack_json)(const struct report_stack *s, FILE *f);
+};
+
+struct report_section {
+	const struct section_ops *ops;
+	const void *data;		/* the analysis's, alive until the report is written */
+};
+
+#define REPORT_MAX_SECTIONS 16
+
 /* A thread the dump names (its thread records), by tid. */
 struct report_thread {
 	uint32_t tid;
@@ -168,7 +215,8 @@ struct report {
 	unsigned wsize;
 	bool big_endian;
 	enum report_metric metric;
-	uint64_t total;			/* the metric summed over all stacks */
+	uint64_t total;			/* the metric summed over all stacks, or what their
+					 * shares are of (report_opts.whole) */
 	uint64_t live_bytes, live_blocks; /* the stacks' sums: estimates when sampled */
 	size_t live_stacks;		/* stacks holding live blocks */
 	bool have_counts;		/* site counters were read */
@@ -203,13 +251,13 @@ struct report {
 	struct report_reject rejected[REJ_NREASONS]; /* .n == 0: none for that reason */
 	uint64_t rejected_total;	/* with the damaged ones */
 	const char *modules;		/* which module list symbolized the stacks */
-	const struct sym_module_info *mods; /* the module table, by start address */
+	const struct report_module *mods; /* the module table, by start address */
 	size_t nmods;
 	bool saturated;			/* a total did not fit 64 bits */
-	const struct leak_summary *leaks; /* --leaks: classes (leaks.h); else NULL */
-	const struct age_summary *ages;	/* --age, --older-than (ages.h); else NULL */
-	const struct memory_summary *memory; /* --memory (memory.h); else NULL */
-	const struct report_lifetimes *lifetimes; /* --lifetimes; else NULL */
+	const char *const *class_names;	/* a stack's class (STACK_CLASS_MASK) as index + 1
+					 * into these (--leaks: "definitely lost", ...) */
+	struct report_section sections[REPORT_MAX_SECTIONS];
+	size_t nsections;
 	char **owned;			/* names the report made (--short-names) */
 	size_t nowned;
 	/* views.c, diff.c (issue 12) */
@@ -224,7 +272,6 @@ struct report {
 	size_t ntimeline;
 	size_t timeline_peak;		/* index of the sample with the most live bytes */
 	const struct report_peak *peak;	/* --peak: the stacks are those of the peak table */
-	bool show_timeline;		/* --timeline: text draws it */
 };
 
 struct report_opts {
@@ -239,7 +286,12 @@ struct report_opts {
 	bool events;		/* build the event rings too */
 	bool event_stacks;	/* ... each call with its site's stack */
 	bool short_names;	/* C++ templates and parameter lists left out */
-	const struct lifetimes *lifetimes; /* --lifetimes: each stack's (lifetimes.h) */
+	uint64_t whole;		/* a metric whose stacks overlap (retained_space): what
+				 * a stack's share is of, the live heap's bytes, as the
+				 * total; 0: the stacks' sum */
+	/* an analysis's figures for a stack shown (--lifetimes'), or NULL */
+	void (*stack_figures)(const void *arg, const struct stack *s, struct report_stack *out);
+	const void *stack_arg;
 };
 
 /* Build r from a scan; symbolizes only the stacks shown (and, with o->events, the
@@ -247,6 +299,11 @@ struct report_opts {
 void report_build(struct report *r, const struct scan_result *scan, const struct image *img,
 		  struct sym *sym, const struct report_opts *o);
 void report_free(struct report *r);
+/* pcs[0..n-1] as frames, inlined functions expanded (short_names: names shortened, the
+ * copies owned by r, which may then not be NULL); *nout gets how many. Caller frees the
+ * array. For stacks outside the report's (--memory's pinning stacks). */
+struct report_frame *report_symbolize(struct report *r, const uint64_t *pcs, unsigned n,
+				      struct sym *sym, bool short_names, unsigned *nout);
 /* The sites' counters summed over every stack of scan into r: called before --leaks or
  * --older-than regroup the stacks (their new stacks carry no counters). */
 void report_count(struct report *r, const struct scan_result *scan);
@@ -286,27 +343,36 @@ const char *report_frame_name(const struct report_frame *f, char *buf, size_t si
  * for a named function outside the program, "  (module's base name)". */
 void report_write_frame_place(const struct report_frame *f, FILE *out);
 
-/* --leaks: the stack's class ("definitely lost", ...); else NULL. */
-const char *report_leak_class(const struct report_stack *s);
+/* The stack's class (--leaks: "definitely lost", ...); else NULL. */
+const char *report_stack_class(const struct report *r, const struct report_stack *s);
 
-/* 1234567 -> "1,234,567" into buf (at least 27 bytes). */
-const char *report_thousands(uint64_t v, char *buf);
+/* Add a section (the report keeps the pointers); in the order added. */
+void report_add_section(struct report *r, const struct section_ops *ops, const void *data);
+/* Whether format f shows sections of ops (ops->can, or a printer of f's syntax). */
+bool report_section_can(const struct section_ops *ops, const struct out_format *f);
+/* The section that is the whole text report (alone), or NULL. */
+const struct report_section *report_alone(const struct report *r);
 
-/* What a format can show: main.c refuses an option that needs what the format lacks. */
+/* into += from: a stack's lifetimes, for stacks a view or a difference merges. */
+void report_life_merge(struct report_life *into, const struct report_life *from);
+
+/* What a format can show of the core: options.c refuses an option that needs what the
+ * format lacks (what it can show of sections, report_section_can() says). */
 #define OUT_SIGNED	(1u << 0)	/* negative figures (--base) */
 #define OUT_SIZES	(1u << 1)	/* each stack's blocks by size */
-#define OUT_BY		(1u << 2)	/* the --by table */
-#define OUT_AGES	(1u << 3)	/* the --age summary */
-#define OUT_ALL		(1u << 4)	/* every metric per stack: wants every stack with any
+#define OUT_ALL		(1u << 2)	/* every metric per stack: wants every stack with any
 					 * figure (report_opts.all_stacks) */
-#define OUT_SUMMARY	(1u << 5)	/* the leak and memory summaries */
-#define OUT_LIFETIMES	(1u << 6)	/* each stack's lifetimes (--lifetimes) */
+#define OUT_SUMMARY	(1u << 3)	/* the summary (the peak's line among it) */
+
+/* Which printer of a section a format calls. */
+enum out_syntax { SYNTAX_NONE, SYNTAX_TEXT, SYNTAX_JSON, SYNTAX_HTML };
 
 struct out_format {
 	const char *name;
 	/* 0, or -1 with errno when writing failed */
 	int (*write)(const struct report *r, FILE *f);
 	unsigned can;			/* OUT_* */
+	enum out_syntax syntax;
 };
 
 extern const struct out_format out_text, out_collapsed, out_pprof, out_svg, out_events;

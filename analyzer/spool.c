@@ -1,12 +1,11 @@
 /*
- * Spooling a core that cannot be mapped as it is (compressed, or from a pipe) into an
- * unlinked temporary file under $TMPDIR, chunk by chunk, so memory use stays small
- * whatever the core's size. Decompression is source.c's; ELF parsing proper stays in
- * image_core.c: this file reads only the few header fields that bound the copy.
+ * Spooling an input that cannot be mapped as it is (compressed, or from a pipe) into
+ * an unlinked temporary file under $TMPDIR, chunk by chunk, so memory use stays small
+ * whatever its size. Decompression is source.c's; what the input is and how long its
+ * headers say it is, its reader's sizer (spool.h): this file knows no format.
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <gelf.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,16 +16,14 @@
 #include <unistd.h>
 
 #include "escape.h"
-#include "rd.h"
 #include "source.h"
 #include "spool.h"
 #include "util.h"
 
 /*
- * A core is checked while it is copied, against what its own ELF headers promise:
- * the ELF header first (from the first chunk, before anything is written), then the
- * size the file must have to hold its header tables and every segment and section.
- * More data than that is a decompression bomb or appended junk: copying stops there.
+ * An input is checked while it is copied, against what its own headers promise (its
+ * sizer reads them): more data than that is a decompression bomb or appended junk,
+ * and copying stops there.
  */
 struct spool {
 	const char *path, *dir;
@@ -39,12 +36,9 @@ struct spool {
 	uint64_t stored;	/* of them not holes: what takes disk */
 	const struct src *src;	/* for the compressed bytes read so far */
 	uint64_t promise;	/* file size the headers read so far promise */
-	bool big_endian;
-	unsigned wsize;		/* 4 or 8: ELFCLASS32 or ELFCLASS64 */
-	uint64_t phoff, shoff;
-	uint64_t phnum;		/* from e_phnum, or section 0's sh_info past PN_XNUM */
-	unsigned phentsize, shentsize, shnum;
-	bool phnum_known, phdrs_read, shdrs_read;
+	const struct spool_sizer *(*known)(const unsigned char *head, size_t len);
+	const struct spool_sizer *sizer; /* the first chunk's */
+	void *state;		/* the sizer's */
 	char *err;
 	size_t errlen;
 };
@@ -88,44 +82,17 @@ static int spool_check_ratio(struct spool *z)
 	return -1;
 }
 
-/* A 4- or 8-byte field at p in the core's byte order. */
-static uint64_t spool_field(const struct spool *z, const unsigned char *p, unsigned size)
+/* The input is not one the sizer knows: say so, and why. */
+static int spool_not_input(struct spool *z, const char *why)
 {
-	struct rd r = { p, size, z->big_endian };
-	uint64_t v = 0;
-	uint32_t v32;
-	uint16_t v16;
+	const char *what = z->sizer ? z->sizer->what : "an input heapprof-analyze reads";
 
-	if (size == 8)
-		rd_u64(&r, &v);
-	else if (size == 4 && rd_u32(&r, &v32))
-		v = v32;
-	else if (size == 2 && rd_u16(&r, &v16))
-		v = v16;
-	return v;
-}
-
-static int spool_not_core(struct spool *z, const char *why)
-{
 	if (z->inside)
-		snprintf(z->err, z->errlen, "'%s' is not an ELF core (inside %s): %s", z->path,
+		snprintf(z->err, z->errlen, "'%s' is not %s (inside %s): %s", z->path, what,
 			 z->inside, why);
 	else
-		snprintf(z->err, z->errlen, "'%s' is not an ELF core: %s", z->path, why);
+		snprintf(z->err, z->errlen, "'%s' is not %s: %s", z->path, what, why);
 	return -1;
-}
-
-/* Raise the promise to off + size; -1 when that passes 2^64. */
-static int spool_promise(struct spool *z, uint64_t off, uint64_t size)
-{
-	uint64_t end;
-
-	/* off_t is signed: past INT64_MAX is no file offset at all */
-	if (__builtin_add_overflow(off, size, &end) || end > INT64_MAX)
-		return spool_not_core(z, "its headers point past the end of any file");
-	if (end > z->promise)
-		z->promise = end;
-	return 0;
 }
 
 /*
@@ -138,9 +105,9 @@ static int spool_check_space(struct spool *z)
 	uint64_t avail;
 
 	if (max_size && z->promise > max_size) {
-		snprintf(z->err, z->errlen, "'%s' is too big: its ELF headers promise %llu bytes, "
-			 "more than --max-size=%llu", z->path, (unsigned long long)z->promise,
-			 (unsigned long long)max_size);
+		snprintf(z->err, z->errlen, "'%s' is too big: its %ss promise %llu bytes, more "
+			 "than --max-size=%llu", z->path, z->sizer->header,
+			 (unsigned long long)z->promise, (unsigned long long)max_size);
 		return -1;
 	}
 	if (fstatvfs(z->out, &sv) < 0)
@@ -148,108 +115,32 @@ static int spool_check_space(struct spool *z)
 	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
 	if (z->promise - z->total <= avail)
 		return 0;
-	snprintf(z->err, z->errlen, "cannot %s '%s' into %s: its ELF headers promise %llu "
-		 "bytes but only %llu are free there (set TMPDIR to a roomier directory)", z->verb,
-		 z->path, z->dir, (unsigned long long)z->promise, (unsigned long long)avail);
+	snprintf(z->err, z->errlen, "cannot %s '%s' into %s: its %ss promise %llu bytes but "
+		 "only %llu are free there (set TMPDIR to a roomier directory)", z->verb, z->path,
+		 z->dir, z->sizer->header, (unsigned long long)z->promise,
+		 (unsigned long long)avail);
 	return -1;
 }
 
-/* The ELF header, from the first bytes; -1 unless it is an ELF core's. */
-static int spool_read_ehdr(struct spool *z, const unsigned char *b, size_t n)
+/* From the first chunk: which input it starts, and the size that one's header says. */
+static int spool_start(struct spool *z, const unsigned char *b, size_t n)
 {
-	unsigned off = 0;
-	uint64_t ehsize;
+	char why[200];
 
-	if (n < EI_NIDENT || memcmp(b, ELFMAG, SELFMAG))
-		return spool_not_core(z, "no ELF header");
-	if ((b[EI_CLASS] != ELFCLASS32 && b[EI_CLASS] != ELFCLASS64) ||
-	    (b[EI_DATA] != ELFDATA2LSB && b[EI_DATA] != ELFDATA2MSB))
-		return spool_not_core(z, "unknown ELF class or byte order");
-	z->wsize = b[EI_CLASS] == ELFCLASS64 ? 8 : 4;
-	z->big_endian = b[EI_DATA] == ELFDATA2MSB;
-	ehsize = z->wsize == 8 ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr);
-	if (n < ehsize)
-		return spool_not_core(z, "its ELF header is cut short");
-	if (spool_field(z, b + EI_NIDENT, 2) != ET_CORE)
-		return spool_not_core(z, "an ELF file of another type");
-	/* e_type, e_machine, e_version, e_entry, then e_phoff and e_shoff */
-	off = EI_NIDENT + 2 + 2 + 4 + z->wsize;
-	z->phoff = spool_field(z, b + off, z->wsize);
-	z->shoff = spool_field(z, b + off + z->wsize, z->wsize);
-	/* e_flags, e_ehsize, then e_phentsize, e_phnum, e_shentsize, e_shnum */
-	off += 2 * z->wsize + 4 + 2;
-	z->phentsize = (unsigned)spool_field(z, b + off, 2);
-	z->phnum = spool_field(z, b + off + 2, 2);
-	z->shentsize = (unsigned)spool_field(z, b + off + 4, 2);
-	z->shnum = (unsigned)spool_field(z, b + off + 6, 2);
-	if (z->phnum && z->phentsize != (z->wsize == 8 ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
-		return spool_not_core(z, "unexpected program header size");
-	if (z->shoff && z->shentsize != (z->wsize == 8 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr)))
-		return spool_not_core(z, "unexpected section header size");
-	z->promise = ehsize;
-	z->phnum_known = z->phnum != PN_XNUM;
-	if (z->phnum_known && spool_promise(z, z->phoff, z->phnum * z->phentsize) < 0)
-		return -1;
-	/* section 0 is there even when e_shnum is 0: it holds the real counts then */
-	if (z->shoff && spool_promise(z, z->shoff, (z->shnum ? z->shnum : 1) * (uint64_t)z->shentsize) < 0)
-		return -1;
-	z->shdrs_read = !z->shoff;
+	z->sizer = z->known(b, n);
+	if (z->sizer->start(&z->state, b, n, &z->promise, why, sizeof(why)) < 0)
+		return spool_not_input(z, why);
 	return 0;
 }
 
-/*
- * Raise the promise to cover each entry of a header table (program headers: offset
- * and file size; sections: offset and size, but SHT_NOBITS has no bytes).
- */
-static int spool_read_table(struct spool *z, uint64_t off, uint64_t n, bool phdrs)
-{
-	unsigned char e[sizeof(Elf64_Shdr)];
-	unsigned es = phdrs ? z->phentsize : z->shentsize, w = z->wsize;
-	/* offsets of (p_offset, p_filesz) or (sh_offset, sh_size) in an entry */
-	unsigned o_off = phdrs ? (w == 8 ? 8 : 4) : (w == 8 ? 24 : 16);
-	unsigned o_size = phdrs ? (w == 8 ? 32 : 16) : (w == 8 ? 32 : 20);
-
-	for (uint64_t i = 0; i < n; i++) {
-		uint64_t size;
-
-		if (pread(z->out, e, es, (off_t)(off + i * es)) != (ssize_t)es)
-			return spool_not_core(z, "cannot read back its headers");
-		size = spool_field(z, e + o_size, w);
-		if (!phdrs && spool_field(z, e + 4, 4) == SHT_NOBITS)
-			continue;
-		if (size && spool_promise(z, spool_field(z, e + o_off, w), size) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-/* Read each header table once it has all been written; the promise grows with them. */
-static int spool_read_tables(struct spool *z)
+/* After a chunk: the headers complete by now may promise more; room for it, then. */
+static int spool_grow(struct spool *z)
 {
 	uint64_t before = z->promise;
+	char why[200];
 
-	if (!z->phnum_known && z->total >= z->shoff + z->shentsize) {
-		unsigned char e[sizeof(Elf64_Shdr)];
-
-		/* too many segments for e_phnum: section 0's sh_info has the count */
-		if (!z->shoff || pread(z->out, e, z->shentsize, (off_t)z->shoff) != z->shentsize)
-			return spool_not_core(z, "PN_XNUM program headers without section 0");
-		z->phnum = spool_field(z, e + (z->wsize == 8 ? 44 : 28), 4);
-		z->phnum_known = true;
-		if (spool_promise(z, z->phoff, z->phnum * z->phentsize) < 0)
-			return -1;
-	}
-	if (!z->phdrs_read && z->phnum_known &&
-	    z->total >= z->phoff + z->phnum * z->phentsize) {
-		z->phdrs_read = true;
-		if (spool_read_table(z, z->phoff, z->phnum, true) < 0)
-			return -1;
-	}
-	if (!z->shdrs_read && z->total >= z->shoff + z->shnum * (uint64_t)z->shentsize) {
-		z->shdrs_read = true;
-		if (spool_read_table(z, z->shoff, z->shnum, false) < 0)
-			return -1;
-	}
+	if (z->sizer->more(z->state, z->out, z->total, &z->promise, why, sizeof(why)) < 0)
+		return spool_not_input(z, why);
 	return z->promise > before ? spool_check_space(z) : 0;
 }
 
@@ -315,7 +206,7 @@ static int spool_store(struct spool *z, const unsigned char *b, size_t n)
  */
 static int spool_write(struct spool *z, const unsigned char *b, size_t n)
 {
-	if (z->total == 0 && (spool_read_ehdr(z, b, n) < 0 || spool_check_space(z) < 0))
+	if (z->total == 0 && (spool_start(z, b, n) < 0 || spool_check_space(z) < 0))
 		return -1;
 	/* the headers read from this chunk may promise more of the same chunk */
 	while (n) {
@@ -332,7 +223,7 @@ static int spool_write(struct spool *z, const unsigned char *b, size_t n)
 		z->total += k;
 		b += k;
 		n -= k;
-		if (spool_check_ratio(z) < 0 || spool_read_tables(z) < 0)
+		if (spool_check_ratio(z) < 0 || spool_grow(z) < 0)
 			return -1;
 	}
 	return 0;
@@ -381,10 +272,10 @@ static size_t spool_read_chunk(struct src *s, unsigned char *buf, size_t size)
 static void spool_warn_end(struct spool *z, const struct src *s, int stop)
 {
 	if (stop == 1)
-		warn("'%s' %s to more than the %llu bytes its ELF headers promise; the rest is "
+		warn("'%s' %s to more than the %llu bytes its %ss promise; the rest is "
 		     "ignored (%s, or data appended to the core)", z->path,
 		     z->inside ? "inflates" : "runs on", (unsigned long long)z->promise,
-		     z->inside ? "a decompression bomb" : "junk");
+		     z->sizer->header, z->inside ? "a decompression bomb" : "junk");
 	else if (s->end == SRC_CUT)
 		warn("'%s': %s stream is cut short after %llu bytes; the rest of the core is "
 		     "missing", z->path, z->inside, (unsigned long long)z->total);
@@ -393,19 +284,23 @@ static void spool_warn_end(struct spool *z, const struct src *s, int stop)
 		     "before the damage", z->path, z->inside ? z->inside : "core", s->msg,
 		     (unsigned long long)z->total);
 	else if (z->total < z->promise)
-		warn("'%s' ends after %llu of the %llu bytes its ELF headers promise; the rest of "
+		warn("'%s' ends after %llu of the %llu bytes its %ss promise; the rest of "
 		     "the core is missing", z->path, (unsigned long long)z->total,
-		     (unsigned long long)z->promise);
+		     (unsigned long long)z->promise, z->sizer->header);
 }
 
-/* Why nothing at all could be read: the ELF header never came. */
+/* Why nothing at all could be read: the header never came. */
 static int spool_empty(struct spool *z, const struct src *s)
 {
+	char why[100];
+
+	z->sizer = z->known(NULL, 0);	/* the one that explains */
+	snprintf(why, sizeof(why), "its stream is cut short before the %s", z->sizer->header);
 	if (s->end == SRC_CUT)
-		return spool_not_core(z, "its stream is cut short before the ELF header");
+		return spool_not_input(z, why);
 	if (s->end == SRC_DAMAGED)
-		return spool_not_core(z, s->msg);
-	return spool_not_core(z, "nothing inside");
+		return spool_not_input(z, s->msg);
+	return spool_not_input(z, "nothing inside");
 }
 
 #define SPOOL_CHECK_MAX (1ull << 30)
@@ -431,12 +326,15 @@ static void spool_blame_damage(struct spool *z, struct src *s, unsigned char *bu
 			 s->msg);
 }
 
-int spool_core(struct src *s, const char *path, char *err, size_t errlen)
+int spool_input(struct src *s, const char *path,
+		const struct spool_sizer *(*known)(const unsigned char *head, size_t len),
+		char *err, size_t errlen)
 {
 	const char *dir = getenv("TMPDIR");
 	char tmp[4096];
 	static unsigned char buf[SPOOL_CHUNK];
-	struct spool z = { .path = path, .err = err, .errlen = errlen, .inside = s->name, .src = s };
+	struct spool z = { .path = path, .err = err, .errlen = errlen, .inside = s->name, .src = s,
+			   .known = known };
 	size_t n;
 	int stop = 0;
 
@@ -469,6 +367,7 @@ int spool_core(struct src *s, const char *path, char *err, size_t errlen)
 			 (unsigned long long)z.total);
 		stop = -1;
 	}
+	free(z.state);
 	if (stop < 0) {
 		close(z.out);
 		spool_blame_damage(&z, s, buf, sizeof(buf));

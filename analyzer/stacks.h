@@ -18,6 +18,10 @@ struct size_count {
 
 #define STACK_TRUNCATED 0x1u	/* the writer cut the stack at its frame limit */
 #define STACK_UNKNOWN 0x2u	/* no readable stack record: "[unknown stack]" */
+/* A class an analysis splits the stacks by (--leaks: memcheck's), as its index + 1 into
+ * the report's class names; 0: none. */
+#define STACK_CLASS_SHIFT 8
+#define STACK_CLASS_MASK (7u << STACK_CLASS_SHIFT)
 
 /* Counters summed from site records, as read (sampled: calls and frees in units of
  * 1/HP2_COUNT_ONE); each saturates at UINT64_MAX. */

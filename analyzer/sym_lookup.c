@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "escape.h"
+#include "escape_name.h"
 #include "image.h"
 #include "rd.h"
 #include "sym.h"

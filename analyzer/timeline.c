@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
+#include "fmt.h"
 #include "image.h"
 #include "rd.h"
 #include "timeline.h"
@@ -367,20 +369,6 @@ void timeline_free(struct timeline_data *t)
 #define CHART_W 64
 #define CHART_H 8
 
-static const char *human_bytes(uint64_t v, char *buf, size_t size)
-{
-	static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
-	double x = (double)v;
-	unsigned u = 0;
-
-	while (x >= 1024 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
-		x /= 1024;
-		u++;
-	}
-	snprintf(buf, size, u ? "%.1f %s" : "%.0f %s", x, unit[u]);
-	return buf;
-}
-
 /* Each column: the most live bytes of the samples in its slice of time, or the last
  * sample's before it (memory stays until the next sample says otherwise). */
 static void columns(const struct report *r, uint64_t *col, unsigned w, int *peak_col)
@@ -405,8 +393,9 @@ static void columns(const struct report *r, uint64_t *col, unsigned w, int *peak
 	}
 }
 
-int timeline_write_text(const struct report *r, FILE *f)
+static void timeline_text(const struct report *r, const void *data, FILE *f)
 {
+	const struct timeline_data *t = data;
 	static const char *const eighth[9] = { " ", "\u2581", "\u2582", "\u2583", "\u2584",
 					       "\u2585", "\u2586", "\u2587", "\u2588" };
 	uint64_t col[CHART_W], top;
@@ -414,21 +403,23 @@ int timeline_write_text(const struct report *r, FILE *f)
 	int peak_col = 0;
 	char a[32], b[32];
 
+	if (!t->chart)
+		return;
 	if (!r->ntimeline) {
 		fputs("\ntimeline: none in this dump (a heapprof.so before timelines, or "
 		      "HEAPPROF_TIMELINE=0)\n", f);
-		return ferror(f) ? -1 : 0;
+		return;
 	}
 	/* columns are slices of time: a snapshot at 0 s has one */
 	w = r->timeline[r->ntimeline - 1].time_s > 0 ? CHART_W : 1;
 	top = r->timeline[r->timeline_peak].live_bytes;
 	columns(r, col, w, &peak_col);
 	fprintf(f, "\ntimeline: %zu samples over %.3f s; highest %s at %.3f s, now %s\n",
-		r->ntimeline, r->timeline[r->ntimeline - 1].time_s, human_bytes(top, a, sizeof(a)),
+		r->ntimeline, r->timeline[r->ntimeline - 1].time_s, fmt_bytes(top, a),
 		r->timeline[r->timeline_peak].time_s,
-		human_bytes(r->timeline[r->ntimeline - 1].live_bytes, b, sizeof(b)));
+		fmt_bytes(r->timeline[r->ntimeline - 1].live_bytes, b));
 	for (int row = CHART_H - 1; row >= 0; row--) {
-		fprintf(f, "%10s |", row == CHART_H - 1 ? human_bytes(top, a, sizeof(a)) :
+		fprintf(f, "%10s |", row == CHART_H - 1 ? fmt_bytes(top, a) :
 				      row == 0 ? "0" : "");
 		for (unsigned c = 0; c < w; c++) {
 			/* eighths of a row filled: the column's height is col / top rows */
@@ -456,5 +447,47 @@ int timeline_write_text(const struct report *r, FILE *f)
 			s->time_s, s->live_bytes, s->live_blocks, s->alloc_calls, s->alloc_bytes,
 			i == r->ntimeline - 1 ? "  now" : i == r->timeline_peak ? "  peak" : "");
 	}
-	return ferror(f) ? -1 : 0;
 }
+
+/* text: drawn with --timeline, after the other sections; the JSON report and the
+ * page hold the timeline always, as part of the report */
+const struct section_ops timeline_section = {
+	.name = "timeline", .text = timeline_text,
+};
+
+/* ---- the row --------------------------------------------------------------------- */
+
+static bool timeline_wanted(const struct options *o)
+{
+	(void)o;
+	return true;	/* every format that holds a timeline shows it */
+}
+
+/* The timeline, and with --peak the peak table in place of the blocks found. */
+static void *timeline_run(struct session *s)
+{
+	struct timeline_data *t = xmalloc(sizeof(*t));
+	const char *why;
+
+	timeline_read(t, &s->r, &s->scan, &s->img);
+	t->chart = s->o->timeline;
+	if (s->o->timeline && !t->n)
+		warn("'%s' holds no timeline (a heapprof.so before timelines, or "
+		     "HEAPPROF_TIMELINE=0)", s->source);
+	if (s->o->peak && !timeline_peak_apply(t, &s->scan, &s->img, &s->o->join, &why))
+		die(EXIT_NO_REPORT, "'%s' %s", s->source, why);
+	timeline_attach(&s->r, t);
+	return t;
+}
+
+static void timeline_release(void *state)
+{
+	timeline_free(state);
+	free(state);
+}
+
+/* the sums' now is the joined stacks'; with --peak the stacks are the peak's */
+const struct analysis timeline_analysis = {
+	"timeline", IN_COUNTERS | IN_SUMS, IN_STACKS, IN_COUNTERS, timeline_wanted, timeline_run,
+	timeline_release, &timeline_section
+};

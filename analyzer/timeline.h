@@ -18,6 +18,7 @@ struct timeline_data {
 	size_t n;
 	struct report_peak peak;
 	bool have_peak;
+	bool chart;		/* --timeline: the text report draws it */
 };
 
 /*
@@ -41,8 +42,8 @@ void timeline_attach(struct report *r, const struct timeline_data *t);
 
 void timeline_free(struct timeline_data *t);
 
-/* text --timeline: a chart of block characters, the peak and the snapshot marked, and
- * the table of samples. */
-int timeline_write_text(const struct report *r, FILE *f);
+/* The report's section: with --timeline, a chart of block characters, the peak and the
+ * snapshot marked, and the table of samples; its data is the timeline_data. */
+extern const struct section_ops timeline_section;
 
 #endif

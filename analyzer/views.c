@@ -2,14 +2,11 @@
  * Views on a report: --focus/--ignore keep or drop stacks with a frame whose name
  * matches, --hide removes matching frames, --max-frames keeps the innermost N; the
  * stacks that became equal are merged (their sizes too), sorted again and cut by
- * --top / --min-percent. --by prints the bottom-up table (pprof's -top): per
- * function, file or module the bytes of the stacks it is the innermost frame of
- * (self) and of the stacks it is in at all (total).
+ * --top / --min-percent (none while --by's table, by.c, is made of every stack).
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "lifetimes.h"
 #include "util.h"
 #include "views.h"
 
@@ -271,7 +268,7 @@ void views_apply(struct report *r, const struct view_opts *v, bool cut)
 		for (size_t i = 0; i < n; i++) {
 			if (k && !same_cmp(&s[k - 1], &s[i])) {
 				views_add_figures(&s[k - 1], &s[i], 1, r->diff);
-				lifetimes_merge(&s[k - 1].life, &s[i].life);
+				report_life_merge(&s[k - 1].life, &s[i].life);
 				merge_sizes(&s[k - 1], &s[i]);
 				free((void *)s[i].sizes);
 				free((void *)s[i].frames);
@@ -295,109 +292,4 @@ void views_apply(struct report *r, const struct view_opts *v, bool cut)
 		sort_r = r;
 		qsort(s, n, sizeof(*s), order_cmp);
 	}
-}
-
-struct by_row {
-	const char *key;
-	int64_t self, total;
-	uint64_t self_blocks, total_blocks;
-	size_t seen;		/* the last stack counted into total, + 1 */
-};
-
-static const char *by_key(const struct report_frame *f, enum view_by by, char *buf, size_t size)
-{
-	const char *base;
-
-	switch (by) {
-	case BY_FILE:
-		return f->file ? f->file : "[unknown file]";
-	case BY_MODULE:
-		if (!f->module)
-			return "[no module]";
-		base = strrchr(f->module, '/');
-		return base ? base + 1 : f->module;
-	default:
-		return report_frame_name(f, buf, size);
-	}
-}
-
-static int row_self_cmp(const void *pa, const void *pb)
-{
-	const struct by_row *a = pa, *b = pb;
-
-	if (a->self != b->self)
-		return a->self > b->self ? -1 : 1;
-	if (a->total != b->total)
-		return a->total > b->total ? -1 : 1;
-	return strcmp(a->key, b->key);
-}
-
-int views_write_by(const struct report *r, enum view_by by, size_t top, FILE *f)
-{
-	struct by_row *rows = NULL;
-	size_t nrows = 0, cap = 0;
-	char **names = NULL;
-	size_t nnames = 0;
-	int64_t all = 0;
-	static const char *const what[] = { "", "function", "file", "module" };
-
-	for (size_t i = 0; i < r->nstacks; i++) {
-		const struct report_stack *s = &r->stacks[i];
-		int64_t b = sval(r, s->value);
-
-		all += b;
-		for (unsigned j = 0; j < s->nframes || (j == 0 && !s->nframes); j++) {
-			char buf[512];
-			const char *key = s->nframes ? by_key(&s->frames[j], by, buf, sizeof(buf))
-				: s->flags & STACK_UNKNOWN ? "[unknown stack]" : "[no stack]";
-			size_t k;
-
-			for (k = 0; k < nrows && strcmp(rows[k].key, key); k++)
-				;
-			if (k == nrows) {
-				if (nrows == cap)
-					rows = xrealloc(rows, (cap = cap ? cap * 2 : 64) * sizeof(*rows));
-				if (key == buf) {
-					names = xrealloc(names, (nnames + 1) * sizeof(*names));
-					key = names[nnames++] = xstrdup(buf);
-				}
-				rows[nrows++] = (struct by_row){ .key = key };
-			}
-			if (j == 0) {
-				rows[k].self += b;
-				rows[k].self_blocks += s->blocks;
-			}
-			if (rows[k].seen != i + 1) {
-				rows[k].seen = i + 1;
-				rows[k].total += b;
-				rows[k].total_blocks += s->blocks;
-			}
-		}
-	}
-	qsort(rows, nrows, sizeof(*rows), row_self_cmp);
-	fprintf(f, "%s%s (%s) by %s (self: as the innermost frame; total: anywhere in the "
-		"stack)\n", r->diff ? "difference of " : "", report_metric_name(r->metric),
-		report_metric_unit(r->metric), what[by]);
-	fprintf(f, "%14s %6s %14s %6s %10s  %s\n", "self", "self%", "total", "total%", "blocks",
-		what[by]);
-	for (size_t k = 0; k < nrows && (!top || k < top); k++) {
-		double sp = all ? 100.0 * (double)rows[k].self / (double)all : 0;
-		double tp = all ? 100.0 * (double)rows[k].total / (double)all : 0;
-
-		if (r->diff)
-			fprintf(f, "%+14lld %5.1f%% %+14lld %5.1f%% %+10lld  %s\n",
-				(long long)rows[k].self, sp, (long long)rows[k].total, tp,
-				(long long)(int64_t)rows[k].total_blocks, rows[k].key);
-		else
-			fprintf(f, "%14lld %5.1f%% %14lld %5.1f%% %10llu  %s\n",
-				(long long)rows[k].self, sp, (long long)rows[k].total, tp,
-				(unsigned long long)rows[k].total_blocks, rows[k].key);
-	}
-	if (top && nrows > top)
-		fprintf(f, "%zu more %ss (--top=0 shows all)\n", nrows - top, what[by]);
-	for (size_t i = 0; i < nnames; i++)
-		free(names[i]);
-	free(names);
-	free(rows);
-	return ferror(f) ? -1 : 0;
 }

@@ -1,6 +1,6 @@
 /*
- * Views on a built report (issue 12): --focus, --ignore, --hide, --max-frames and
- * --by, applied to the symbolized frames after report_build(), and the --top /
+ * Views on a built report (issue 12): --focus, --ignore, --hide and --max-frames
+ * (and --by's key), applied to the symbolized frames after report_build(), and the --top /
  * --min-percent cut made again afterwards. Also --base: the difference of two reports
  * (diff.c). Kept apart from report.c so that the report stays one simple pass.
  */
@@ -41,14 +41,10 @@ void views_cut(struct report *r, size_t top, double min_percent);
  * diff the sums wrap as int64_t, else they saturate. */
 void views_add_figures(struct report_stack *into, const struct report_stack *from, int sign,
 		       bool diff);
-/* --by: the bottom-up table, self and total per function, file or module; the top rows
- * by self (0: all) and a line saying how many more. */
-int views_write_by(const struct report *r, enum view_by by, size_t top, FILE *f);
 
 /* diff.c: out = new - old, stacks matched by module and offset (or by symbol when a
  * module's build-id differs). out borrows frames and names from both. */
 void diff_build(struct report *out, const struct report *new_r, const struct report *old_r);
 void diff_free(struct report *out);
-int diff_write_text(const struct report *r, FILE *f);
 
 #endif

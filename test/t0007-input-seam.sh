@@ -21,3 +21,9 @@ test_case 'the readers table names every reader, and only image_open.c dispatche
 	grep -l "image_core_read\|image_raw_read" "$A"/*.c | sed "s|.*/||" >found &&
 	printf "%s\n" image_core.c image_open.c image_raw.c >want && expect_same want found
 '
+
+test_case 'the spooler knows no format: it asks the readers'"'"' table what the bytes are' '
+	! grep -n -i "elf\|core_size" "$A/spool.c" "$A/spool.h" &&
+	grep -q "spool_input(&src, path, known, err, errlen)" "$A/image_open.c" &&
+	grep -q "image_core_claims, &image_core_size, image_core_read" "$A/image_open.c"
+'

@@ -61,6 +61,15 @@ test_case 'a core of a program run without heapprof.so' '
 	! grep -q "was loaded" err
 '
 
+# no report is status 2 with its one line in every format: a pipeline reading JSON sees
+# the status, never an empty document or an empty -o file (issue 32 item 8)
+test_case 'no heapprof blocks with -f json: status 2, one line, no document, no -o file' '
+	core=$(ls plain.[0-9]*) &&
+	one_line_exit2 -f json $PROGS/sites $core &&
+	rm -f none.json && one_line_exit2 -f json -o none.json $PROGS/sites $core &&
+	expect_eq "-o file written" "" "$(ls none.json 2>/dev/null)"
+'
+
 # heapprof.so under UBSan pulls in libstdc++, whose emergency EH pool stays live
 if [ -n "${SANITIZE:-}" ]; then
 	skip_case 'a core of a program run with heapprof.so that had freed everything' \

@@ -212,6 +212,17 @@ test_case '--events on a core without rings: one line and exit 2' '
 	expect_grep "no event rings .*HEAPPROF_EVENTS" err
 '
 
+test_case '--events with a format that cannot list calls: refused, not text in its name' '
+	for f in json html svg pprof collapsed; do
+		heapprof-analyze --events -f $f $C events.core >out 2>err; rc=$?
+		[ $rc = 64 ] && ! test -s out &&
+		grep -qx "heapprof-analyze: --events lists the calls as text: -f text, or no -f, with it" err ||
+		{ echo "-f $f: status $rc, $(wc -c <out) bytes out:"; head -c 300 out; cat err; exit 1; }
+	done &&
+	heapprof-analyze --events $C events.core >e.txt &&
+	heapprof-analyze --events -f text $C events.core >t.txt && expect_same e.txt t.txt
+'
+
 # regions through heapprof.h's API (heapprof_api_v1); the known ones are listed in the
 # order the program named them
 test_case '--region=NAME keeps the blocks and counts of that region only' '

@@ -51,6 +51,22 @@ test_case 'retained_space in text: sorted by it, live beside it' '
 	grep -A2 "^#1 " ret.text | grep -q "new_cache"
 '
 
+# a block's dominators all retain it, so stacks' retained bytes overlap: the cache
+# holds 4,288 bytes of the heap and its entries 4,224 of them; each is a share of the
+# live heap, not of the stacks' sum, and --min-percent cuts by that share (the live
+# heap is the program's blocks and whatever else the process keeps: shares from it)
+test_case 'retained_space: each stack'"'"'s percent is of the live heap, not of an overlapping sum' '
+	live=$(sed -n "s/^  live: .*blocks (\([0-9,]*\) bytes).*/\1/p" ret.text | tr -d ,) &&
+	awk -v l="$live" "BEGIN { printf \"#1  %.1f%%  4,288 bytes retained\\n#2  %.1f%%  4,224 bytes retained\\n\", 100 * 4288 / l, 100 * 4224 / l }" >want &&
+	grep "^#[12] " ret.text | sed "s/, live.*//" >got && expect_same want got &&
+	min=$(awk -v l="$live" "BEGIN { printf \"%.4f\", 100 * 4210 / l }") &&
+	heapprof-analyze --metric=retained_space --focus="^new_" --min-percent=$min $PROGS/owners owners.core >min.text &&
+	grep "^#[0-9]" min.text | sed "s/, live.*//; s/^#[0-9]*  [0-9.]*%  //" >n &&
+	printf "%s\n" "4,288 bytes retained" "4,224 bytes retained" >two && expect_same two n &&
+	heapprof-analyze --metric=retained_space -f json $PROGS/owners owners.core >ret.json &&
+	[ "$(jnum total ret.json)" = "$live" ]
+'
+
 test_case 'retained_space in pprof and json: a sample type, the report metric' '
 	heapprof-analyze --metric=retained_space -f pprof -o ret.pb.gz $PROGS/owners owners.core &&
 	[ -s ret.pb.gz ] &&
@@ -150,6 +166,32 @@ test_case '--why: a payload held through the cache from a global' '
 	expect_same want path
 '
 
+test_case '--why -f json: the same path as data, in the schema, beside the report' '
+	heapprof-analyze --why=new_payload --top=1 -f json $PROGS/owners owners.core >why.json &&
+	json_valid why.json &&
+	python3 -c "import json
+j = json.load(open(\"why.json\"))
+w = j[\"why\"]
+s = w[\"shown\"][0]
+print(w[\"match\"], w[\"blocks\"], len(w[\"shown\"]), s[\"bytes\"], s[\"retains\"], s[\"stack\"][0])
+print(s[\"root\"][\"kind\"], s[\"root\"][\"symbol\"], s[\"root\"][\"module\"])
+for h in s[\"hops\"]:
+    print(h[\"bytes\"], h[\"offset\"], h[\"stack\"][0])
+print(len(j[\"stacks\"]) > 0)" >got &&
+	printf "%s\n" "new_payload 4 1 1000 1000 new_payload" "global g_cache owners" \
+		"64 0 new_cache" "32 0 new_entries" "48 0 new_entry" "1000 None new_payload" True >want &&
+	expect_same want got
+'
+
+test_case '--why with a format that cannot show paths: refused in one line, not text' '
+	for f in html svg pprof collapsed; do
+		heapprof-analyze --why=new_payload -f $f $PROGS/owners owners.core >out 2>err; rc=$?
+		[ $rc = 64 ] && ! test -s out &&
+		grep -qx "heapprof-analyze: --why gives paths of pointers, which -f $f cannot show: use -f text or json" err ||
+		{ echo "-f $f: status $rc, $(wc -c <out) bytes out"; cat err; exit 1; }
+	done
+'
+
 test_case '--why: the shared blob, the thread-stack list, the TLS block' '
 	heapprof-analyze --why="new_blob|new_tls_block" $PROGS/owners owners.core >why2.txt &&
 	grep -q "^why alive: 2 blocks match" why2.txt &&
@@ -180,6 +222,9 @@ test_case '--why=0xADDR: the block holding an interior address' '
 	grep -q "^0x$addr: 1,000 bytes" why4.txt &&
 	{ heapprof-analyze --why=0x10 $PROGS/owners owners.core 2>err; [ $? = 2 ]; } &&
 	grep -q "no live block matches" err &&
+	rm -f nomatch.json &&
+	{ heapprof-analyze -f json -o nomatch.json --why=0x10 $PROGS/owners owners.core 2>err; [ $? = 2 ]; } &&
+	expect_eq "-o file of a --why that matched nothing" "" "$(ls nomatch.json 2>/dev/null)" &&
 	{ heapprof-analyze --why="(" $PROGS/owners owners.core 2>err; [ $? = 64 ]; } &&
 	grep -q "bad --why regex" err
 '

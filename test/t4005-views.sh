@@ -135,6 +135,20 @@ test_case '--by=function: self and total per function (pprof -top)' '
 	heapprof-analyze -f collapsed --by=function $SITES_PROG sites.core 2>err; [ $? = 64 ]
 '
 
+test_case '--by -f json: the text'"'"'s rows, in the schema, beside the stacks' '
+	heapprof-analyze --by=function --top=4 $SITES_PROG sites.core >by4.txt &&
+	heapprof-analyze -f json --by=function --top=4 $SITES_PROG sites.core >by.json &&
+	json_valid by.json &&
+	python3 -c "import json, sys
+j = json.load(open(\"by.json\"))
+for r in j[\"by\"][\"rows\"]:
+    print(r[\"self\"], r[\"total\"], r[\"total_blocks\"], r[\"name\"])
+print(j[\"by\"][\"more_rows\"], len(j[\"stacks\"]) > 0)" >json-rows &&
+	awk "NR > 2 && NF >= 6 && !/more functions/ { n = \$1 \" \" \$3 \" \" \$5; for (i = 6; i <= NF; i++) n = n \" \" \$i; print n }
+		/more functions/ { more = \$1 } END { print more + 0, \"True\" }" by4.txt >text-rows &&
+	expect_same text-rows json-rows
+'
+
 test_case 'views: a bad regular expression is a usage error' '
 	heapprof-analyze --hide="(" $SITES_PROG sites.core 2>err; [ $? = 64 ] &&
 	grep -q "bad regular expression" err

@@ -123,7 +123,8 @@ test_case 'an option a format cannot show is refused with one line' '
 	done &&
 	heapprof-analyze -f svg --base=leaky.core $PROGS/leaky leaky.core 2>err; [ $? = 64 ] &&
 	grep -q "cannot show: use -f text, collapsed, pprof, json or html" err &&
-	heapprof-analyze -f json --by=function $PROGS/leaky leaky.core 2>err; [ $? = 64 ] &&
+	heapprof-analyze -f html --by=function $PROGS/leaky leaky.core 2>err; [ $? = 64 ] &&
+	grep -qx "heapprof-analyze: --by gives a bottom-up table, which -f html cannot show: use -f text or json" err &&
 	heapprof-analyze -f collapsed --memory $PROGS/leaky leaky.core 2>err; [ $? = 64 ]
 '
 

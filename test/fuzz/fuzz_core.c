@@ -88,8 +88,8 @@ static void fuzz_leaks(const struct image *img, struct sym *sym)
 		g = graph_build(img, &scan, &alloc);
 		leaks_apply(g, &scan, sym, &alloc, supp, LEAK_MASK_ALL, &sum);
 		graph_add_retained(g, &scan, &k);
-		r.leaks = &sum;
-		r.memory = &mem;
+		report_add_section(&r, &leaks_section, &sum);
+		report_add_section(&r, &memory_section, &mem);
 		report_build(&r, &scan, img, sym, &ro);
 		write_all_formats(&r, true);
 		report_free(&r);

@@ -12,7 +12,8 @@ TEST_PROGS := $(P)/fakeeval $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)
 	$(P)/snapapi $(P)/snapapi-cxx $(P)/libplugin.so $(P)/plugin_host $(P)/nolive \
 	$(P)/snaplife $(P)/snaplife-linked $(P)/rebuild $(P)/rebuild-extra $(P)/libopenswap.so \
 	$(P)/libslowopen.so $(P)/mallocptr $(P)/resident $(P)/manystacks $(P)/peaks $(P)/lifetimes \
-	$(P)/manysamples $(P)/tiocsti $(P)/bigmap $(P)/threadexit $(P)/snaproots $(P)/cxxglobal $(P)/otherstacks $(P)/libc_callers
+	$(P)/manysamples $(P)/tiocsti $(P)/bigmap $(P)/threadexit $(P)/snaproots $(P)/cxxglobal $(P)/otherstacks $(P)/libc_callers \
+	$(P)/types
 
 check-build: $(TEST_PROGS)
 
@@ -103,6 +104,10 @@ $(P)/cxx_oom: test/progs/cxx_oom.cc
 $(P)/cxx: test/progs/cxx.cc
 	@mkdir -p $(@D)
 	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -fno-ipa-icf -std=c++17 -Wall -Wextra -o $@ $<
+
+$(P)/types: test/progs/types.cc
+	@mkdir -p $(@D)
+	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -std=c++17 -Wall -Wextra -o $@ $<
 
 # The unwinders on their own, in a program built without and with frame pointers.
 UNWIND_SRCS := $(wildcard preload/unwind*.c preload/cfi_*.c) preload/exports.c

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "escape.h"
+#include "escape_name.h"
 #include "json.h"
 #include "util.h"
 #include "tap.h"

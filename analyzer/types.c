@@ -1,0 +1,252 @@
+/*
+ * --by=type: the live blocks by what they hold. A C++ object of a class with virtual
+ * functions starts with its vtable pointer, which points into a "vtable for C" symbol
+ * of a module: the block is a C (its dynamic type, a derived class's own). Blocks
+ * without one are untyped. Words outside every module are not looked up, so a heap of
+ * pointers and strings costs a sort, not a lookup a block.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "fmt.h"
+#include "json.h"
+#include "names.h"
+#include "rd.h"
+#include "types.h"
+#include "util.h"
+
+#define VTABLE_FOR "vtable for "
+
+struct type_row {
+	const char *name;		/* the class; NULL: untyped */
+	uint64_t bytes, blocks;		/* estimates when sampled */
+	double wbytes, wblocks;		/* sampled blocks' weights, added at the end */
+};
+
+struct types {
+	struct type_row *v;		/* bytes descending */
+	size_t n, shown;		/* shown: the --top first */
+	char **owned;			/* --short-names' names */
+	size_t nowned;
+};
+
+/* A block's first word, and which block. */
+struct first_word {
+	uint64_t w;
+	size_t i;
+};
+
+static int word_cmp(const void *a, const void *b)
+{
+	const struct first_word *x = a, *y = b;
+
+	if (x->w != y->w)
+		return x->w < y->w ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct type_row *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	if (x->blocks != y->blocks)
+		return x->blocks > y->blocks ? -1 : 1;
+	if (!x->name || !y->name)
+		return !x->name - !y->name;	/* untyped last of equals */
+	return strcmp(x->name, y->name);
+}
+
+/* Whether w lies in a module (mods sorted by start): only such a word can be a vptr. */
+static bool in_module(const struct sym_module_info *mods, size_t n, uint64_t w)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (mods[mid].start <= w)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && w < mods[lo - 1].end;
+}
+
+/* The class whose vtable holds w, or NULL; --short-names' copy kept in t. */
+static const char *class_of(struct session *s, struct types *t, uint64_t w)
+{
+	const struct sym_pc *p = sym_lookup(s->sym, w, false);
+	const char *name = p && p->nframes ? p->frames[0].func : NULL;
+	char buf[1024];
+
+	if (!name || strncmp(name, VTABLE_FOR, strlen(VTABLE_FOR)))
+		return NULL;
+	name += strlen(VTABLE_FOR);
+	if (!s->o->report.short_names || !strcmp(short_name(name, buf, sizeof(buf)), name))
+		return name;
+	t->owned = xrealloc(t->owned, (t->nowned + 1) * sizeof(*t->owned));
+	return t->owned[t->nowned++] = xstrdup(buf);
+}
+
+static struct type_row *row(struct types *t, const char *name, size_t *cap)
+{
+	for (size_t k = 0; k < t->n; k++)
+		if (t->v[k].name == name || (name && t->v[k].name && !strcmp(t->v[k].name, name)))
+			return &t->v[k];
+	if (t->n == *cap)
+		t->v = xrealloc(t->v, (*cap = *cap ? 2 * *cap : 16) * sizeof(*t->v));
+	t->v[t->n] = (struct type_row){ .name = name };
+	return &t->v[t->n++];
+}
+
+/* Each block counted in its type's row; a sampled block as the blocks it stands for. */
+static void count(struct session *s, struct types *t, const struct first_word *fw, size_t n)
+{
+	const struct scan_block *b = s->scan.list.v;
+	uint64_t period = s->scan.join.have_proc ? s->scan.join.proc.sample_period : 0;
+	size_t nmods, cap = 0;
+	struct sym_module_info *mods = sym_modules(s->sym, &nmods);
+
+	for (size_t k = 0; k < n;) {
+		size_t e = k;
+		const char *name = fw[k].w && !(fw[k].w % s->img.wsize) &&
+				   in_module(mods, nmods, fw[k].w) ?
+				   class_of(s, t, fw[k].w) : NULL;
+		struct type_row *r = row(t, name, &cap);
+
+		for (; e < n && fw[e].w == fw[k].w; e++) {
+			const struct scan_block *x = &b[fw[e].i];
+
+			if (x->sampled && period) {
+				double wt = decode_sample_weight(x->size, period);
+
+				r->wblocks += wt;
+				r->wbytes += wt * (double)x->size;
+			} else {
+				r->blocks++;
+				r->bytes += x->size;
+			}
+		}
+		k = e;
+	}
+	for (size_t k = 0; k < t->n; k++) {
+		t->v[k].blocks += (uint64_t)(t->v[k].wblocks + 0.5);
+		t->v[k].bytes += (uint64_t)(t->v[k].wbytes + 0.5);
+	}
+	free(mods);
+}
+
+/* A block's first word in the target's size and byte order; 0 when it has none. */
+static uint64_t first_word(const struct image *img, const struct scan_block *b)
+{
+	unsigned char buf[8];
+	struct rd r = { buf, img->wsize, img->big_endian };
+	uint64_t w = 0;
+	uint32_t w32;
+
+	if (b->size < img->wsize || !image_read(img, b->user, buf, img->wsize))
+		return 0;
+	if (img->wsize == 8)
+		rd_u64(&r, &w);
+	else if (rd_u32(&r, &w32))
+		w = w32;
+	return w;
+}
+
+static void *types_run(struct session *s)
+{
+	const struct scan_blocks *l = &s->scan.list;
+	struct first_word *fw = xmalloc((l->n ? l->n : 1) * sizeof(*fw));
+	struct types *t = xcalloc(1, sizeof(*t));
+	size_t n = 0, top = s->o->by_top;
+
+	for (size_t i = 0; i < l->n; i++) {
+		if (l->v[i].out)	/* left out of the report (--older-than, --leaks) */
+			continue;
+		fw[n++] = (struct first_word){ first_word(&s->img, &l->v[i]), i };
+	}
+	qsort(fw, n, sizeof(*fw), word_cmp);
+	count(s, t, fw, n);
+	free(fw);
+	if (t->n > 1)
+		qsort(t->v, t->n, sizeof(*t->v), row_cmp);
+	t->shown = top && top < t->n ? top : t->n;
+	return t;
+}
+
+static void types_free(void *state)
+{
+	struct types *t = state;
+
+	for (size_t i = 0; i < t->nowned; i++)
+		free(t->owned[i]);
+	free(t->owned);
+	free(t->v);
+	free(t);
+}
+
+static void types_text(const struct report *r, const void *data, FILE *f)
+{
+	const struct types *t = data;
+	char a[32], b[32];
+
+	fprintf(f, "live blocks by type (the class whose vtable a block starts with)%s\n",
+		r->sample_period ? "; estimates: sampled" : "");
+	fprintf(f, "%16s %12s  %s\n", "bytes", "blocks", "type");
+	for (size_t k = 0; k < t->shown; k++)
+		fprintf(f, "%16s %12s  %s\n", fmt_thousands(t->v[k].bytes, a),
+			fmt_thousands(t->v[k].blocks, b), t->v[k].name ? t->v[k].name : "[untyped]");
+	if (t->shown < t->n)
+		fprintf(f, "%zu more types (--top=0 shows all)\n", t->n - t->shown);
+}
+
+static void types_json(const struct report *r, const void *data, const struct report_out *o)
+{
+	const struct types *t = data;
+
+	(void)r;
+	fputs("  \"types\": [", o->f);
+	for (size_t k = 0; k < t->shown; k++) {
+		fputs(k ? ",\n    {\"type\": " : "\n    {\"type\": ", o->f);
+		json_str(t->v[k].name, false, o->f);
+		fprintf(o->f, ", \"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 "}", t->v[k].blocks,
+			t->v[k].bytes);
+	}
+	fputs(t->shown ? "\n  ],\n" : "],\n", o->f);
+}
+
+/* the page's: [type or null, bytes, blocks] */
+static void types_html(const struct report *r, const void *data, const struct report_out *o)
+{
+	const struct types *t = data;
+
+	(void)r;
+	fputs(",\"types\":[", o->f);
+	for (size_t k = 0; k < t->shown; k++) {
+		fputs(k ? ",[" : "[", o->f);
+		json_str(t->v[k].name, true, o->f);
+		fprintf(o->f, ",%" PRIu64 ",%" PRIu64 "]", t->v[k].bytes, t->v[k].blocks);
+	}
+	fputc(']', o->f);
+}
+
+/* text: the whole report, as --by=function's table is */
+const struct section_ops types_section = {
+	.name = "types", .gives = "a table of types", .alone = true, .text = types_text,
+	.json = types_json, .html = types_html,
+};
+
+static bool types_wanted(const struct options *o)
+{
+	return o->by_type;
+}
+
+/* the blocks the report shows: after --older-than and --leaks marked the others */
+const struct analysis types_analysis = {
+	"types", IN_LIST | IN_MARKS, 0, 0, types_wanted, types_run, types_free, &types_section
+};

@@ -1,0 +1,60 @@
+#!/bin/sh
+# The analyzer's layers (docs/STYLE.md's "a file includes what is below it"): writers
+# print a report through report.h alone, its sections through the report's list; no
+# two modules depend on each other, by #include or by a symbol one object takes from
+# another. Modules as test/helpers/module-graph.py tells them (a package sharing a
+# private header, like the sym_* files, is one).
+. "$(dirname "$0")/lib.sh"
+need_tool python3
+need_tool nm
+
+A=$SRC_DIR/analyzer
+GRAPH="python3 $SRC_DIR/test/helpers/module-graph.py"
+
+test_case 'writers include report.h and their own syntax helpers, no analysis' '
+	for f in "$A"/out_*.c; do
+		sed -n "s/^#include \"\(.*\)\"/\1/p" "$f" |
+			grep -vx "report.h\|json.h\|fmt.h\|flame.h\|pprof.h\|util.h" |
+			sed "s|^|${f##*/} includes |"
+	done >found &&
+	cat found && ! test -s found
+'
+
+test_case 'writers name no section: they loop over the report'"'"'s' '
+	grep -n "r->\(leaks\|ages\|memory\|lifetimes\|why\|by\)\b" "$A"/out_*.c >found
+	cat found && ! test -s found
+'
+
+test_case 'no cycle between the analyzer'"'"'s modules, by #include or by symbol' '
+	$GRAPH --objects "$BUILD/analyzer" "$A" >out; rc=$?
+	cat out && [ $rc = 0 ]
+'
+
+test_case 'glibc'"'"'s words stay in its reader: alloc.h'"'"'s are neutral' '
+	grep -il "tcache\|fastbin\|mallinfo\|malloc_consolidate" "$A"/*.c "$A"/*.h |
+		sed "s|.*/||" >found &&
+	echo alloc_glibc.c >want && expect_same want found
+'
+
+test_case 'the glibc reader is a row of the allocator readers'"'"' table' '
+	grep -l "alloc_glibc" "$A"/*.c "$A"/*.h | sed "s|.*/||" >found &&
+	printf "%s\n" alloc.c alloc_glibc.c alloc_int.h >want && expect_same want found &&
+	grep -A3 "readers\[\] = {" "$A/alloc.c" | grep -q "&alloc_glibc_reader,"
+'
+
+# the check itself, on made-up trees: two modules including each other; two files of a
+# package (sharing p_int.h) that do
+mkdir -p cyc pkg
+printf '#include "b.h"\n' >cyc/a.c && : >cyc/a.h
+printf '#include "a.h"\n' >cyc/b.c && : >cyc/b.h
+printf '#include "p_int.h"\n#include "p_x.h"\n' >pkg/p.c && : >pkg/p.h
+printf '#include "p_int.h"\n#include "p.h"\n' >pkg/p_x.c && : >pkg/p_x.h && : >pkg/p_int.h
+
+test_case 'the check finds a cycle of includes' '
+	! $GRAPH cyc >out && echo "cycle: a, b: a -> b (include); b -> a (include)" >want &&
+	expect_same want out
+'
+
+test_case 'the check takes files sharing a private header as one module' '
+	$GRAPH pkg >out && ! test -s out
+'
