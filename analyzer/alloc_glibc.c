@@ -814,9 +814,11 @@ static void sort_tags(struct tagged *v, size_t n)
 	free(count);
 }
 
+/* The chunk a tagged block is in: none for a slab table's block (below 0), which lies
+ * in an allocator's pool of its own, not in a chunk of malloc's. */
 static uint64_t tag_chunk(const struct scan_block *b)
 {
-	return b->user >= b->below + HDR ? b->user - b->below - HDR : 0;
+	return b->below && b->user >= b->below + HDR ? b->user - b->below - HDR : 0;
 }
 
 /*

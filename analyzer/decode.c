@@ -387,6 +387,71 @@ static enum decode_reject peak_rec(const struct decode_src *src, uint64_t addr,
 	return DECODE_OK;
 }
 
+/* A slab table: check first, then a layout whose last slot's block the address
+ * space holds. */
+static enum decode_reject slab_rec(const struct decode_src *src, uint64_t addr,
+				   struct decoded *out)
+{
+	uint64_t w[HP2_SLAB_WORDS], top = src->img->wsize == 4 ? UINT32_MAX : UINT64_MAX;
+	uint32_t offset, stride, n;
+
+	if (!read_words(src, addr, w, HP2_SLAB_WORDS))
+		return REJ_TRUNCATED;
+	if (rec_check(addr, w + 2, 2) != w[1])
+		return REJ_CHECK;
+	offset = w[3] & 0xFFFF;
+	stride = (w[3] >> 16) & 0xFFFF;
+	n = (uint32_t)(w[3] >> 32);
+	if (!stride || n < 1 || n > HP2_SLAB_MAX || w[2] > top ||
+	    top - w[2] < offset + (uint64_t)n * stride)
+		return REJ_LAYOUT;
+	out->kind = DEC_SLAB;
+	out->slab = (struct hp_slab_rec){ .addr = addr, .start = w[2], .offset = offset,
+					  .stride = stride, .n = n };
+	return DECODE_OK;
+}
+
+size_t decode_slab_blocks(const struct decode_src *src, const struct hp_slab_rec *slab,
+			  uint32_t *next, struct hp_block *out, size_t max, uint64_t *bad)
+{
+	uint64_t w[MAX_WORDS];
+	size_t k = 0;
+
+	while (*next < slab->n && k < max) {
+		size_t m = slab->n - *next;
+		uint64_t at = slab->addr + (HP2_SLAB_WORDS + (uint64_t)*next) * 8;
+
+		if (m > MAX_WORDS)
+			m = MAX_WORDS;
+		if (m > max - k)
+			m = max - k;	/* each slot gives a block at most */
+		if (!read_words(src, at, w, (unsigned)m)) {
+			if (m == 1 || !read_words(src, at, w, 1)) {
+				*next = slab->n;	/* cut off here: the table ends */
+				break;
+			}
+			m = 1;	/* the image ends among these: slot by slot */
+		}
+		for (size_t i = 0; i < m; i++) {
+			uint64_t size = (w[i] >> 32) & 0xFFFF;
+			unsigned flags = (unsigned)(w[i] >> HP2_SLAB_FLAGS_SHIFT);
+
+			if (!w[i])
+				continue;
+			if (!size || size > slab->stride || (flags & ~HP2_F_SAMPLED)) {
+				(*bad)++;
+				continue;
+			}
+			out[k++] = (struct hp_block){
+				.user = slab->start + slab->offset + (uint64_t)(*next + i) * slab->stride,
+				.size = size, .version = 2, .flags = flags, .site = (uint32_t)w[i],
+				.age_ms = hp2_time_decode((w[i] >> HP2_SLAB_TIME_SHIFT) & HP2_TIME_MASK) };
+		}
+		*next += (uint32_t)m;
+	}
+	return k;
+}
+
 static enum decode_reject proc_rec(const struct decode_src *src, uint64_t addr,
 				   struct decoded *out)
 {
@@ -484,6 +549,7 @@ enum decode_reject decode_at(const struct decode_src *src, uint64_t addr, uint64
 	case HP2_TIMELINE_MAGIC: why = timeline_rec(src, addr, out); break;
 	case HP2_PEAK_MAGIC: why = peak_rec(src, addr, out); break;
 	case HP2_PYCODE_MAGIC: why = pycode_rec(src, addr, out); break;
+	case HP2_SLAB_MAGIC: why = slab_rec(src, addr, out); break;
 	default: return v2_block(src, addr, word, out);
 	}
 	if (why == DECODE_OK)

@@ -39,6 +39,8 @@ enum decode_kind {
 	DEC_TIMELINE,	/* v2 timeline (its header; samples read by timeline.c) */
 	DEC_PEAK,	/* v2 peak table (its header; entries read by timeline.c) */
 	DEC_PYCODE,	/* a Python name record (read by address, from a stack's frames) */
+	DEC_SLAB,	/* v2 slab table (its header; the blocks in its slots are read by
+			 * decode_slab_blocks) */
 	DEC_NKINDS
 };
 
@@ -132,6 +134,15 @@ struct hp_peak_rec {
 	uint64_t ms, bytes, blocks, used, counter, step;
 };
 
+/* A slab table's header: slot i's block is at start + offset + i * stride. */
+struct hp_slab_rec {
+	uint64_t addr;
+	uint64_t start;		/* never a block's own address */
+	uint32_t offset;	/* 0..65535 */
+	uint32_t stride;	/* 1..65535 */
+	uint32_t n;		/* slots: 1..HP2_SLAB_MAX */
+};
+
 struct hp_proc_rec {
 	uint64_t addr;
 	unsigned version, wsize, flags;
@@ -165,6 +176,7 @@ struct decoded {
 		struct hp_module_rec module;
 		struct hp_timeline_rec timeline;
 		struct hp_peak_rec peak;
+		struct hp_slab_rec slab;
 	};
 	/* when rejected: the version found (REJ_VERSION), and whether the candidate was
 	 * only a v2 block tag (16-bit magic) whose check failed: noise, unless its site
@@ -202,6 +214,16 @@ enum decode_reject decode_at(const struct decode_src *src, uint64_t addr, uint64
  */
 size_t decode_ring_events(const struct decode_src *src, const struct hp_ring_rec *ring,
 			  struct hp_event *out, size_t max);
+
+/*
+ * The live blocks in the slots of slab (decoded from src earlier) from slot *next on:
+ * at most max into out (v2 blocks with no header: shift 0), *next moved past the slots
+ * read (slab->n when all are). A slot word that cannot be a block's (size 0 or over the
+ * stride, an unknown flag, bit 63) counts in *bad; slots past the image's end end the
+ * table. Returns how many went into out.
+ */
+size_t decode_slab_blocks(const struct decode_src *src, const struct hp_slab_rec *slab,
+			  uint32_t *next, struct hp_block *out, size_t max, uint64_t *bad);
 
 /* Entry point names: "malloc", ..., "free"; "entry N" for unknown ones (in buf). */
 const char *decode_entry_name(unsigned entry, char *buf, size_t size);

@@ -95,6 +95,44 @@ bool scan_block_decoded(const struct image *img, const struct scan_block *b,
 	return decode_at(&src, b->user - 8, w, buf, d) == DECODE_OK && d->kind == DEC_BLOCK;
 }
 
+/* A block as found: counted, listed, and handed to the collect. below: its header's
+ * bytes below the user pointer (0: a slab table's block, which has none). */
+static void found_block(const struct decode_src *src, const struct decoded *d, unsigned below,
+			struct scan_result *out)
+{
+	const struct hp_block *b = &d->block;
+
+	out->blocks++;
+	out->v2_blocks += b->version == 2;
+	if (__builtin_add_overflow(out->bytes, b->size, &out->bytes))
+		out->bytes = UINT64_MAX;
+	if (out->keep_blocks)
+		keep_block(out, b, below, below ? chunk_memo(src->img, src->seg, b, below) : 0);
+	collect_add(&out->found, d);
+}
+
+/* The blocks a slab table's slots name. */
+static void slab_blocks(const struct decode_src *src, const struct hp_slab_rec *slab,
+			struct scan_result *out)
+{
+	struct decoded d = { .kind = DEC_BLOCK };
+	struct hp_block v[64];
+	uint32_t next = 0;
+
+	out->slabs++;
+	while (next < slab->n) {
+		size_t k = decode_slab_blocks(src, slab, &next, v, 64, &out->slots_bad);
+
+		for (size_t i = 0; i < k; i++) {
+			out->slab_blocks++;
+			if (__builtin_add_overflow(out->slab_bytes, v[i].size, &out->slab_bytes))
+				out->slab_bytes = UINT64_MAX;
+			d.block = v[i];
+			found_block(src, &d, 0, out);
+		}
+	}
+}
+
 /* Decode the candidate at addr (its word in the target's bytes at raw) and pass it on. */
 static void check_at(const struct image *img, const struct seg *s, uint64_t addr,
 		     const unsigned char *raw, struct scan_result *out)
@@ -122,22 +160,15 @@ static void check_at(const struct image *img, const struct seg *s, uint64_t addr
 		return;
 	}
 	if (d.kind == DEC_BLOCK) {
-		out->blocks++;
-		out->v2_blocks += d.block.version == 2;
-		if (__builtin_add_overflow(out->bytes, d.block.size, &out->bytes))
-			out->bytes = UINT64_MAX;
-		if (out->keep_blocks) {
-			unsigned below = d.block.version == 2 ? 16u << d.block.shift :
-				HP_HDR_SIZE + d.block.nframes * img->wsize;
-
-			keep_block(out, &d.block, below, chunk_memo(img, s, &d.block, below));
-		}
-	} else {
-		out->records++;
-		if (d.kind == DEC_PYCODE)
-			return;	/* read where a frame points at it */
+		found_block(&src, &d, d.block.version == 2 ? 16u << d.block.shift :
+			    HP_HDR_SIZE + d.block.nframes * img->wsize, out);
+		return;
 	}
-	collect_add(&out->found, &d);
+	out->records++;
+	if (d.kind == DEC_SLAB)
+		slab_blocks(&src, &d.slab, out);
+	else if (d.kind != DEC_PYCODE)	/* a name record is read where a frame points */
+		collect_add(&out->found, &d);
 }
 
 typedef uint64_t u64x2 __attribute__((vector_size(16), aligned(1), may_alias));
@@ -412,6 +443,11 @@ static void result_merge(struct scan_result *into, struct scan_result *from)
 	into->blocks += from->blocks;
 	into->v2_blocks += from->v2_blocks;
 	into->records += from->records;
+	into->slabs += from->slabs;
+	into->slab_blocks += from->slab_blocks;
+	into->slots_bad += from->slots_bad;
+	if (__builtin_add_overflow(into->slab_bytes, from->slab_bytes, &into->slab_bytes))
+		into->slab_bytes = UINT64_MAX;
 	into->tags_cut += from->tags_cut;
 	if (__builtin_add_overflow(into->bytes, from->bytes, &into->bytes))
 		into->bytes = UINT64_MAX;

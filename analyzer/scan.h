@@ -21,7 +21,9 @@ struct scan_block {
 	uint64_t user, size;	/* size as the header says */
 	uint32_t site;		/* v2: the header's site id (joins it without decoding
 				 * it again); v1: 0, its stack is below it */
-	uint32_t below;		/* header bytes below user: v2 16 << shift, v1 48 + pcs */
+	uint32_t below;		/* header bytes below user: v2 16 << shift, v1 48 + pcs;
+				 * 0: a slab table's block, with no header (and no chunk
+				 * of malloc's of its own) */
 	uint8_t version;
 	uint8_t state;		/* leaks.c's */
 	uint8_t sampled;	/* v2: HP2_F_SAMPLED was set */
@@ -86,6 +88,10 @@ struct scan_result {
 	uint64_t v2_blocks;
 	uint64_t bytes;		/* their sizes as found, saturated at UINT64_MAX */
 	uint64_t records;	/* valid v2 records */
+	uint64_t slabs;		/* valid slab tables (records too) */
+	uint64_t slab_blocks;	/* blocks their slots named (v2 blocks too, in blocks) */
+	uint64_t slab_bytes;	/* their sizes, saturated */
+	uint64_t slots_bad;	/* slot words no block can have (decode_slab_blocks) */
 	uint64_t rejected[REJ_NREASONS]; /* v1 headers, records and v2 headers whose
 				 * check passed; v2 tags failing it are join.damaged
 				 * or join.noise */

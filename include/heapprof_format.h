@@ -98,9 +98,9 @@ static inline uint64_t hp_check_final(uint64_t x)
 /*
  * ---------------------------------------------------------------------------------
  * Version 2. Every word below is a 64-bit unsigned integer in the target's byte
- * order; pcs are target words. Nine kinds of records (stack, site, thread, region,
- * module, event ring, timeline, peak table, process), found by their 64-bit magics at 8-aligned
- * addresses, and the block header, found by a 16-bit magic:
+ * order; pcs are target words. Ten kinds of records (stack, site, thread, region,
+ * module, event ring, timeline, peak table, slab table, process), found by their 64-bit
+ * magics at 8-aligned addresses, and the block header, found by a 16-bit magic:
  * every magic of both versions has the same top 16 bits (HP2_MAGIC16), so one
  * masked compare per word finds all candidates.
  *
@@ -211,6 +211,25 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   max(HEAPPROF_PEAK_STEP, 1% of the last peak). Entries with 0 bytes and 0 blocks
  *   are left out.
  *
+ * Slab table (32 bytes + N slot words, 8-aligned): the blocks of an allocator that
+ * heapprof names out of band, where a header would change the allocator's own block
+ * sizes (CPython's object allocator, pymalloc: one table per pool). Blocks of one size
+ * class lie at a fixed stride from a start address; the table gives each slot a word
+ *   w0 HP2_SLAB_MAGIC   w1 check (of w2, w3)
+ *   w2 start: the address the slots count from (a pymalloc pool, whose header comes
+ *      first), never a block's own address
+ *   w3 offset of slot 0's block from start (0..15) | stride in bytes (16..31, >= 1) |
+ *      N, the slots (32..63, 1..HP2_SLAB_MAX)
+ *   then N slot words, written in place, not checked: slot i's block is the one at
+ *   start + offset + i * stride, and its word is
+ *     0                    no live block recorded there
+ *     else site id (0..31, 0: no stack taken) | size (32..47, 1..stride) |
+ *          time (48..59, as a block header's) | flags (60..62: HP2_F_SAMPLED) | 0 (63)
+ *   Bit 63 is 0, so no slot word carries the magics' top 16 bits. A live slot is a v2
+ *   block in every other way (site, sampling weight, time), with no header in its
+ *   memory. When the allocator hands the run to another size class, the writer zeroes
+ *   w0 before it writes a table for the run again.
+ *
  * Process record (64 bytes): one per process
  *   w0 HP2_PROC_MAGIC   w1 check
  *   w2 version 2 (0..15) | wsize (16..23) | flags (24..31) | pid (32..63)
@@ -221,7 +240,7 @@ static inline uint64_t hp_check_final(uint64_t x)
  *
  * A record's check: x = mix(SEED2, address of w0), x = mix(x, w) for each checked
  * word from w2 on (stack: w2, then every pc; site: w2, w3; thread: w2;
- * timeline, peak table: w2; process: w2..w7),
+ * timeline, peak table: w2; slab table: w2, w3; process: w2..w7),
  * check = final(x). A block's check: x = mix(SEED2, user), mix(x, info),
  * mix(x, tag with the check bits 0), mix(x, size word) when BIG; check =
  * final(x) & HP2_CHECK_MASK.
@@ -248,6 +267,11 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_PEAK_WORDS 16			/* peak table words before the entries */
 #define HP2_PEAK_ENTRY_WORDS 3
 #define HP2_PEAK_MAX (1u << 24)			/* E's limit */
+#define HP2_SLAB_MAGIC 0xA3E1534C41425632ULL
+#define HP2_SLAB_WORDS 4			/* table words before the slots */
+#define HP2_SLAB_MAX 65536			/* N's limit */
+#define HP2_SLAB_FLAGS_SHIFT 60
+#define HP2_SLAB_TIME_SHIFT 48
 #define HP2_SEED 0xBB67AE8584CAA73BULL
 
 #define HP2_CHECK_BITS 27
@@ -351,6 +375,13 @@ enum hp2_entry {
 static inline uint64_t hp2_tag_magic_bits(void)
 {
 	return (uint64_t)HP2_MAGIC16 << 48;
+}
+
+/* A slab table's slot word for a live block (size 1..65535, flags HP2_F_SAMPLED). */
+static inline uint64_t hp2_slab_slot(uint32_t site, uint64_t size, uint32_t time, unsigned flags)
+{
+	return site | (size & 0xFFFFu) << 32 | (uint64_t)(time & HP2_TIME_MASK) << HP2_SLAB_TIME_SHIFT |
+	       (uint64_t)(flags & 7u) << HP2_SLAB_FLAGS_SHIFT;
 }
 
 /* The block check of a v2 header at user (tag's check bits are ignored). */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Write the fuzzers' seed corpora, test/fuzz/seeds/{scan,core,graph}/ (committed; make fuzz
 # and test/fuzz/smoke.sh read them): small raw images and synthetic ELF cores holding
-# v1 and v2 blocks and records for 64- and 32-bit, little- and big-endian targets,
+# v1 and v2 blocks, records and slab tables for 64- and 32-bit, little- and big-endian targets,
 # valid and spoilt, written by build/progs/mkdump (module records by seedgen.py), and
 # a real core of progs/plugin_host under heapprof.so cut down to the pages holding
 # heapprof's words (needs gcore); gzip, zstd and xz copies of three cores, one cut
@@ -43,6 +43,10 @@ for t in "8 0" "8 1" "4 0" "4 1"; do
 	seed "v2-sampled-$tag" "$w" "$be" $a proc@0x10000:period=4096 \
 		stack@0x10040:3:0x401000:truncated site@0x10080:5:3 v2@0x10110:5000:5:sampled \
 		stack@0x10200:3:0x401004 site@0x10240:6:9:check=bad v2@0x10310:1:6
+	pool=$([ "$w" = 8 ] && echo 0x7f0000004000 || echo 0x40004000)
+	seed "slab-$tag" "$w" "$be" $a proc@0x10000:period=4096 stack@0x10040:1:0x401000,0x402000 \
+		site@0x10080:1:1 slab@0x10100:$pool:64:48/1,0,40/1/s,64/2,=0x8000000000000001 \
+		slab@0x10200:$pool:16:16/1,16/1:check=bad slab@0x10280:$pool:0:1/1
 	seed "mixed-$tag" "$w" "$be" $a proc@0x10000:version=3 0x10100:10:0x401000 \
 		v2@0x10180:10:0 stack@0x10200:2:0x401000,0x401000:check=bad
 	"$MKDUMP" -w "$w" $([ "$be" = 1 ] && echo -B) -a $a -n 1024 "$tmp/m.bin" \

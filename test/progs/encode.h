@@ -156,4 +156,29 @@ static inline size_t encode2_proc(unsigned char *p, uint64_t addr, unsigned vers
 	return 64;
 }
 
+/* A slab table's slot word for a live block, from the format's comment. */
+static inline uint64_t encode2_slot(uint32_t site, uint64_t size, unsigned time_code, int sampled)
+{
+	return site | (size & 0xFFFF) << 32 | (uint64_t)(time_code & 0xFFF) << 48 |
+	       (uint64_t)(sampled ? 1 : 0) << 60;
+}
+
+/* A slab table at p (target address addr): start, slot 0's offset from it, the stride
+ * and n slot words; returns its length. */
+static inline size_t encode2_slab(unsigned char *p, uint64_t addr, uint64_t start, unsigned offset,
+				  unsigned stride, const uint64_t *slots, unsigned n, struct target t,
+				  uint64_t check_xor)
+{
+	uint64_t w[2] = { start, (offset & 0xFFFF) | (uint64_t)(stride & 0xFFFF) << 16 |
+				 (uint64_t)n << 32 };
+
+	put(p, HP2_SLAB_MAGIC, 8, t.big_endian);
+	put(p + 8, encode2_rec_check(addr, w, 2) ^ check_xor, 8, t.big_endian);
+	put(p + 16, w[0], 8, t.big_endian);
+	put(p + 24, w[1], 8, t.big_endian);
+	for (unsigned i = 0; i < n; i++)
+		put(p + 32 + 8 * (size_t)i, slots[i], 8, t.big_endian);
+	return 32 + 8 * (size_t)n;
+}
+
 #endif

@@ -34,6 +34,10 @@ static const char usage_text[] =
 	"                        the instruction at byte offset 2K is on line LINE + K\n"
 	"  site@ADDR:ID:STACK[:tid=N][:check=bad]             a site record at ADDR\n"
 	"  proc@ADDR[:period=P][:version=N][:check=bad]       the process record at ADDR\n"
+	"  slab@ADDR:START:STRIDE:SLOT,SLOT...[:offset=N][:check=bad]  a slab table at ADDR:\n"
+	"                        slot I names the block at START + N (48) + I * STRIDE; a\n"
+	"                        SLOT is 0 (none), SIZE/SITE or SIZE/SITE/s (sampled), or a\n"
+	"                        word as =VALUE\n"
 	"Records are written forward from ADDR; what falls outside the image is left out.\n"
 	"-E writes an ELF header alone (ET_EXEC, e_machine MACHINE, default 62).\n";
 
@@ -257,6 +261,56 @@ static void pycode_spec(char *rest, struct target t, unsigned char *img, uint64_
 	place(img, addr, len, rec + k, bytes, (uint32_t)k);
 }
 
+/* slab@ADDR:START:STRIDE:SLOT,SLOT...[:offset=N][:check=bad] */
+static void slab_spec(char *rest, struct target t, unsigned char *img, uint64_t addr, uint64_t len)
+{
+	static unsigned char bytes[32 + 8 * 4096];
+	static uint64_t slots[4096];
+	char *part[4], *save = NULL;
+	unsigned n = 0, ns = 0;
+	uint64_t offset = 48, rec;
+	int bad = 0;
+	size_t k;
+
+	for (char *p = strtok_r(rest, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+		if (!strcmp(p, "check=bad"))
+			bad = 1;
+		else if (!strncmp(p, "offset=", 7))
+			offset = num(p + 7);
+		else if (n < 4)
+			part[n++] = p;
+		else
+			usage();
+	}
+	if (n != 4)
+		usage();
+	for (char *sp = NULL, *w = strtok_r(part[3], ",", &sp); w; w = strtok_r(NULL, ",", &sp)) {
+		char *f[3], *s2 = NULL;
+		unsigned nf = 0;
+
+		if (ns == 4096)
+			usage();
+		if (*w == '=') {
+			slots[ns++] = num(w + 1);
+			continue;
+		}
+		for (char *x = strtok_r(w, "/", &s2); x; x = strtok_r(NULL, "/", &s2))
+			if (nf < 3)
+				f[nf++] = x;
+		if (nf == 1 && !strcmp(f[0], "0"))
+			slots[ns++] = 0;
+		else if (nf >= 2)
+			slots[ns++] = encode2_slot((uint32_t)num(f[1]), num(f[0]), 5,
+						   nf == 3 && !strcmp(f[2], "s"));
+		else
+			usage();
+	}
+	rec = num(part[0]);
+	k = encode2_slab(bytes, rec, num(part[1]), (unsigned)offset, (unsigned)num(part[2]), slots, ns,
+			 t, bad);
+	place(img, addr, len, rec + k, bytes, (uint32_t)k);
+}
+
 /* A v2 spec (KIND@...); 0 if spec is not one. Its bytes go into img (at addr, len). */
 static int v2_spec(char *spec, struct target t, unsigned char *img, uint64_t addr, uint64_t len)
 {
@@ -272,6 +326,10 @@ static int v2_spec(char *spec, struct target t, unsigned char *img, uint64_t add
 	*at = 0;
 	if (!strcmp(spec, "pycode")) {
 		pycode_spec(at + 1, t, img, addr, len);
+		return 1;
+	}
+	if (!strcmp(spec, "slab")) {
+		slab_spec(at + 1, t, img, addr, len);
 		return 1;
 	}
 	for (part = strtok_r(at + 1, ":", &save); part; part = strtok_r(NULL, ":", &save)) {

@@ -81,6 +81,12 @@ static void proc_rec(struct img *m, uint64_t a, uint64_t period)
 	encode2_proc(at(m, a), a, 2, 4242, period, 1000000, 2000000, 64, m->t, 0);
 }
 
+static void slab_rec(struct img *m, uint64_t a, uint64_t start, unsigned stride,
+		     const uint64_t *slots, unsigned n, uint64_t check_xor)
+{
+	encode2_slab(at(m, a), a, start, 48, stride, slots, n, m->t, check_xor);
+}
+
 static void scan(struct img *m, unsigned jobs, struct scan_result *r)
 {
 	scan_image(&m->image, jobs, r);
@@ -412,6 +418,127 @@ static void noise_and_damage(void)
 	img_free(&m);
 }
 
+/*
+ * Slab tables: each live slot is a v2 block at start + 48 + i * stride, with no header,
+ * joined through its site as a header's block is; empty slots are nothing, impossible
+ * ones (size 0 or over the stride, bit 63, an unknown flag) counted, not blocks.
+ */
+static void slabs(void)
+{
+	for (size_t i = 0; i < 4; i++) {
+		uint64_t start = targets[i].wsize == 8 ? 0x7f0000004000ULL : 0x40004000;
+		uint64_t slots[] = { encode2_slot(1, 48, 5, 0), 0, encode2_slot(1, 40, 5, 0),
+				     encode2_slot(2, 64, 0x23b, 0), encode2_slot(0, 10, 5, 0),
+				     encode2_slot(1, 65, 5, 0), encode2_slot(1, 0, 5, 0),
+				     encode2_slot(1, 8, 5, 0) | 1ULL << 63,
+				     encode2_slot(1, 8, 5, 0) | 2ULL << 60 };
+		struct img m;
+		struct scan_result r;
+		uint64_t base = 0x10000;
+		bool where = true;
+
+		img_init(&m, targets[i]);
+		img_seg(&m, base, 8192);
+		proc_rec(&m, base + 0x40, 0);
+		stack_rec(&m, base + 0x100, 10, 0, pa, 3, 0);
+		stack_rec(&m, base + 0x180, 11, 0, pb, 2, 0);
+		site_rec(&m, base + 0x200, 1, 10, 0);
+		site_rec(&m, base + 0x240, 2, 11, 0);
+		slab_rec(&m, base + 0x400, start, 64, slots, 9, 0);
+		block(&m, base + 0x810, 100, 1, 0, 0, 0);
+		scan_image_blocks_with(&m.image, 2, &(struct join_opts){ 0 }, &r);
+		for (size_t k = 0; k < r.list.n; k++) {
+			const struct scan_block *b = &r.list.v[k];
+
+			if (b->user != base + 0x810 && (b->below || (b->user - start - 48) % 64))
+				where = false;
+		}
+		ok(r.blocks == 5 && r.slabs == 1 && r.slab_blocks == 4 && r.slab_bytes == 162 &&
+		   r.slots_bad == 4 && !rejected(&r) && r.list.n == 5 && where &&
+		   bytes_of(&r, pa, 3, 0) == 188 && bytes_of(&r, pb, 2, 0) == 64 &&
+		   bytes_of(&r, NULL, 0, 0) == 10 && !r.join.noise && !r.join.damaged,
+		   "%s: a slab table's live slots are blocks at their slots, joined like headers'; "
+		   "impossible slot words counted", tname(targets[i]));
+		scan_result_free(&r);
+		img_free(&m);
+	}
+}
+
+/* Sampled slots weigh as sampled headers do, by the process record's period. */
+static void slabs_sampled(void)
+{
+	static const uint64_t sz[] = { 100, 300 };
+	uint64_t slots[] = { encode2_slot(1, 100, 5, 1), encode2_slot(1, 300, 5, 1),
+			     encode2_slot(1, 50, 5, 0) };
+	struct img m;
+	struct scan_result r;
+	uint64_t base = 0x50000, want_bytes;
+
+	img_init(&m, targets[0]);
+	img_seg(&m, base, 8192);
+	proc_rec(&m, base + 0x1000, 1000);
+	stack_rec(&m, base, 10, 0, pa, 3, 0);
+	site_rec(&m, base + 0x100, 1, 10, 0);
+	slab_rec(&m, base + 0x400, 0x7f0000004000ULL, 512, slots, 3, 0);
+	scan(&m, 2, &r);
+	want_bytes = expect_est(50, sz, 2, 1000, 1);
+	ok(r.join.sampled_blocks == 2 && bytes_of(&r, pa, 3, 0) == want_bytes,
+	   "sampled slots with period 1000: %llu bytes, as estimated here",
+	   (unsigned long long)want_bytes);
+	scan_result_free(&r);
+	img_free(&m);
+}
+
+/* A slab table's header whose check or layout is wrong names no block; one cut by the
+ * image's end names those of its slots the image holds, and nothing is read past it. */
+static void slabs_bad(void)
+{
+	uint64_t slots[10], base = 0x20000, start = 0x7f0000004000ULL;
+	struct img m;
+	struct scan_result r;
+	int bad = -1;
+
+	for (int i = 0; i < 10; i++)
+		slots[i] = encode2_slot(1, 16, 5, 0);
+	img_init(&m, targets[0]);
+	img_seg(&m, base, 4096);
+	stack_rec(&m, base, 10, 0, pa, 3, 0);
+	site_rec(&m, base + 0x100, 1, 10, 0);
+	slab_rec(&m, base + 0x200, start, 16, slots, 4, 1);			/* bad check */
+	slab_rec(&m, base + 0x300, start, 0, slots, 4, 0);			/* stride 0 */
+	slab_rec(&m, base + 0x400, start, 16, slots, 0, 0);			/* no slots */
+	slab_rec(&m, base + 0x500, UINT64_MAX - 100, 16, slots, 4, 0);	/* past 2^64 */
+	slab_rec(&m, base + 0x600, start, 16, slots, 4, 0);
+	put(at(&m, base + 0x618), 48 | 16 << 16 | (uint64_t)(HP2_SLAB_MAX + 1) << 32, 8, 0);
+	scan(&m, 1, &r);
+	ok(r.blocks == 0 && r.slabs == 0 && r.rejected[REJ_CHECK] == 2 &&
+	   r.rejected[REJ_LAYOUT] == 3,
+	   "slab tables with a bad check (2) or an impossible layout (3) name no block");
+	scan_result_free(&r);
+	img_free(&m);
+	for (unsigned cut = 0; cut <= 32 + 8 * 10 && bad < 0; cut++) {
+		unsigned char whole[32 + 8 * 10];
+		uint64_t want = cut < 32 ? 0 : (cut - 32) / 8;
+
+		img_init(&m, targets[0]);
+		img_seg(&m, base, 512);
+		img_seg(&m, base + 0x1000, 32 + cut);	/* the table at 0x1020, cut bytes of it */
+		stack_rec(&m, base, 10, 0, pa, 3, 0);
+		site_rec(&m, base + 0x100, 1, 10, 0);
+		encode2_slab(whole, base + 0x1020, start, 48, 16, slots, 10, m.t, 0);
+		if (cut)
+			memcpy(at(&m, base + 0x1020), whole, cut);
+		scan(&m, 1, &r);
+		if (r.slab_blocks != want || bytes_of(&r, pa, 3, 0) != 16 * want ||
+		    (cut < 32 && r.slabs))
+			bad = (int)cut;
+		scan_result_free(&r);
+		img_free(&m);
+	}
+	ok(bad < 0, "a slab table cut at every byte names the slots the image holds, "
+	   "reads nothing past it (first wrong cut: %d)", bad);
+}
+
 /* Sum of the stacks in a fixed form, to compare two scans. */
 static void stacks_text(const struct scan_result *r, char *out, size_t cap)
 {
@@ -552,6 +679,7 @@ static void doc_vectors(void)
 	uint64_t s8[3] = { 0x0800000200000003ULL, 0x401000, 0x402000 };
 	uint64_t s4[3] = { 0x0400000200000003ULL, 0x401000, 0x402000 };
 	uint64_t site[2] = { 0x0000000300000007ULL, 0x000000010000002aULL };
+	uint64_t slab[2] = { 0x7f0000004000ULL, 0x000000ff00400030ULL };
 
 	ok(hp2_time_encode(1500) == 0x23b && hp2_time_decode(0x23b) == 1496,
 	   "FORMAT.md: 1500 ms is time code 0x23b, read back as 1496 ms");
@@ -564,6 +692,10 @@ static void doc_vectors(void)
 	ok(doc_rec(0x5000, s8, 3) == 0x239157cc8df34869ULL, "FORMAT.md: stack vector, wsize 8");
 	ok(doc_rec(0x5000, s4, 3) == 0x8bbb47d70a2f6bbbULL, "FORMAT.md: stack vector, wsize 4");
 	ok(doc_rec(0x6000, site, 2) == 0xf31bbfddcf72cc6dULL, "FORMAT.md: site vector");
+	ok(doc_rec(0x8000, slab, 2) == 0xbbd1672a1d5b2fa5ULL &&
+	   hp2_slab_slot(7, 48, 0x23b, HP2_F_SAMPLED) == 0x123b003000000007ULL &&
+	   encode2_slot(7, 48, 0x23b, 1) == 0x123b003000000007ULL,
+	   "FORMAT.md: slab table vector and its slot word");
 }
 
 int main(void)
@@ -578,6 +710,9 @@ int main(void)
 	window_edge();
 	noise_and_damage();
 	jobs_agree();
+	slabs();
+	slabs_sampled();
+	slabs_bad();
 	vectors();
 	doc_vectors();
 	return tap_done();
