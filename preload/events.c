@@ -40,18 +40,25 @@ static struct ring *ring_get(void)
 
 void events_add(unsigned entry, uint64_t a, uint64_t b, uint64_t result, const void *block)
 {
+	uint32_t site = 0;
+
+	if (block && block_tag(block))
+		site = (uint32_t)(((const uint64_t *)block)[-2] >> 32);
+	events_add_site(entry, a, b, result, site);
+}
+
+void events_add_site(unsigned entry, uint64_t a, uint64_t b, uint64_t result, uint32_t site)
+{
 	struct ring *r = ring ? ring : ring_get();
-	uint64_t *s, seq, site = 0;
+	uint64_t *s, seq;
 	struct timespec ts;
 
 	if (!r)
 		return;
-	if (block && block_tag(block))
-		site = ((const uint64_t *)block)[-2] >> 32;
 	seq = r->written + 1;
 	s = r->slots[(seq - 1) % hp_opt.events];
 	s[5] = 0;		/* invalid while it is rewritten */
-	s[0] = entry | site << 32;
+	s[0] = entry | (uint64_t)site << 32;
 	s[1] = a;
 	s[2] = b;
 	s[3] = result;

@@ -14,6 +14,9 @@
 /* Record one call; block, if not NULL, is a block whose header names the site. */
 HP_HIDDEN void events_add(unsigned entry, uint64_t a, uint64_t b, uint64_t result,
 			  const void *block);
+/* The same for a block named out of band: site is its site id (0 none). */
+HP_HIDDEN void events_add_site(unsigned entry, uint64_t a, uint64_t b, uint64_t result,
+			       uint32_t site);
 
 /* In a forked child: its thread gets a ring of its own. */
 HP_HIDDEN void events_after_fork(void);

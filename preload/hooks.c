@@ -25,6 +25,7 @@
 #include "events.h"
 #include "hooks.h"
 #include "options.h"
+#include "pymalloc.h"
 #include "python.h"
 #include "real.h"
 #include "sigthread.h"
@@ -64,8 +65,9 @@ static HP_TLS bool thread_off;
 #define tagging_on (__atomic_load_n(&process_on, __ATOMIC_RELAXED) && !thread_off)
 
 /* Bytes left until this thread's next sample point, and its random state. */
-static HP_TLS uint64_t sample_left, sample_rng;
-/* sample_left while this thread is off (0 meanwhile: every call takes the slow path) */
+HP_TLS uint64_t hooks_sample_left;
+static HP_TLS uint64_t sample_rng;
+/* hooks_sample_left while this thread is off (0 meanwhile: every call takes the slow path) */
 static HP_TLS uint64_t sample_left_kept;
 
 /*
@@ -73,11 +75,11 @@ static HP_TLS uint64_t sample_left_kept;
  * sampling on, tagging on, the real allocator known, no event ring. Recomputed when
  * one of those changes.
  */
-static bool sample_fast;
+bool hooks_sample_fast;
 
 static void sample_fast_update(void)
 {
-	__atomic_store_n(&sample_fast, hp_opt.sample && !hp_opt.events &&
+	__atomic_store_n(&hooks_sample_fast, hp_opt.sample && !hp_opt.events &&
 			 __atomic_load_n(&process_on, __ATOMIC_RELAXED) &&
 			 __atomic_load_n(&hp_boot_state, __ATOMIC_ACQUIRE) == 2, __ATOMIC_RELAXED);
 }
@@ -100,25 +102,11 @@ void hooks_thread_enable(bool on)
 	thread_off = !on;
 	/* off: the thread's calls leave the fast path; on: its next point as it was */
 	if (!on) {
-		sample_left_kept = sample_left;
-		sample_left = 0;
+		sample_left_kept = hooks_sample_left;
+		hooks_sample_left = 0;
 	} else {
-		sample_left = sample_left_kept;
+		hooks_sample_left = sample_left_kept;
 	}
-}
-
-/*
- * The fast path of malloc and calloc when sampling: a block the next sample point does
- * not fall into costs a subtraction, before any stack is looked at. Everything else
- * (the first call of a thread, a sample point, sampling or tagging off) goes on to
- * do_malloc, whose sample_take decides it again from the same state.
- */
-static inline __attribute__((always_inline)) bool sample_skips(uint64_t size)
-{
-	if (!__atomic_load_n(&sample_fast, __ATOMIC_RELAXED) || size >= sample_left)
-		return false;
-	sample_left -= size;
-	return true;
 }
 
 /* An exponentially distributed interval of mean HEAPPROF_SAMPLE bytes, at least 1. */
@@ -149,13 +137,13 @@ static __attribute__((noinline)) bool sample_point(uint64_t size, unsigned *flag
 
 		sample_rng = (hp_opt.seed ? hp_opt.seed : hp_now_ns()) ^ n * 0x9E3779B97F4A7C15ULL;
 		sample_rng |= 1;
-		sample_left = sample_interval();
+		hooks_sample_left = sample_interval();
 	}
-	if (size < sample_left) {
-		sample_left -= size;
+	if (size < hooks_sample_left) {
+		hooks_sample_left -= size;
 		return false;
 	}
-	sample_left = sample_interval();	/* memoryless: the next point anew */
+	hooks_sample_left = sample_interval();	/* memoryless: the next point anew */
 	*flags |= HP2_F_SAMPLED;
 	return true;
 }
@@ -165,7 +153,7 @@ static __attribute__((noinline)) bool sample_point(uint64_t size, unsigned *flag
  * blocks are the ones a Poisson process of one point per HEAPPROF_SAMPLE bytes
  * falls into, so a block is taken with probability 1 - exp(-size / period) and the
  * analyzer weighs it back by the inverse: an unbiased estimate, O(1) per call.
- * Inline: when sampling, nearly every call is the subtraction alone (sample_left is
+ * Inline: when sampling, nearly every call is the subtraction alone (hooks_sample_left is
  * 0 until the thread's first call, which so takes the slow path).
  */
 static inline __attribute__((always_inline)) bool sample_take(uint64_t size, unsigned *flags)
@@ -174,8 +162,8 @@ static inline __attribute__((always_inline)) bool sample_take(uint64_t size, uns
 		return false;	/* heapprof_enable(0) or heapprof_thread_enable(0) */
 	if (likely(!hp_opt.sample))
 		return true;
-	if (likely(size < sample_left)) {
-		sample_left -= size;
+	if (likely(size < hooks_sample_left)) {
+		hooks_sample_left -= size;
 		return false;
 	}
 	return sample_point(size, flags);
@@ -184,7 +172,7 @@ static inline __attribute__((always_inline)) bool sample_take(uint64_t size, uns
 static void hooks_after_fork(void)
 {
 	sample_rng = 0;	/* the child draws its own points */
-	sample_left = 0;	/* ... from its first call on (sample_point) */
+	hooks_sample_left = 0;	/* ... from its first call on (sample_point) */
 	sample_left_kept = 0;
 }
 
@@ -287,17 +275,15 @@ static __attribute__((noinline)) struct hp_site_rec *site_python(const struct un
 
 /* ---- tagging ---------------------------------------------------------------------- */
 
-/* Tag real (NULL passes through) with the caller's stack; returns the user pointer.
- * Inline in each allocation path: the calls it saves are a fifth of its cost. */
-static inline __attribute__((always_inline)) void *tag(void *real, unsigned shift, uint64_t size, unsigned entry, unsigned flags,
-		 const struct unwind_start *st)
+/* The site id of the caller at st for a block of size bytes taken at ms, counted as
+ * an allocation (0: no stack, or heapprof's own call). Inline in each allocation path:
+ * the calls it saves are a fifth of its cost. */
+static inline __attribute__((always_inline)) uint32_t site_take(uint64_t size, unsigned entry,
+								 unsigned flags, uint64_t ms,
+								 const struct unwind_start *st)
 {
-	uint32_t site = 0, time;
-	uint64_t ms;
+	uint32_t site = 0;
 
-	if (unlikely(!real))
-		return NULL;
-	ms = table_ms();
 	if (likely(hp_stacks && !in_hook)) {
 		/* one frame more than kept: a walk that fills it was cut */
 		uintptr_t pcs[hp_frames + 1];
@@ -327,6 +313,20 @@ static inline __attribute__((always_inline)) void *tag(void *real, unsigned shif
 		counters_alloc(s, size, flags, ms);
 		in_hook = false;
 	}
+	return site;
+}
+
+/* Tag real (NULL passes through) with the caller's stack; returns the user pointer. */
+static inline __attribute__((always_inline)) void *tag(void *real, unsigned shift, uint64_t size, unsigned entry, unsigned flags,
+		 const struct unwind_start *st)
+{
+	uint32_t site, time;
+	uint64_t ms;
+
+	if (unlikely(!real))
+		return NULL;
+	ms = table_ms();
+	site = site_take(size, entry, flags, ms, st);
 	time = hp2_time_encode(ms);
 	real = block_write(real, shift, size, site, flags, time);
 	if (unlikely(hp_opt.peak) && !in_hook)
@@ -363,7 +363,7 @@ do_malloc(size_t size, unsigned entry, const struct unwind_start *st)
 
 	if (unlikely(!boot_ensure()))
 		return arena_alloc(size, 16);
-	if (unlikely(hp_opt.sample && !__atomic_load_n(&sample_fast, __ATOMIC_RELAXED)))
+	if (unlikely(hp_opt.sample && !__atomic_load_n(&hooks_sample_fast, __ATOMIC_RELAXED)))
 		sample_fast_update();	/* the first call after the boot, or after a change */
 	if (!sample_take(size, &flags))
 		return hp_real.malloc(size);
@@ -633,7 +633,7 @@ HP_EXPORT void *HP_ENTRY(malloc)(size_t size)
 {
 	struct unwind_start st;
 
-	if (sample_skips(size))
+	if (hooks_sample_skips(size))
 		return hp_real.malloc(size);
 	UNWIND_START(st);
 	return malloc_hooked(size, &st);
@@ -644,12 +644,10 @@ HP_EXPORT void *HP_ENTRY(malloc)(size_t size)
  * counters of its own), so that the analyzer shows who freed the block, not who made
  * it; the block's site still goes in the slot. Out of line: only with HEAPPROF_EVENTS.
  */
-static __attribute__((noinline, cold)) void free_event(void *p, const struct unwind_start *st)
+static uint32_t free_stack(const struct unwind_start *st)
 {
 	uint32_t stack = 0;
 
-	if (in_hook)
-		return;
 	if (hp_stacks) {
 		unsigned pairs = __atomic_load_n(&python_pairs, __ATOMIC_RELAXED);
 		uintptr_t pcs[hp_frames + 1 + 2 * pairs];
@@ -663,7 +661,13 @@ static __attribute__((noinline, cold)) void free_event(void *p, const struct unw
 		stack = table_stack_id(pcs, keep + nw, python_close(pcs, n, keep, nw, unwind_cut));
 		in_hook = false;
 	}
-	events_add(HP2_ENTRY_FREE, (uintptr_t)p, stack, 0, p);
+	return stack;
+}
+
+static __attribute__((noinline, cold)) void free_event(void *p, const struct unwind_start *st)
+{
+	if (!in_hook)
+		events_add(HP2_ENTRY_FREE, (uintptr_t)p, free_stack(st), 0, p);
 }
 
 HP_EXPORT void HP_ENTRY(free)(void *p)
@@ -682,7 +686,7 @@ HP_EXPORT void *HP_ENTRY(calloc)(size_t n, size_t elem)
 	struct unwind_start st;
 	size_t size;
 
-	if (!__builtin_mul_overflow(n, elem, &size) && sample_skips(size))
+	if (!__builtin_mul_overflow(n, elem, &size) && hooks_sample_skips(size))
 		return hp_real.calloc(n, elem);
 	UNWIND_START(st);
 	return calloc_hooked(n, elem, &st);
@@ -784,6 +788,46 @@ extern __typeof(aligned_alloc) hooks_aligned_alloc
 	__attribute__((alias(HP_ENTRY_STR(aligned_alloc)), copy(HP_ENTRY(aligned_alloc))));
 extern __typeof(free) hooks_free __attribute__((alias(HP_ENTRY_STR(free)), copy(HP_ENTRY(free))));
 
+/* ---- blocks named out of band (hooks.h) ----------------------------------------- */
+
+bool hooks_take(uint64_t size, unsigned *flags)
+{
+	return !in_hook && sample_take(size, flags);
+}
+
+uint32_t hooks_site(const struct unwind_start *st, unsigned entry, uint64_t size,
+		    unsigned flags, uint32_t *time)
+{
+	uint64_t ms = table_ms();
+
+	*time = hp2_time_encode(ms);
+	return site_take(size, entry, flags, ms, st);
+}
+
+void hooks_named(uint64_t size)
+{
+	if (unlikely(hp_opt.peak) && !in_hook)
+		peak_check(size);	/* after the slot: a snapshot holds this block */
+}
+
+void hooks_unnamed(uint32_t site, uint64_t size, unsigned flags)
+{
+	if (site && !in_hook && hp_stacks)
+		counters_free(site, size, flags);
+}
+
+void hooks_event(unsigned entry, uint64_t a, uint64_t b, uint64_t result, uint32_t site)
+{
+	if (!in_hook)
+		events_add_site(entry, a, b, result, site);
+}
+
+void hooks_free_event(const void *p, uint32_t site, const struct unwind_start *st)
+{
+	if (!in_hook)
+		events_add_site(HP2_ENTRY_FREE, (uintptr_t)p, free_stack(st), 0, site);
+}
+
 /* ---- HEAPPROF_START and HEAPPROF_TOGGLE_SIGNAL ------------------------------------ */
 
 static void on_toggle_signal(int sig, siginfo_t *si, void *uc)
@@ -858,6 +902,7 @@ static void hooks_fork_child(void)
 {
 	hp_tid_cache = 0;	/* the child of fork() is another thread */
 	table_after_fork();
+	pymalloc_after_fork();
 	live_after_fork();
 	hooks_after_fork();
 	events_after_fork();
@@ -908,17 +953,19 @@ static void check_first(void)
 static void python_start(void)
 {
 	unsigned pairs = hp_frames < HP2_MAX_FRAMES / 2 ? hp_frames : HP2_MAX_FRAMES / 2;
-	uint32_t version;
+	uint32_t version = 0;
 
-	if (!hp_opt.python)
-		return;
 	/* heapprof's own calls, not the program's: a dlsym that finds nothing leaves
 	 * glibc's error message allocated (untagged, so not a live block of the
 	 * program's), and neither it nor the blocks dlsym frees again go in the event
 	 * ring (in_hook) */
 	hooks_thread_enable(false);
 	in_hook = true;
-	version = python_init();
+	if (hp_opt.python)
+		version = python_init();
+	/* Python's small objects are named with HEAPPROF_PYTHON=0 too (native stacks):
+	 * the frames are the option's, the bytes are the program's */
+	pymalloc_start();
 	in_hook = false;
 	hooks_thread_enable(true);
 	if (version)
