@@ -215,6 +215,9 @@ static void warn_rejected(const struct scan_result *s)
 	if (j->damaged)
 		warn("skipped %llu damaged headers: bad check value on a block of a known site",
 		     (unsigned long long)j->damaged);
+	if (s->slots_bad)
+		warn("skipped %llu slab table slots: a size of 0 or over the stride, or an unknown "
+		     "flag", (unsigned long long)s->slots_bad);
 	if (j->unknown_blocks)
 		warn("%llu blocks (%llu bytes) have no readable stack record: shown as "
 		     "[unknown stack]", (unsigned long long)j->unknown_blocks,

@@ -88,6 +88,22 @@ test_case 'v2: heapprof.so loaded but no live block; records cut at the image en
 	expect_same expect out && grep -q "skipped 1 candidates: header cut off" err
 '
 
+# slab tables (a pool's blocks named out of band): slot I is the block at START + 48 +
+# I * STRIDE; bad slot words (size 17 over a stride of 16, size 0, flag bit 61) and a
+# table with a bad check name nothing, and the analyzer says how many it skipped
+test_case 'v2 slab tables: slots are blocks without a header, exact; bad ones skipped and said' '
+	$MKDUMP -n 8192 s.bin $RECS slab@0x10400:0x7f0000004000:64:48/1,0,40/1,64/2 \
+		slab@0x10600:0x7f0000008000:16:16/1,=0x0000001100000001,=0x5,=0x2000001000000001 \
+		slab@0x10700:0x7f000000c000:16:16/1:check=bad &&
+	collapsed --raw s.bin@0x10000 $PROG &&
+	printf "main;site_small 104\n[truncated];main;site_big 64\n" >expect && expect_same expect out &&
+	cat >expect <<-\EOF &&
+	heapprof-analyze: warning: skipped 1 candidates: bad check value (stale, copied or overwritten header)
+	heapprof-analyze: warning: skipped 3 slab table slots: a size of 0 or over the stride, or an unknown flag
+	EOF
+	expect_same expect err
+'
+
 test_case 'v2: -j1 and -j2 give the same report' '
 	$MKDUMP -n 8192 a.bin $RECS 0x10400:1000:$SMALL,$MAIN v2@0x10810:300:1 \
 		v2@0x10910:24:2:shift=1 v2@0x10a10:7:0 &&
