@@ -1,19 +1,19 @@
 #!/bin/sh
 # Python's own object allocator (pymalloc), named out of band in heapprof.so's slab
 # tables: with the default allocator, the objects of 512 bytes or less CPython serves
-# from its pools go to their native and Python stacks as under PYTHONMALLOC=malloc, on
-# each interpreter heapprof knows. test/python_pymalloc.py's functions make objects of
-# known sizes (bytes exact, by sys.getsizeof); test/python_real.py's (json into a dict,
-# sqlite, regexes) hold within 10% of what they hold under PYTHONMALLOC=malloc, from
-# gcore and from a snapshot; then threads, a fork, frees of objects never named,
-# HEAPPROF_SAMPLE, HEAPPROF_PYTHON=0, tracemalloc, and what PYTHONMALLOC=pymalloc and
-# -X dev set up.
+# from its pools go to their native and Python stacks as under PYTHONMALLOC=malloc,
+# on each interpreter heapprof knows. helpers/python_pymalloc.py's functions make
+# objects of known sizes (bytes exact, by sys.getsizeof); helpers/python_real.py's
+# (json into a dict, sqlite, regexes) hold within 10% of what they hold under
+# PYTHONMALLOC=malloc, from gcore and from a snapshot; then threads, a fork, frees of
+# objects never named, HEAPPROF_SAMPLE, HEAPPROF_PYTHON=0, tracemalloc, and what
+# PYTHONMALLOC=pymalloc and -X dev set up.
 . "$(dirname "$0")/lib.sh"
-. "$TEST_DIR/pythons.sh"
+. "$TEST_DIR/helpers/pythons.sh"
 need_tool gcore
 unset PYTHONMALLOC
-PYM=$TEST_DIR/python_pymalloc.py
-REAL=$TEST_DIR/python_real.py
+PYM=$TEST_DIR/helpers/python_pymalloc.py
+REAL=$TEST_DIR/helpers/python_real.py
 LABELS='debian-3.11 3.12 3.13'
 
 # expect_all OUT FILE: every "expect NAME LOW [HIGH]" line of OUT holds for the collapsed
@@ -121,7 +121,7 @@ EOF
 		expect_same dev.want prog.err
 	'
 	test_case "frees of objects never named pass through, uncounted" '
-		HEAPPROF_START=off HEAPPROF_TOGGLE_SIGNAL=USR1 dump_exact toggle "$py" toggle &&
+		HEAPPROF_START=off dump_exact toggle "$py" toggle &&
 		expect_all toggle.out toggle.txt &&
 		heapprof-analyze -f json "$py" toggle.core >toggle.json && balanced toggle.json
 	'

@@ -11,10 +11,12 @@
 #   threads   4 threads, each make_slots in a function of its own, thread_0 .. thread_3
 #   fork      the parent makes make_slots and forks; the child (printing "child PID",
 #             then "ready") frees them, makes make_bytes and is the one to dump
-#   toggle    with HEAPPROF_START=off HEAPPROF_TOGGLE_SIGNAL=USR1: make_unnamed while
-#             tagging is off, then SIGUSR1 to itself, make_slots, and the unnamed
-#             objects freed while it runs
-import os, signal, sys, threading, time
+#   toggle    with HEAPPROF_START=off: make_unnamed while tagging is off, then
+#             tagging on through heapprof.so's API (include/heapprof.h: enable(1),
+#             which has taken effect when it returns; HEAPPROF_TOGGLE_SIGNAL is
+#             handled on heapprof's own thread, a moment later), make_slots, and the
+#             unnamed objects freed while it runs
+import os, sys, threading, time
 
 
 class Slot:
@@ -65,6 +67,19 @@ def make_unnamed(out):
         out[i] = Slot()
 
 
+def heapprof_enable(on):
+    # include/heapprof.h's struct heapprof_api, up to enable
+    import ctypes
+
+    class Api(ctypes.Structure):
+        _fields_ = [('size', ctypes.c_uint),
+                    ('snapshot', ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_char_p)),
+                    ('enable', ctypes.CFUNCTYPE(None, ctypes.c_int))]
+    get = ctypes.CDLL(None).heapprof_api_v1
+    get.restype = ctypes.POINTER(Api)
+    get().contents.enable(on)
+
+
 def thread_0(box): make_slots(box[0])
 def thread_1(box): make_slots(box[1])
 def thread_2(box): make_slots(box[2])
@@ -107,7 +122,7 @@ elif mode == 'fork':
     expect('make_bytes', held(b))
 elif mode == 'toggle':
     make_unnamed(b)
-    os.kill(os.getpid(), signal.SIGUSR1)	# heapprof's tagging on
+    heapprof_enable(1)
     make_slots(s)
     b = None
     expect('make_unnamed', 0)
