@@ -1,4 +1,4 @@
-# Run by t3020 under heapprof.so with Python's default allocator: objects of known sizes,
+# Run by t3023 under heapprof.so with Python's default allocator: objects of known sizes,
 # all of 512 bytes or less (pymalloc's), made by named functions into lists made
 # elsewhere. For each function it prints what the objects it made hold by sys.getsizeof
 # (what the interpreter asked its allocator for: the object with its GC header), as

@@ -1,4 +1,4 @@
-# A real program's mix of Python memory (t3020, bench/python_cost.sh): json-loads N small
+# A real program's mix of Python memory (t3023, bench/python_cost.sh): json-loads N small
 # documents into a dict index (build_index), fills an in-memory sqlite table
 # (fill_table) and compiles 500 regular expressions (compile_patterns). Most of its
 # objects are 512 bytes or less: CPython serves them from its own allocator (pymalloc).
