@@ -19,6 +19,7 @@
 #include <math.h>
 
 #include "arena.h"
+#include "attach.h"
 #include "block.h"
 #include "boot.h"
 #include "counters.h"
@@ -784,6 +785,22 @@ extern __typeof(aligned_alloc) hooks_aligned_alloc
 	__attribute__((alias(HP_ENTRY_STR(aligned_alloc)), copy(HP_ENTRY(aligned_alloc))));
 extern __typeof(free) hooks_free __attribute__((alias(HP_ENTRY_STR(free)), copy(HP_ENTRY(free))));
 
+#ifdef HP_ATTACH
+/* ... and the rest, for attach.c, which writes their addresses into the references of
+ * a process heapprof-attach.so was loaded into */
+#define HOOKS_ALIAS(name) \
+	extern __typeof(name) hooks_##name \
+		__attribute__((alias(HP_ENTRY_STR(name)), copy(HP_ENTRY(name))))
+HOOKS_ALIAS(calloc);
+HOOKS_ALIAS(realloc);
+HOOKS_ALIAS(reallocarray);
+HOOKS_ALIAS(posix_memalign);
+HOOKS_ALIAS(memalign);
+HOOKS_ALIAS(valloc);
+HOOKS_ALIAS(pvalloc);
+HOOKS_ALIAS(malloc_usable_size);
+#endif
+
 /* ---- HEAPPROF_START and HEAPPROF_TOGGLE_SIGNAL ------------------------------------ */
 
 static void on_toggle_signal(int sig, siginfo_t *si, void *uc)
@@ -866,7 +883,7 @@ static void hooks_fork_child(void)
 	start_sigthread(true);
 }
 
-#if !defined(HP_ENTRIES_WRAP) && !defined(HP_ENTRIES_RUST)
+#if !defined(HP_ENTRIES_WRAP) && !defined(HP_ENTRIES_RUST) && !defined(HP_ATTACH)
 /*
  * heapprof.so: a malloc before ours in the lookup order (LD_PRELOAD="libjemalloc.so.2
  * heapprof.so", or a program that defines its own) gets every call: heapprof then
@@ -891,7 +908,8 @@ static void check_first(void)
 		"LD_PRELOAD, or name the allocator in HEAPPROF_ALLOCATOR)");
 }
 #else
-/* libheapprof.a and the Rust crate call us by names of their own: nothing comes first */
+/* libheapprof.a and the Rust crate call us by names of their own: nothing comes first;
+ * heapprof-attach.so comes last, and attach.c says what it did */
 static void check_first(void)
 {
 }
@@ -934,6 +952,10 @@ static void python_start(void)
  */
 __attribute__((constructor)) static void hooks_start(void)
 {
+#ifdef HP_ATTACH
+	if (!attach_may_start())
+		return;	/* heapprof is in the process already: stay out of its way */
+#endif
 	boot_ensure();
 	pthread_atfork(NULL, NULL, hooks_fork_child);
 	start_switch();
