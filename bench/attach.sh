@@ -67,12 +67,12 @@ cycle()
 	load "$1"
 	sleep 0.5
 	t0=$(now_ms)
-	"$B/../scripts/heapprof" attach "$srv_pid" >attach.out 2>attach.err || cat attach.err >&2
+	"$top/scripts/heapprof" attach "$srv_pid" >attach.out 2>attach.err || cat attach.err >&2
 	sleep 0.5
 	t1=$(now_ms)
 	sed -n 's/.*stopped for \([0-9.]*\) ms.*/\1/p' attach.out >>"$1.stop"
 	rm -f cyc.snap
-	"$B/../scripts/heapprof" snapshot "$srv_pid" cyc.snap 2>snap.err || cat snap.err >&2
+	"$top/scripts/heapprof" snapshot "$srv_pid" cyc.snap 2>snap.err || cat snap.err >&2
 	sleep 0.2
 	unload
 	if "$B/heapprof-analyze" --format=collapsed "/proc/$srv_pid/exe" cyc.snap >cyc.txt 2>/dev/null &&

@@ -121,3 +121,12 @@ if [ -f /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ]; then
 else
 	skip_case 'refused: another allocator comes first (jemalloc)' 'no libjemalloc.so.2'
 fi
+
+# the bench's cycles (bench/attach.sh; 100 there): servers under checking load
+if command -v python3 >/dev/null; then
+	test_case 'two attach and snapshot cycles on a C server and python3 -m http.server under load' '
+		sh "$SRC_DIR/bench/attach.sh" "$BUILD" 2 >bench.md || { cat bench.md; false; }
+	'
+else
+	skip_case 'attach and snapshot cycles on servers under load' 'no python3'
+fi
