@@ -318,9 +318,38 @@ static int inject(const struct maps *m, const char *lib, long *patched)
 	return 0;
 }
 
+/* Why the main thread cannot be stopped and given back as it was, or NULL: exited,
+ * stopped (SIGSTOP, a job stop) or traced already. */
+static const char *not_attachable(char *buf, size_t size)
+{
+	char path[64], line[256], state = 0;
+	long tracer = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)pid);
+	if (!(f = fopen(path, "r")))
+		return "it has no main thread to read";
+	while (fgets(line, sizeof(line), f)) {
+		sscanf(line, "State: %c", &state);
+		sscanf(line, "TracerPid: %ld", &tracer);
+	}
+	fclose(f);
+	if (state == 'Z' || state == 'X')
+		return "its main thread has exited";
+	if (state == 'T' || state == 't')
+		return "it is stopped (attach when it runs again)";
+	if (tracer) {
+		snprintf(buf, size, "it is traced by process %ld (a debugger?)", tracer);
+		return buf;
+	}
+	return NULL;
+}
+
 static int attach(const char *lib)
 {
 	struct maps m;
+	char buf[96];
+	const char *why;
 	sigset_t block, old;
 	double t0, t1;
 	long patched = 0;
@@ -333,6 +362,8 @@ static int attach(const char *lib)
 	if (!m.libc_base)
 		return say("not attaching to process %d: no shared libc in it (a static program?)",
 			   (int)pid), 2;
+	if ((why = not_attachable(buf, sizeof(buf))))
+		return say("not attaching to process %d: %s", (int)pid, why), 2;
 	if (!same_libc(&m))
 		return say("not attaching to process %d: its libc (%s) is not the one this "
 			   "runs with (another root or container?)", (int)pid, m.libc), 2;
