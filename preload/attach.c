@@ -10,6 +10,7 @@
 #include <elf.h>
 #include <link.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
@@ -122,8 +123,10 @@ static bool module_read(const struct dl_phdr_info *info, struct module *m)
 		if (ph->p_type == PT_DYNAMIC)
 			dyn = (const ElfW(Dyn) *)a;
 		else if (ph->p_type == PT_GNU_RELRO) {
+			/* the pages glibc made read-only: it rounds both ends down, and a
+			 * last partial page stays writable */
 			m->relro_lo = a & ~(uintptr_t)(page - 1);
-			m->relro_hi = (a + ph->p_memsz + page - 1) & ~(uintptr_t)(page - 1);
+			m->relro_hi = (a + ph->p_memsz) & ~(uintptr_t)(page - 1);
 		} else if (ph->p_type == PT_LOAD) {
 			if (a < m->lo)
 				m->lo = a;
@@ -239,12 +242,18 @@ static int patch_each(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* One rewrite at a time: two threads' dlopen would otherwise make a RELRO page
+ * read-only again under each other's write. */
+static pthread_mutex_t patch_lock = PTHREAD_MUTEX_INITIALIZER;
+
 static unsigned patch_all(void)
 {
 	struct walk w = { 0, 0 };
 
+	pthread_mutex_lock(&patch_lock);
 	for (w.wave = 0; w.wave < N_WAVES; w.wave++)
 		dl_iterate_phdr(patch_each, &w);
+	pthread_mutex_unlock(&patch_lock);
 	return w.done;
 }
 
