@@ -95,7 +95,7 @@ $(B)/heapprof-attach.so: $(ATTACH_OBJS)
 # heapprof attach's injector: ptrace, one thread of the target, dlopen
 $(B)/heapprof-inject: scripts/inject.c
 	@mkdir -p $(@D)
-	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) $(CFLAGS) $(WARN) -o $@ $< -ldl
+	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) -Ipreload $(CFLAGS) $(WARN) -o $@ $< -ldl
 
 $(B)/static/%.o: preload/%.c
 	@mkdir -p $(@D)

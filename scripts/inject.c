@@ -27,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach.h"	/* heapprof_attach()'s answers */
+
 static const char *me = "heapprof attach";
 static pid_t pid;
 
@@ -281,12 +283,12 @@ static void peek_str(uintptr_t addr, char *buf, size_t size)
 	buf[i] = 0;
 }
 
-static const char *refusal(long rc)
+static const char *refusal(int rc)
 {
 	switch (rc) {
-	case -1: return "heapprof is in the process already";
-	case -2: return "its malloc is not the libc's (another allocator comes first)";
-	case -3: return "heapprof is attached already";
+	case ATTACH_OTHER_HEAPPROF: return "heapprof is in the process already";
+	case ATTACH_OTHER_MALLOC: return "its malloc is not the libc's (another allocator comes first)";
+	case ATTACH_AGAIN: return "heapprof is attached already";
 	default: return "heapprof cannot attach on this system";
 	}
 }
@@ -304,12 +306,12 @@ static int inject(const struct maps *m, const char *lib, long *patched)
 			peek_str(err, msg, sizeof(msg));
 		return say("process %d cannot load '%s': %s", (int)pid, lib, *msg ? msg : "?"), 2;
 	}
-	if (!call(target_fn(m, (void *)dlsym), h, 0, NULL, "heapprof_attach", &fn))
-		fn = 0;
-	if (!fn || !call(fn, 0, 0, NULL, NULL, &rc)) {
+	if (!call(target_fn(m, (void *)dlsym), h, 0, NULL, "heapprof_attach", &fn) || !fn) {
 		call(target_fn(m, (void *)dlclose), h, 0, NULL, NULL, &err);
 		return say("process %d: '%s' has no heapprof_attach", (int)pid, lib), 2;
 	}
+	if (!call(fn, 0, 0, NULL, NULL, &rc))
+		return say("process %d: the call of heapprof_attach failed", (int)pid), 2;
 	if ((int)rc < 0) {
 		call(target_fn(m, (void *)dlclose), h, 0, NULL, NULL, &err);
 		return say("not attaching to process %d: %s", (int)pid, refusal((int)rc)), 2;
