@@ -27,7 +27,20 @@ start_plain()
 	rm -f prog.out
 	"$@" >prog.out 2>prog.err &
 	PROG_PID=$!
+	started
 	wait_for said '^ready$'
+}
+
+# started: note PROG_PID, which a case sets in its subshell, for attach_case to end
+started() { echo "$PROG_PID" >>"$SCRATCH/pids"; }
+
+# attach_case NAME COMMANDS: test_case, then every program the case started ends
+attach_case()
+{
+	test_case "$@"
+	[ -f "$SCRATCH/pids" ] || return 0
+	for p in $(cat "$SCRATCH/pids"); do kill -9 "$p" 2>/dev/null; done
+	rm -f "$SCRATCH/pids"
 }
 
 # end_prog: end the program started last
@@ -43,7 +56,7 @@ attach_go()
 	expect_no_grep '^fail' prog.out && expect_grep -x done prog.out
 }
 
-test_case 'after attach, each function has its exact bytes; blocks from before freed without harm' '
+attach_case 'after attach, each function has its exact bytes; blocks from before freed without harm' '
 	start_plain env MALLOC_PERTURB_=165 $PROGS/attachee &&
 	attach_go &&
 	"$WRAP" snapshot "$PROG_PID" at.snap 2>snap.err &&
@@ -55,7 +68,7 @@ test_case 'after attach, each function has its exact bytes; blocks from before f
 	kill -0 "$PROG_PID"
 '
 
-test_case 'a library loaded after attach frees a tagged block and tags its own' '
+attach_case 'a library loaded after attach frees a tagged block and tags its own' '
 	start_plain $PROGS/attachee --late=$PROGS/liblate.so &&
 	attach_go &&
 	"$WRAP" snapshot "$PROG_PID" late.snap 2>snap.err &&
@@ -65,7 +78,7 @@ test_case 'a library loaded after attach frees a tagged block and tags its own' 
 
 # glibc aborts on the header it finds below the pointer (free(): invalid pointer, or
 # munmap_chunk()'s), or faults on the size it reads there: a signal either way
-test_case 'control: a tagged block given to the libc'"'"'s own free ends the program' '
+attach_case 'control: a tagged block given to the libc'"'"'s own free ends the program' '
 	start_plain $PROGS/attachee --wrong-free &&
 	"$WRAP" attach "$PROG_PID" >attach.out 2>attach.err &&
 	kill -s USR1 "$PROG_PID" && { wait "$PROG_PID"; rc=$?; PROG_PID=; true; } &&
@@ -83,11 +96,11 @@ refused()
 	expect_grep -E "$1" attach.err && kill -0 "$PROG_PID"
 }
 
-test_case 'refused: attached already, heapprof.so loaded, no permission' '
+attach_case 'refused: attached already, heapprof.so loaded, no permission' '
 	start_plain $PROGS/attachee && attach_go &&
 	refused "^heapprof: not attaching to process $PROG_PID: heapprof is in it already\$" &&
 	end_prog &&
-	run_preloaded $PROGS/sites small=1x100 &&
+	run_preloaded $PROGS/sites small=1x100 && started &&
 	refused "^heapprof: not attaching to process $PROG_PID: heapprof is in it already\$" &&
 	end_prog &&
 	start_plain $PROGS/attachee &&
@@ -97,13 +110,13 @@ test_case 'refused: attached already, heapprof.so loaded, no permission' '
 	kill -s USR1 $PROG_PID && wait_for said '^done$'
 '
 
-test_case 'refused: a static program' '
+attach_case 'refused: a static program' '
 	start_plain $PROGS/sites-static small=1x100 &&
 	refused "^heapprof attach: not attaching to process $PROG_PID: no shared libc in it \\(a static program\\?\\)\$"
 '
 
 if [ -x "$PROGS/sites-musl" ]; then
-	test_case 'refused: a musl program' '
+	attach_case 'refused: a musl program' '
 		start_plain $PROGS/sites-musl small=1x100 &&
 		refused "^heapprof attach: not attaching to process $PROG_PID: it runs musl.s libc \\(glibc only\\)\$"
 	'
@@ -112,7 +125,7 @@ else
 fi
 
 if [ -f /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ]; then
-	test_case 'refused: another allocator comes first (jemalloc), unloaded again' '
+	attach_case 'refused: another allocator comes first (jemalloc), unloaded again' '
 		start_plain env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 $PROGS/attachee &&
 		refused "^heapprof attach: not attaching to process $PROG_PID: its malloc is not the libc.s" &&
 		expect_no_grep heapprof-attach /proc/$PROG_PID/maps &&
@@ -124,7 +137,7 @@ fi
 
 # the bench's cycles (bench/attach.sh; 100 there): servers under checking load
 if command -v python3 >/dev/null; then
-	test_case 'two attach and snapshot cycles on a C server and python3 -m http.server under load' '
+	attach_case 'two attach and snapshot cycles on a C server and python3 -m http.server under load' '
 		sh "$SRC_DIR/bench/attach.sh" "$BUILD" 2 >bench.md || { cat bench.md; false; }
 	'
 else
