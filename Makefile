@@ -32,8 +32,13 @@ endif
 # hp_tag.c is the firmware kit (docs/PORTING.md): installed as source and built by the
 # porting test, never called by heapprof.so. real_*.c: one way to the real allocator
 # per build (preload/real.h); heapprof.so's is real_dlsym.c.
-PRELOAD_SRCS := $(filter-out preload/hp_tag.c preload/real_wrap.c preload/real_libc.c,$(wildcard preload/*.c))
+PRELOAD_SRCS := $(filter-out preload/hp_tag.c preload/real_wrap.c preload/real_libc.c preload/attach.c,$(wildcard preload/*.c))
 PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(B)/%.o)
+# heapprof-attach.so, which `heapprof attach` loads into a running process: the same
+# core with thread-locals a dlopen can place (initial-exec ones need the static TLS
+# that was sized at start-up) and attach.c, which points the process's references to
+# the malloc family at it
+ATTACH_OBJS := $(PRELOAD_SRCS:preload/%.c=$(B)/attach/%.o) $(B)/attach/attach.o
 # libheapprof.a, for static links: the same core, entered through ld --wrap. What only
 # a dynamic process has (dlclose, module records, C++ operators and thread names by
 # interposition) stays out: in a static program libstdc++'s new reaches our malloc.
@@ -72,13 +77,25 @@ ANALYZER_LIB_OBJS := $(filter-out $(B)/analyzer/main.o,$(ANALYZER_OBJS))
 .PHONY: all preload static print-static-ldflags analyzer check check-build install uninstall clean demo bench fuzz fuzz-smoke man
 all: preload static analyzer
 
-preload: $(B)/heapprof.so
+preload: $(B)/heapprof.so $(B)/heapprof-attach.so $(B)/heapprof-inject
 static: $(B)/libheapprof.a $(B)/libheapprof_rust.a
 analyzer: $(B)/heapprof-analyze
 
 $(B)/preload/%.o: preload/%.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) $(CFLAGS) $(WARN) $(PRELOAD_CFLAGS) -c $< -o $@
+
+$(B)/attach/%.o: preload/%.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) -DHP_ATTACH $(CFLAGS) $(WARN) $(PRELOAD_CFLAGS) -c $< -o $@
+
+$(B)/heapprof-attach.so: $(ATTACH_OBJS)
+	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) -shared $(SAN_PRE) -o $@ $^ $(PRELOAD_LIBS)
+
+# heapprof attach's injector: ptrace, one thread of the target, dlopen
+$(B)/heapprof-inject: scripts/inject.c
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(CPPFLAGS_ALL) -Ipreload $(CFLAGS) $(WARN) -o $@ $< -ldl
 
 $(B)/static/%.o: preload/%.c
 	@mkdir -p $(@D)
@@ -158,6 +175,9 @@ print-static-ldflags:
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/heapprof
 	install -m 0644 $(B)/heapprof.so $(DESTDIR)$(PREFIX)/lib/heapprof.so
+	install -m 0644 $(B)/heapprof-attach.so $(DESTDIR)$(PREFIX)/lib/heapprof-attach.so
+	install -d $(DESTDIR)$(PREFIX)/lib/heapprof
+	install -m 0755 $(B)/heapprof-inject $(DESTDIR)$(PREFIX)/lib/heapprof/heapprof-inject
 	install -m 0644 $(B)/libheapprof.a $(DESTDIR)$(PREFIX)/lib/libheapprof.a
 	install -m 0755 $(B)/heapprof-analyze $(DESTDIR)$(PREFIX)/bin/heapprof-analyze
 	install -m 0755 scripts/heapprof $(DESTDIR)$(PREFIX)/bin/heapprof
@@ -179,6 +199,7 @@ install: all
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/lib/heapprof.so $(DESTDIR)$(PREFIX)/lib/libheapprof.a \
+		$(DESTDIR)$(PREFIX)/lib/heapprof-attach.so $(DESTDIR)$(PREFIX)/lib/heapprof/heapprof-inject \
 		$(DESTDIR)$(PREFIX)/bin/heapprof-analyze \
 		$(DESTDIR)$(PREFIX)/bin/heapprof
 	rm -rf $(DESTDIR)$(PREFIX)/include/heapprof $(DESTDIR)$(PREFIX)/include/heapprof.h
@@ -190,4 +211,4 @@ uninstall:
 clean:
 	rm -rf $(B)
 
--include $(PRELOAD_OBJS:.o=.d) $(B)/static/hooks.d $(B)/static/sigmask.d $(B)/rust/hooks.d $(B)/preload/real_wrap.d $(B)/preload/real_libc.d $(ANALYZER_OBJS:.o=.d)
+-include $(PRELOAD_OBJS:.o=.d) $(ATTACH_OBJS:.o=.d) $(B)/static/hooks.d $(B)/static/sigmask.d $(B)/rust/hooks.d $(B)/preload/real_wrap.d $(B)/preload/real_libc.d $(ANALYZER_OBJS:.o=.d)

@@ -49,6 +49,10 @@ HP_EXPORT int dlclose(void *handle)
 	return rc;
 }
 
+/* for attach.c, which binds a running process's references to it */
+extern __typeof(dlclose) exports_dlclose
+	__attribute__((alias("dlclose"), copy(dlclose), visibility("hidden")));
+
 /*
  * A thread that names itself is seen at once; one named by another thread, or
  * through prctl, at its next new site.

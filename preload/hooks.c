@@ -19,6 +19,7 @@
 #include <math.h>
 
 #include "arena.h"
+#include "attach.h"
 #include "block.h"
 #include "boot.h"
 #include "counters.h"
@@ -828,6 +829,22 @@ void hooks_free_event(const void *p, uint32_t site, const struct unwind_start *s
 		events_add_site(HP2_ENTRY_FREE, (uintptr_t)p, free_stack(st), 0, site);
 }
 
+#ifdef HP_ATTACH
+/* ... and the rest, for attach.c, which writes their addresses into the references of
+ * a process heapprof-attach.so was loaded into */
+#define HOOKS_ALIAS(name) \
+	extern __typeof(name) hooks_##name \
+		__attribute__((alias(HP_ENTRY_STR(name)), copy(HP_ENTRY(name))))
+HOOKS_ALIAS(calloc);
+HOOKS_ALIAS(realloc);
+HOOKS_ALIAS(reallocarray);
+HOOKS_ALIAS(posix_memalign);
+HOOKS_ALIAS(memalign);
+HOOKS_ALIAS(valloc);
+HOOKS_ALIAS(pvalloc);
+HOOKS_ALIAS(malloc_usable_size);
+#endif
+
 /* ---- HEAPPROF_START and HEAPPROF_TOGGLE_SIGNAL ------------------------------------ */
 
 static void on_toggle_signal(int sig, siginfo_t *si, void *uc)
@@ -911,7 +928,7 @@ static void hooks_fork_child(void)
 	start_sigthread(true);
 }
 
-#if !defined(HP_ENTRIES_WRAP) && !defined(HP_ENTRIES_RUST)
+#if !defined(HP_ENTRIES_WRAP) && !defined(HP_ENTRIES_RUST) && !defined(HP_ATTACH)
 /*
  * heapprof.so: a malloc before ours in the lookup order (LD_PRELOAD="libjemalloc.so.2
  * heapprof.so", or a program that defines its own) gets every call: heapprof then
@@ -936,7 +953,8 @@ static void check_first(void)
 		"LD_PRELOAD, or name the allocator in HEAPPROF_ALLOCATOR)");
 }
 #else
-/* libheapprof.a and the Rust crate call us by names of their own: nothing comes first */
+/* libheapprof.a and the Rust crate call us by names of their own: nothing comes first;
+ * heapprof-attach.so comes last, and attach.c says what it did */
 static void check_first(void)
 {
 }
@@ -981,6 +999,10 @@ static void python_start(void)
  */
 __attribute__((constructor)) static void hooks_start(void)
 {
+#ifdef HP_ATTACH
+	if (!attach_may_start())
+		return;	/* heapprof is in the process already: stay out of its way */
+#endif
 	boot_ensure();
 	pthread_atfork(NULL, NULL, hooks_fork_child);
 	start_switch();

@@ -68,9 +68,9 @@ static bool replay_on;
 static pthread_key_t replay_key;
 /* logs made by this thread so far: walk ids are (count << 9 | cut << 8 | slot), never
  * reused (cut: unwind_walk_cut) */
-static __thread uint64_t walk_seq __attribute__((tls_model("initial-exec")));
+static __thread uint64_t walk_seq HP_TLS_MODEL;
 /* this thread's sets: NULL until its first walk, REPLAY_NONE when it has none */
-static __thread struct replay_set *replays __attribute__((tls_model("initial-exec")));
+static __thread struct replay_set *replays HP_TLS_MODEL;
 #define REPLAY_NONE ((struct replay_set *)1)
 #define REPLAY_SIZE (REPLAY_SETS * sizeof(struct replay_set))
 

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "compiler.h"
+
 /*
  * The deepest stack heapprof keeps. Ask for HP_UNWIND_MAX + 1 frames to learn whether
  * a stack was cut: it was if all of them came back.
@@ -72,7 +74,7 @@ unsigned unwind_capture(uintptr_t *pcs, unsigned max, const struct unwind_start 
  * thread's last capture that returned no walk id (and of every unwind_capture), the
  * id itself of one that did (bit 8), so that a replayed walk writes nothing.
  */
-extern __thread bool unwind_cut __attribute__((tls_model("initial-exec"), visibility("hidden")));
+extern __thread bool unwind_cut HP_TLS_MODEL __attribute__((visibility("hidden")));
 
 static inline bool unwind_walk_cut(uint64_t walk)
 {

@@ -129,7 +129,7 @@ struct stack_win {
  * guard covers it). A failed look-up leaves an empty window: every walk is then one
  * off the thread's stack.
  */
-#define HP_STACK_TLS __thread __attribute__((tls_model("initial-exec"), visibility("hidden")))
+#define HP_STACK_TLS __thread HP_TLS_MODEL __attribute__((visibility("hidden")))
 extern HP_STACK_TLS uintptr_t unwind_stack_lo;
 extern HP_STACK_TLS uintptr_t unwind_stack_hi;
 void unwind_stack_bounds(void) __attribute__((cold, visibility("hidden")));

@@ -42,7 +42,7 @@ snap_case 'run: a PROGRAM that cannot run fails as exec would, before a word abo
 if command -v groff >/dev/null; then
 	snap_case 'heapprof(1) names every option and variable of the script, .part and 0600' '
 		"$WRAP" --help | grep -o -- "--[a-z-]*" | sort -u >opts &&
-		printf "%s\n" HEAPPROF_SIGNAL HEAPPROF_OUTPUT PYTHONMALLOC HEAPPROF_SO HEAPPROF_ANALYZE >>opts &&
+		printf "%s\n" HEAPPROF_SIGNAL HEAPPROF_OUTPUT PYTHONMALLOC HEAPPROF_SO HEAPPROF_ANALYZE HEAPPROF_INJECT attach >>opts &&
 		groff -man -Tascii -P-cbou "$SRC_DIR/doc/heapprof.1" 2>/dev/null >page &&
 		while read o; do grep -q -- "$o" page || { echo "missing $o"; exit 1; }; done <opts &&
 		grep -q "0600" page && grep -q "\.part" page
