@@ -15,6 +15,7 @@
 #include "compiler.h"
 #include "heapprof_format.h"
 #include "table.h"
+#include "timeline.h"
 
 #define LIVE_FLUSH_BYTES ((int64_t)64 << 10)
 
@@ -44,15 +45,11 @@ extern HP_TLS struct live_pending live_mine HP_HIDDEN;
  * slow path: the inline path never tests for NULL. Written by any such thread, never read. */
 extern int64_t live_nowhere HP_HIDDEN;
 extern struct live_sums live_sums HP_HIDDEN;
-extern uint64_t live_next_ms HP_HIDDEN;	/* the next timeline sample; UINT64_MAX: none */
 
-/* When the next sample is due. A 32-bit target has no lock-free 64-bit load (libatomic
- * would take a lock): a torn read there only flushes early or late. */
+/* When the next timeline sample is due: from this ms on, an allocation flushes. */
 static inline uint64_t live_next_due(void)
 {
-	if (__atomic_always_lock_free(sizeof(uint64_t), 0))
-		return __atomic_load_n(&live_next_ms, __ATOMIC_RELAXED);
-	return *(volatile uint64_t *)&live_next_ms;
+	return timeline_next_due();
 }
 
 /* An allocation (sign 1, at ms) or a free (sign -1, ms UINT64_MAX) of a block of size

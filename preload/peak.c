@@ -2,15 +2,13 @@
  * The peak table (peak.h): two records written in turn, so that a dump taken while
  * one is being rewritten still holds the previous peak whole. A peak sums the site
  * counters per stack and region into a private hash, then writes the entries and
- * their exact totals; the timeline gets the same point.
+ * their exact totals, which the caller hands on to the timeline.
  */
 #include <sys/mman.h>
 
 #include "heapprof_format.h"
-#include "live.h"
 #include "peak.h"
 #include "table.h"
-#include "timeline.h"
 
 struct peak_rec {
 	uint64_t magic, check, w2, writes, ms, bytes, blocks, used, counter, step;
@@ -148,14 +146,14 @@ static void peak_fill(struct peak_rec *r)
 }
 
 /* One peak at live bytes (the caller holds busy). */
-static void peak_write(uint64_t ms, int64_t live)
+static bool peak_write(uint64_t ms, int64_t live, struct peak_point *at)
 {
 	struct peak_rec *r;
 	uint64_t step;
 
 	if (!recs[1] && !peak_make()) {
 		__atomic_store_n(&peak_next_bytes, UINT64_MAX, __ATOMIC_RELAXED);
-		return;
+		return false;
 	}
 	step = (uint64_t)live / 100 > min_step ? (uint64_t)live / 100 : min_step;
 	r = recs[taken & 1];
@@ -167,31 +165,22 @@ static void peak_write(uint64_t ms, int64_t live)
 	__atomic_store_n(&r->writes, 2 * taken + 2, __ATOMIC_RELEASE);
 	taken++;
 	__atomic_store_n(&peak_next_bytes, (uint64_t)live + step, __ATOMIC_RELAXED);
-	timeline_add(&(struct timeline_sample){ ms, (int64_t)r->bytes, (int64_t)r->blocks,
-						__atomic_load_n(&live_sums.calls, __ATOMIC_RELAXED),
-						__atomic_load_n(&live_sums.alloc_bytes,
-								__ATOMIC_RELAXED) });
+	*at = (struct peak_point){ ms, (int64_t)r->bytes, (int64_t)r->blocks };
+	return true;
 }
 
-/*
- * A thread that finds another taking the peak goes on at once, so the taker looks at
- * the live total again when done: a crossing made meanwhile (the other thread added
- * to the total before it tried, all in one order: seq_cst) is taken then, not lost
- * when no flush comes after it.
- */
-void peak_take(uint64_t ms, int64_t live)
+/* seq_cst on busy: a thread that finds it taken has added to the counter before (the
+ * caller's flush), so the taker, which reads the counter after letting go, sees it. */
+enum peak_taken peak_take(uint64_t ms, int64_t live, struct peak_point *at)
 {
-	for (;;) {
-		if (__atomic_exchange_n(&busy, 1, __ATOMIC_SEQ_CST))
-			return;
-		if ((uint64_t)live >= __atomic_load_n(&peak_next_bytes, __ATOMIC_RELAXED))
-			peak_write(ms, live);
-		__atomic_store_n(&busy, 0, __ATOMIC_SEQ_CST);
-		live = __atomic_load_n(&live_sums.bytes, __ATOMIC_SEQ_CST);
-		if (live <= 0 || (uint64_t)live < __atomic_load_n(&peak_next_bytes,
-								  __ATOMIC_RELAXED))
-			return;
-	}
+	bool wrote = false;
+
+	if (__atomic_exchange_n(&busy, 1, __ATOMIC_SEQ_CST))
+		return PEAK_BUSY;
+	if ((uint64_t)live >= __atomic_load_n(&peak_next_bytes, __ATOMIC_RELAXED))
+		wrote = peak_write(ms, live, at);
+	__atomic_store_n(&busy, 0, __ATOMIC_SEQ_CST);
+	return wrote ? PEAK_TAKEN : PEAK_NONE;
 }
 
 void peak_after_fork(void)

@@ -20,9 +20,24 @@ extern uint64_t peak_next_bytes HP_HIDDEN;
 /* Switch the table on with the least step min_step (0: off). */
 HP_HIDDEN void peak_init(uint64_t min_step);
 
-/* The process's live bytes counter reached live (>= peak_next_bytes) at ms: take the
- * peak unless another thread is taking it. Never blocks, never allocates. */
-HP_HIDDEN void peak_take(uint64_t ms, int64_t live);
+/* A peak as written: when, and the exact totals of its entries. */
+struct peak_point {
+	uint64_t ms;
+	int64_t bytes, blocks;
+};
+
+enum peak_taken {
+	PEAK_BUSY,	/* another thread is taking one: it looks at the counter again after */
+	PEAK_NONE,	/* live is below peak_next_bytes now: nothing to take */
+	PEAK_TAKEN,	/* written; *at says what it holds */
+};
+
+/* The process's live bytes counter reached live at ms: take the peak if it still passes
+ * peak_next_bytes, unless another thread is taking one. Never blocks, never allocates
+ * through malloc. The caller (live.c, which owns the counter) looks again after a
+ * PEAK_NONE or PEAK_TAKEN, lest a crossing made meanwhile by a thread that found this
+ * one busy be lost. */
+HP_HIDDEN enum peak_taken peak_take(uint64_t ms, int64_t live, struct peak_point *at);
 
 HP_HIDDEN void peak_after_fork(void);
 
