@@ -187,9 +187,9 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   0 stays and each pair after it (1 and 2, 3 and 4, ...) becomes the one of the two
  *   with the more live bytes, so the timeline always covers the whole life and its
  *   highest sample is never merged away. The figures are the process's counters,
- *   which each thread updates when its live bytes have moved 64 KiB and at its first
- *   allocation once a sample is due: live figures within 64 KiB per thread of the
- *   truth. Blocks and calls are in units of 1/HP2_COUNT_ONE and every figure an
+ *   which each thread updates when its live bytes have moved 64 KiB, at its first
+ *   allocation once a sample is due, and when it ends: live figures within 64 KiB per
+ *   live thread of the truth. Blocks and calls are in units of 1/HP2_COUNT_ONE and every figure an
  *   estimate when the process samples (process w3 > 0).
  *
  * Peak table (128 bytes + E entries of 3 words; two per process, written in turn):

@@ -866,6 +866,15 @@ static void hooks_fork_child(void)
 	start_sigthread(true);
 }
 
+/* The thread ends (table.c's key destructor, in the last round): its counts go to the
+ * sums, and what it allocates from here on is left untagged, as with
+ * heapprof_thread_enable(0); what it frees is still counted. */
+static void hooks_thread_end(void)
+{
+	hooks_thread_enable(false);
+	live_thread_end();
+}
+
 #if !defined(HP_ENTRIES_WRAP) && !defined(HP_ENTRIES_RUST)
 /*
  * heapprof.so: a malloc before ours in the lookup order (LD_PRELOAD="libjemalloc.so.2
@@ -935,6 +944,7 @@ static void python_start(void)
 __attribute__((constructor)) static void hooks_start(void)
 {
 	boot_ensure();
+	table_on_thread_end(hooks_thread_end);
 	pthread_atfork(NULL, NULL, hooks_fork_child);
 	start_switch();
 	toggle_signal(triggers_init());

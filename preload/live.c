@@ -35,11 +35,11 @@ void live_sampled(uint64_t size, int64_t weight, int sign, uint64_t ms)
 		t->calls += n;
 		t->alloc_bytes += (uint64_t)weight;
 		if (live >= t->hi || ms >= t->due)
-			live_slow(size, weight, 1, ms);
+			live_slow(weight, 1, ms);
 	} else {
 		t->frees += n;
 		if (live <= t->lo)
-			live_slow(size, weight, -1, UINT64_MAX);
+			live_slow(weight, -1, UINT64_MAX);
 	}
 #endif
 }
@@ -48,35 +48,49 @@ void live_sampled(uint64_t size, int64_t weight, int sign, uint64_t ms)
 static void live_rearm(struct live_pending *t, int64_t live)
 {
 	t->live_seen = live;
-	t->moved = 0;
+	/* the process's next sample, or later: the thread flushes once per interval at
+	 * most, so the calls it counts reach the sums within one */
+	t->due = live_next_due();
 	if (t->rec == &live_nowhere)
 		return;	/* still unbounded */
 	t->hi = live + LIVE_FLUSH_BYTES;
 	t->lo = live - LIVE_FLUSH_BYTES;
-	/* the process's next sample, or later: the thread flushes once per interval at
-	 * most, so the calls it counts reach the sums within one */
-	t->due = live_next_due();
 }
 
-void live_slow(uint64_t size, int64_t weight, int sign, uint64_t ms)
+/* The thread's record, when it has one now (table.c makes it with the first site):
+ * rec takes it over, with the bytes counted in own so far. */
+static bool live_bind(struct live_pending *t)
+{
+	int64_t *rec = hp_thread_live, unflushed = t->own - t->live_seen;
+
+	if (!rec || t->ended)
+		return false;
+	t->rec = rec;
+	*rec += t->own;
+	t->own = 0;
+	t->live_seen = *rec - unflushed;
+	return true;
+}
+
+/* Whether a thread counting in own flushes now: at once once it ended, else as one
+ * with a record would (64 KiB moved, or an allocation at the due time). */
+static bool live_owed(const struct live_pending *t, uint64_t ms)
+{
+	int64_t moved = t->own - t->live_seen;
+
+	return t->ended || moved >= LIVE_FLUSH_BYTES || moved <= -LIVE_FLUSH_BYTES ||
+	       (ms != UINT64_MAX && ms >= t->due);
+}
+
+void live_slow(int64_t weight, int sign, uint64_t ms)
 {
 	struct live_pending *t = &live_mine;
 
 	if (t->rec == &live_nowhere) {
-		int64_t *rec = hp_thread_live;	/* table.c makes it with the first site */
-
-		if (!rec) {
-			/* as the thread counts no live bytes, it flushes every 64 KiB moved */
-			t->moved += size;
-			if (t->moved >= (uint64_t)LIVE_FLUSH_BYTES || ms >= t->due)
-				live_flush(ms);
-			if (ms != UINT64_MAX)
-				t->due = live_next_due();
+		/* the inline path added to live_nowhere: count it here instead */
+		t->own += sign * weight;
+		if (!live_bind(t) && !live_owed(t, ms))
 			return;
-		}
-		t->rec = rec;
-		t->live_seen = *rec;
-		*rec += sign * weight;	/* the inline path added it to live_nowhere */
 	}
 	live_flush(ms);
 }
@@ -116,7 +130,7 @@ void live_flush(uint64_t ms)
 {
 	struct live_pending *t = &live_mine;
 	struct timeline_sample s;
-	int64_t live = t->rec != &live_nowhere ? *t->rec : t->live_seen;
+	int64_t live = t->rec != &live_nowhere ? *t->rec : t->own;
 	int64_t bytes = live - t->live_seen, blocks = (int64_t)(t->calls - t->frees);
 	uint64_t calls = t->calls, alloc_bytes = t->alloc_bytes;
 
@@ -146,12 +160,28 @@ void live_init(void)
 #endif
 }
 
+void live_thread_end(void)
+{
+	struct live_pending *t = &live_mine;
+
+	live_flush(table_ms());	/* its blocks still live may make a peak */
+	t->rec = &live_nowhere;
+	t->hi = INT64_MIN;
+	t->lo = INT64_MAX;
+	t->own = t->live_seen = 0;
+	t->ended = true;
+}
+
 void live_after_fork(void)
 {
 	struct live_pending *t = &live_mine;
 
 	/* the child's thread record comes with its first new site (table_after_fork);
 	 * the counts not flushed yet stay, to be flushed into the sums it inherited */
+	if (t->rec != &live_nowhere)
+		t->own = *t->rec - t->live_seen;	/* the bytes not flushed yet */
+	else
+		t->own -= t->live_seen;
 	t->rec = &live_nowhere;
 	t->hi = INT64_MIN;
 	t->lo = INT64_MAX;

@@ -7,6 +7,8 @@
  * finds the winner's record in the chain, kills its own (magic 0) and uses that one.
  */
 #define _GNU_SOURCE
+#include <limits.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -272,6 +274,33 @@ static struct thread_rec *all_threads;
 /* &self_rec->live, or NULL: table_live_add() (table.h) adds to it inline */
 HP_TLS int64_t *hp_thread_live;
 
+/* A thread with a record holds it as its value of end_key, whose destructor tells
+ * end_fn (table_on_thread_end) that the thread ends. */
+static pthread_key_t end_key;
+static bool end_key_made;
+static void (*end_fn)(void);
+static HP_TLS unsigned end_rounds;
+
+void table_on_thread_end(void (*fn)(void))
+{
+	__atomic_store_n(&end_fn, fn, __ATOMIC_RELEASE);
+}
+
+/*
+ * A key destructor of a thread that had a record. Other keys' destructors may free
+ * blocks after this one runs: it sets its value again, which takes the thread
+ * through every round the C library allows, and acts in the last.
+ */
+static void thread_key_end(void *rec)
+{
+	void (*fn)(void) = __atomic_load_n(&end_fn, __ATOMIC_ACQUIRE);
+
+	if (++end_rounds < PTHREAD_DESTRUCTOR_ITERATIONS && pthread_setspecific(end_key, rec) == 0)
+		return;
+	if (fn)
+		fn();
+}
+
 static void thread_name(struct thread_rec *t)
 {
 	char name[17] = "";
@@ -303,6 +332,8 @@ static void thread_seen(uint32_t tid)
 		;
 	self_rec = t;
 	hp_thread_live = (int64_t *)&t->live;
+	if (end_key_made)
+		pthread_setspecific(end_key, t);	/* may allocate: self_rec is set */
 }
 
 int64_t table_live_bytes(void)
@@ -527,6 +558,7 @@ static void proc_seal(void)
 
 void table_init(uint64_t sample_period, unsigned max_frames, unsigned flags)
 {
+	end_key_made = pthread_key_create(&end_key, thread_key_end) == 0;
 	start_ns = hp_now_ns();
 	table_start_ms = start_ns / 1000000u;
 	proc = region_alloc(&site_region, sizeof(*proc));

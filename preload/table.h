@@ -185,6 +185,14 @@ HP_HIDDEN void table_region_end(void);
 HP_HIDDEN void *table_alloc_record(size_t size);
 HP_HIDDEN uint64_t table_record_check(const void *rec, const uint64_t *w, unsigned nw);
 
+/*
+ * fn runs on a thread that has a record when it ends (returns, pthread_exit(),
+ * cancellation; not exit(), which ends the process): in the last round of its key
+ * destructors, so that other keys' destructors, which may free, run before it. Set
+ * once, at start-up.
+ */
+HP_HIDDEN void table_on_thread_end(void (*fn)(void));
+
 /* The calling thread's name changed (or may have): refresh its thread record. */
 HP_HIDDEN void table_thread_named(void);
 

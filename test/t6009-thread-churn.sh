@@ -1,0 +1,46 @@
+#!/bin/sh
+# Threads that come and go under heapprof.so: what they leave in the live counts (a
+# thread's counts go to the process's sums when it ends, whether it returns, calls
+# pthread_exit or is cancelled), so the peak table and the timeline stay right.
+. "$(dirname "$0")/lib.sh"
+need_tool python3
+
+KIB64=65536
+STEP=1048576	# HEAPPROF_PEAK_STEP's default
+
+# json_check FILE 'python expression over j (the report), true when right'
+json_check()
+{
+	python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+t = j.get("timeline", [])
+live = [s["live_bytes"] for s in t]
+ok = eval("(" + sys.argv[2] + ")")
+if not ok:
+	print("not so:", sys.argv[2], "\npeak:", j.get("peak"), "\ntimeline:", t[:3], "...", t[-3:])
+sys.exit(0 if ok else 1)' "$@"
+}
+
+HEAPPROF_AT_EXIT=1 HEAPPROF_OUTPUT=handoff.snap LD_PRELOAD=$PRELOAD $PROGS/handoff 2000 \
+	2>handoff.err || echo "# handoff failed: $(cat handoff.err)"
+
+# 2,000 blocks of 20,000 bytes, each freed by a thread that ends: before the thread's
+# counts went to the sums at its end, the sums climbed 20,000 bytes a thread (37 MiB),
+# and the peak table was taken again and again at 20,288 bytes
+test_case 'handed-off frees: the peak is the spike, exactly, and stays it' '
+	heapprof-analyze --peak -f collapsed $PROGS/handoff handoff.snap >peak.txt 2>peak.err &&
+	expect_bytes spike 10000000 peak.txt &&
+	total=$(sed -n "s/^heapprof-analyze: peak: \([0-9]*\) bytes.*/\1/p" peak.err) &&
+	echo "peak: $total bytes" && [ -n "$total" ] &&
+	[ "$total" -ge 10000000 ] && [ "$total" -lt $((10000000 + STEP)) ]
+'
+
+# one thread is live at the snapshot: the last sample may miss its last 64 KiB, and
+# the blocks made since (one of 20,000 bytes at most is live at any time)
+test_case 'handed-off frees: the timeline ends where the heap is, its top the spike' '
+	heapprof-analyze -f json $PROGS/handoff handoff.snap >handoff.json &&
+	json_check handoff.json "len(t) >= 3 and
+		abs(t[-2][\"live_bytes\"] - t[-1][\"live_bytes\"]) <= $KIB64 + 20000 and
+		10000000 <= max(live) < 10000000 + $STEP and
+		max(live[live.index(max(live)) + 1:]) <= 2 * $KIB64 + 20000 + t[-1][\"live_bytes\"]"
+'
