@@ -1137,10 +1137,12 @@ int main(int argc, char **argv)
 	} else {
 		write_report(&o, r);
 	}
-	if (r->peak && !(o.format->can & OUT_SUMMARY) && !util_quiet)
-		fprintf(stderr, "heapprof-analyze: peak: %" PRIu64 " bytes in %" PRIu64 " blocks at %.3f s (now: %" PRIu64
-		     " bytes in %" PRIu64 " blocks)\n", r->peak->bytes, r->peak->blocks,
-		     r->peak->time_s, r->peak->now_bytes, r->peak->now_blocks);
+	if (r->peak && !(o.format->can & OUT_SUMMARY) && !util_quiet) {
+		char line[256];
+
+		report_peak_line(r->peak, line, sizeof(line));
+		fprintf(stderr, "heapprof-analyze: peak: %s\n", line);
+	}
 	if (o.base || o.peak_diff) {
 		diff_free(&d);
 		end_session(&olds);

@@ -132,10 +132,12 @@ static void summary(const struct report *r, FILE *f)
 			(unsigned long long)r->damaged);
 	fprintf(f, "  symbols:    %s\n", r->modules);
 	data_line(r, f);
-	if (r->peak)
-		fprintf(f, "  peak:       %" PRIu64 " bytes in %" PRIu64 " blocks at %.3f s (now: %"
-			PRIu64 " bytes in %" PRIu64 " blocks)\n", r->peak->bytes, r->peak->blocks,
-			r->peak->time_s, r->peak->now_bytes, r->peak->now_blocks);
+	if (r->peak) {
+		char line[256];
+
+		report_peak_line(r->peak, line, sizeof(line));
+		fprintf(f, "  peak:       %s\n", line);
+	}
 	if (r->view_note)
 		fprintf(f, "  view:       %s\n", r->view_note);
 	if (r->leaks)

@@ -3,6 +3,7 @@
  * bytes, blocks, thread and frames, so that ties are stable), cut by --top and
  * --min-percent, and the stacks kept symbolized, inlined functions as frames of their own.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -480,6 +481,18 @@ void report_decorate(const struct report *r, const struct report_stack *s,
 	for (size_t i = 0; i < p->n; i++)
 		if (!p->items[i].name)
 			p->items[i].name = p->items[i].buf;
+}
+
+void report_peak_line(const struct report_peak *p, char *buf, size_t size)
+{
+	if (p->from_now)
+		snprintf(buf, size, "%" PRIu64 " bytes in %" PRIu64 " blocks now, step %" PRIu64
+			 " bytes (the peak table: %" PRIu64 " bytes at %.3f s)", p->bytes, p->blocks,
+			 p->step, p->table_bytes, p->table_time_s);
+	else
+		snprintf(buf, size, "%" PRIu64 " bytes in %" PRIu64 " blocks at %.3f s, step %"
+			 PRIu64 " bytes (now: %" PRIu64 " bytes in %" PRIu64 " blocks)", p->bytes,
+			 p->blocks, p->time_s, p->step, p->now_bytes, p->now_blocks);
 }
 
 void report_path_free(struct report_path *p)
