@@ -369,10 +369,10 @@ static enum decode_reject timeline_rec(const struct decode_src *src, uint64_t ad
 static enum decode_reject peak_rec(const struct decode_src *src, uint64_t addr,
 				   struct decoded *out)
 {
-	uint64_t w[10];
+	uint64_t w[11];
 	uint32_t n;
 
-	if (!read_words(src, addr, w, 10))
+	if (!read_words(src, addr, w, 11))
 		return REJ_TRUNCATED;
 	if (rec_check(addr, w + 2, 1) != w[1])
 		return REJ_CHECK;
@@ -383,7 +383,7 @@ static enum decode_reject peak_rec(const struct decode_src *src, uint64_t addr,
 	out->peak = (struct hp_peak_rec){ .addr = addr, .n = n, .which = (unsigned)(w[2] >> 32),
 					  .writes = w[3], .ms = w[4], .bytes = w[5],
 					  .blocks = w[6], .used = w[7], .counter = w[8],
-					  .step = w[9] };
+					  .step = w[9], .overflow = w[10] };
 	return DECODE_OK;
 }
 

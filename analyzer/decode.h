@@ -130,6 +130,8 @@ struct hp_peak_rec {
 	unsigned which;		/* 0 or 1 */
 	uint64_t writes;	/* odd: being written; else 2 * the peaks taken */
 	uint64_t ms, bytes, blocks, used, counter, step;
+	uint64_t overflow;	/* stacks summed in the entry of stack id 0 (0: none, or a
+				 * heapprof.so before it counted them) */
 };
 
 struct hp_proc_rec {

@@ -199,7 +199,9 @@ int diff_write_text(const struct report *r, FILE *f)
 
 		fprintf(f, "\n#%zu  %s bytes  %s blocks\n", i + 1,
 			signed_thousands((int64_t)s->bytes, a), signed_thousands((int64_t)s->blocks, b));
-		if (s->flags & STACK_UNKNOWN)
+		if (s->flags & STACK_OVERFLOW)
+			fprintf(f, "    %s\n", report_overflow_mark(r->peak, buf, sizeof(buf)));
+		else if (s->flags & STACK_UNKNOWN)
 			fputs("    [unknown stack: no readable stack record]\n", f);
 		else if (!s->nframes)
 			fputs("    [no stack: allocated before heapprof was ready]\n", f);

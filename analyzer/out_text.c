@@ -242,6 +242,7 @@ static int write_text(const struct report *r, FILE *f)
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];
 		double pct = r->total ? 100.0 * (double)s->value / (double)r->total : 0;
+		char mark[96];
 
 		fprintf(f, "\n#%zu  %.1f%%  ", i + 1, pct);
 		heading(r, s, f);
@@ -254,7 +255,9 @@ static int write_text(const struct report *r, FILE *f)
 		others(r, s, f);
 		if (r->lifetimes)
 			lifetimes_write_stack(&s->life, f);
-		if (s->flags & STACK_UNKNOWN)
+		if (s->flags & STACK_OVERFLOW)
+			fprintf(f, "    %s\n", report_overflow_mark(r->peak, mark, sizeof(mark)));
+		else if (s->flags & STACK_UNKNOWN)
 			fputs("    [unknown stack: no readable stack record]\n", f);
 		else if (!s->nframes)
 			fputs("    [no stack: allocated before heapprof was ready]\n", f);

@@ -462,7 +462,9 @@ void report_decorate(const struct report *r, const struct report_stack *s,
 			 s->thread_name ? " " : "", s->thread_name ? s->thread_name : "");
 	}
 	/* a cut stack's outermost frame is not the root: say so rather than invent one */
-	if (s->flags & STACK_UNKNOWN)
+	if (s->flags & STACK_OVERFLOW)
+		report_overflow_mark(r->peak, next_item(p, ITEM_MARK)->buf, sizeof(p->items->buf));
+	else if (s->flags & STACK_UNKNOWN)
 		mark = "[unknown stack]";
 	else if (!s->nframes)
 		mark = "[no stack]";
@@ -481,6 +483,18 @@ void report_decorate(const struct report *r, const struct report_stack *s,
 	for (size_t i = 0; i < p->n; i++)
 		if (!p->items[i].name)
 			p->items[i].name = p->items[i].buf;
+}
+
+const char *report_overflow_mark(const struct report_peak *p, char *buf, size_t size)
+{
+	if (!p)
+		snprintf(buf, size, "[peak table overflow]");
+	else if (p->overflow_stacks)
+		snprintf(buf, size, "[peak table overflow: %" PRIu64 " stacks, %" PRIu64 " bytes]",
+			 p->overflow_stacks, p->overflow_bytes);
+	else	/* a heapprof.so that did not count them */
+		snprintf(buf, size, "[peak table overflow: %" PRIu64 " bytes]", p->overflow_bytes);
+	return buf;
 }
 
 void report_peak_line(const struct report_peak *p, char *buf, size_t size)

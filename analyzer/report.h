@@ -160,7 +160,14 @@ struct report_peak {
 	bool from_now;			/* now holds more than the table: the stacks are now's */
 	double table_time_s;		/* the table itself, read either way */
 	uint64_t table_bytes, table_blocks;
+	uint64_t overflow_stacks;	/* stacks past the table's room (0: none, or not
+					 * counted by the heapprof.so that wrote it) */
+	uint64_t overflow_bytes;	/* and their bytes, summed in one entry */
 };
+
+/* The mark of the peak table's entry for the stacks past its room (STACK_OVERFLOW),
+ * into buf: "[peak table overflow: N stacks, B bytes]". p: r->peak (NULL: no figures). */
+const char *report_overflow_mark(const struct report_peak *p, char *buf, size_t size);
 
 /* The summary line of r->peak (text and stderr): "B bytes in N blocks at T s, step S
  * bytes (now: ...)", or "... now, step S bytes (the peak table: B bytes at T s)". */

@@ -18,6 +18,7 @@ struct size_count {
 
 #define STACK_TRUNCATED 0x1u	/* the writer cut the stack at its frame limit */
 #define STACK_UNKNOWN 0x2u	/* no readable stack record: "[unknown stack]" */
+#define STACK_OVERFLOW 0x4u	/* the peak table's stacks past its room, summed */
 
 /* Counters summed from site records, as read (sampled: calls and frees in units of
  * 1/HP2_COUNT_ONE); each saturates at UINT64_MAX. */

@@ -283,6 +283,11 @@ static bool peak_stacks(const struct hp_peak_rec *p, const struct scan_result *s
 			key = (struct stack_key){ k->pcs, k->nframes,
 						  k->flags & HP2_STACK_TRUNCATED ? STACK_TRUNCATED : 0,
 						  0 };
+		else if (!id) {	/* the stacks past the table's room, summed */
+			key.flags = STACK_OVERFLOW;
+			sum->overflow_stacks = p->overflow;
+			sum->overflow_bytes = a.bytes;
+		}
 		stacks_add_group(out, &key, &a);
 		add_sat(&sum->bytes, a.bytes);
 		add_sat(&sum->blocks, a.blocks);

@@ -192,7 +192,8 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   live thread of the truth. Blocks and calls are in units of 1/HP2_COUNT_ONE and every figure an
  *   estimate when the process samples (process w3 > 0).
  *
- * Peak table (128 bytes + E entries of 3 words; two per process, written in turn):
+ * Peak table (128 bytes + E entries of 3 words; two per process, written in turn, E
+ * from 8192 on, a new pair of twice or more when the stacks live at a peak need it):
  * the live memory per stack at the highest point live memory reached so far
  *   w0 HP2_PEAK_MAGIC   w1 check (of w2)
  *   w2 E, entries it has room for (0..31) | which of the two (32..39: 0 or 1)
@@ -202,14 +203,15 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w5 live bytes at the peak: the sum of the entries' bytes, exactly
  *   w6 live blocks at the peak: the sum of the entries' blocks, exactly
  *   w7 entries used (0..E)   w8 the process's live bytes counter when it was taken
- *   w9 the step in force (bytes)   w10..w15 reserved (0)   (w3..w15 not checked)
+ *   w9 the step in force (bytes)   w10 stacks summed in the entry of stack id 0
+ *   (0: none, or not counted)   w11..w15 reserved (0)   (w3..w15 not checked)
  *   then E entries of 3 words, the first w7 of them used:
- *     e0 stack id (0..31; 0: the stacks that did not fit, summed) | region (48..63)
+ *     e0 stack id (0..31; 0: the w10 stacks that did not fit, summed) | region (48..63)
  *     e1 live bytes (signed): bytes minus freed over the stack's sites in that region
  *     e2 live blocks (signed): calls minus frees, in the sites' units
  *   A peak is taken when the live bytes counter passes the last peak by the step:
- *   max(HEAPPROF_PEAK_STEP, 1% of the last peak). Entries with 0 bytes and 0 blocks
- *   are left out.
+ *   max(HEAPPROF_PEAK_STEP, 1% of the last peak), unless its entries add up to less
+ *   than the last one's. Entries with 0 bytes and 0 blocks are left out.
  *
  * Process record (64 bytes): one per process
  *   w0 HP2_PROC_MAGIC   w1 check

@@ -156,7 +156,7 @@ void live_init(void)
 {
 #ifndef HP_NO_LIVE
 	timeline_init(hp_opt.timeline);
-	peak_init(hp_opt.peak_step);
+	peak_init(hp_opt.peak_step, hp_opt.peak_entries);
 #endif
 }
 

@@ -2,7 +2,8 @@
  * The peak table (include/heapprof_format.h): the live bytes and blocks per stack at
  * the highest point live memory has reached, read from the site counters whenever the
  * process's live bytes pass the last peak by the step (HEAPPROF_PEAK_STEP, or 1% of
- * the peak): a logarithmic number of times, never per allocation.
+ * the peak): a logarithmic number of times, never per allocation. Its records grow
+ * with the stacks live at a peak; stacks past HEAPPROF_PEAK_ENTRIES share one entry.
  */
 #ifndef HP_PEAK_H
 #define HP_PEAK_H
@@ -12,13 +13,14 @@
 #include "boot.h"
 
 #define PEAK_STEP_DEFAULT ((uint64_t)1 << 20)	/* bytes: the least step */
-#define PEAK_ENTRIES 8192			/* stacks a peak table holds */
+#define PEAK_ENTRIES_DEFAULT ((uint64_t)1 << 20)	/* stacks a table may grow to hold */
 
 /* Live bytes at which the next peak is taken; UINT64_MAX: the table is off. */
 extern uint64_t peak_next_bytes HP_HIDDEN;
 
-/* Switch the table on with the least step min_step (0: off). */
-HP_HIDDEN void peak_init(uint64_t min_step);
+/* Switch the table on with the least step min_step (0: off), its records growing to
+ * hold the stacks live at a peak, up to max_entries (HEAPPROF_PEAK_ENTRIES). */
+HP_HIDDEN void peak_init(uint64_t min_step, uint64_t max_entries);
 
 /* A peak as written: when, and the exact totals of its entries. */
 struct peak_point {
