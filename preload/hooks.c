@@ -403,6 +403,7 @@ static __attribute__((noinline)) void free_tagged(void *p)
 	} else if (boot_ensure()) {
 		hp_real.free(p);	/* the magic by chance, in a block not ours */
 	}
+	HP_SCRUB_VOID();	/* the tag read */
 }
 
 /*
@@ -504,9 +505,15 @@ static void *do_realloc(void *p, size_t size, unsigned entry, const struct unwin
 	 * freed, the new one as allocated (if the realloc fails, as freed all the same). */
 	count_free(p, t);
 	block_erase(p);
+	/* Across the allocator's call the tag is kept with its magic flipped: held as it
+	 * is, in a callee-saved register the allocator pushed, it left a copy on the stack
+	 * that a scan later found below the program's frames (a damaged header, to it) */
+	__asm__ volatile("" : "+r"(t));
+	t ^= (uint64_t)0xFFFF << 48;
+	__asm__ volatile("" : "+r"(t));
 	r = hp_real.realloc((char *)p - 16, total);
 	if (!r) {
-		block_revive(p, t);	/* the old block stays the program's */
+		block_revive(p, t ^ (uint64_t)0xFFFF << 48);	/* the old block stays the program's */
 		return NULL;
 	}
 	if (!keep) {
@@ -612,6 +619,7 @@ static __attribute__((noinline)) void *malloc_hooked(size_t size,
 	void *r = do_malloc(size, HP2_ENTRY_MALLOC, st);
 
 	HOOK_EVENT(HP2_ENTRY_MALLOC, size, 0, (uintptr_t)r, r);
+	HP_SCRUB();	/* the export returns from here: its tail call */
 	return r;
 }
 
@@ -621,6 +629,7 @@ static __attribute__((noinline)) void *calloc_hooked(size_t n, size_t elem,
 	void *r = do_calloc(n, elem, st);
 
 	HOOK_EVENT(HP2_ENTRY_CALLOC, n, elem, (uintptr_t)r, r);
+	HP_SCRUB();
 	return r;
 }
 
@@ -696,6 +705,7 @@ HP_EXPORT void *HP_ENTRY(realloc)(void *p, size_t size)
 	UNWIND_START(st);
 	r = do_realloc(p, size, HP2_ENTRY_REALLOC, &st);
 	HOOK_EVENT(HP2_ENTRY_REALLOC, (uintptr_t)p, size, (uintptr_t)r, r);
+	HP_SCRUB();
 	return r;
 }
 
@@ -710,6 +720,7 @@ HP_EXPORT void *HP_ENTRY(reallocarray)(void *p, size_t n, size_t elem)
 	/* a product that overflows (refused, ENOMEM) is recorded as SIZE_MAX, not wrapped */
 	HOOK_EVENT(HP2_ENTRY_REALLOCARRAY, (uintptr_t)p,
 		   __builtin_mul_overflow(n, elem, &size) ? SIZE_MAX : size, (uintptr_t)r, r);
+	HP_SCRUB();
 	return r;
 }
 
@@ -722,6 +733,7 @@ HP_EXPORT int HP_ENTRY(posix_memalign)(void **out, size_t align, size_t size)
 	rc = do_posix_memalign(out, align, size, &st);
 	HOOK_EVENT(HP2_ENTRY_POSIX_MEMALIGN, align, size, rc ? (uint64_t)rc : (uintptr_t)*out,
 	      rc ? NULL : *out);
+	HP_SCRUB();
 	return rc;
 }
 
@@ -733,6 +745,7 @@ HP_EXPORT void *HP_ENTRY(aligned_alloc)(size_t align, size_t size)
 	UNWIND_START(st);
 	r = do_aligned_alloc(align, size, &st);
 	HOOK_EVENT(HP2_ENTRY_ALIGNED_ALLOC, align, size, (uintptr_t)r, r);
+	HP_SCRUB();
 	return r;
 }
 
@@ -744,6 +757,7 @@ HP_EXPORT void *HP_ENTRY(memalign)(size_t align, size_t size)
 	UNWIND_START(st);
 	r = do_memalign(memalign_align(align), size, HP2_ENTRY_MEMALIGN, &st);
 	HOOK_EVENT(HP2_ENTRY_MEMALIGN, align, size, (uintptr_t)r, r);
+	HP_SCRUB();
 	return r;
 }
 
@@ -755,6 +769,7 @@ HP_EXPORT void *HP_ENTRY(valloc)(size_t size)
 	UNWIND_START(st);
 	r = do_memalign((size_t)sysconf(_SC_PAGESIZE), size, HP2_ENTRY_VALLOC, &st);
 	HOOK_EVENT(HP2_ENTRY_VALLOC, size, 0, (uintptr_t)r, r);
+	HP_SCRUB();
 	return r;
 }
 
@@ -766,12 +781,16 @@ HP_EXPORT void *HP_ENTRY(pvalloc)(size_t size)
 	UNWIND_START(st);
 	r = do_pvalloc(size, &st);
 	HOOK_EVENT(HP2_ENTRY_PVALLOC, size, 0, (uintptr_t)r, r);
+	HP_SCRUB();
 	return r;
 }
 
 HP_EXPORT size_t HP_ENTRY(malloc_usable_size)(void *p)
 {
-	return usable_size(p);
+	size_t n = usable_size(p);
+
+	HP_SCRUB();	/* the tag read */
+	return n;
 }
 
 /*
