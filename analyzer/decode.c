@@ -256,18 +256,25 @@ static bool read_name(const struct decode_src *src, uint64_t addr, char *out, si
 static enum decode_reject thread_rec(const struct decode_src *src, uint64_t addr,
 				     struct decoded *out)
 {
-	uint64_t w[6];
+	uint64_t w[8];
+	unsigned state;
 
-	if (!read_words(src, addr, w, 6))
+	if (!read_words(src, addr, w, 8))
 		return REJ_TRUNCATED;
 	if (rec_check(addr, w + 2, 1) != w[1])
 		return REJ_CHECK;
-	if (w[2] >> 32)
+	state = (unsigned)(w[7] >> 32);
+	if (w[2] >> 32 || state > HP2_THREAD_ENDED)
 		return REJ_LAYOUT;
 	out->kind = DEC_THREAD;
-	out->thread = (struct hp_thread_rec){ .addr = addr, .tid = (uint32_t)w[2],
+	/* w7 0: a record from before slots, w2 its tid, its thread taken as live */
+	out->thread = (struct hp_thread_rec){ .addr = addr, .slot = (uint32_t)w[2],
+					      .tid = state ? (uint32_t)w[7] : (uint32_t)w[2],
+					      .state = state ? state : HP2_THREAD_LIVE,
 					      .live = (int64_t)w[5] };
 	read_name(src, addr + 24, out->thread.name, 16);
+	if (state == HP2_THREAD_ENDED && out->thread.name[0])
+		strcat(out->thread.name, " (ended)");
 	return DECODE_OK;
 }
 

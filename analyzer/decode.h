@@ -76,7 +76,8 @@ struct hp_counts {
 struct decoded_site {
 	uint64_t addr;
 	uint32_t id, stack;
-	uint32_t tid;
+	uint32_t tid;		/* w3: the tid, or with HP2_P_SLOTS the thread slot, which the
+				 * join turns into the tid holding it (0: none) */
 	unsigned entry;		/* enum hp2_entry (unknown values kept as read) */
 	unsigned flags;		/* w3 bits 48..63: the region id, 0 = none */
 	bool have_counts;	/* false: the record's tail is cut off (counts all 0) */
@@ -85,8 +86,11 @@ struct decoded_site {
 
 struct hp_thread_rec {
 	uint64_t addr;
-	uint32_t tid;
-	char name[17];		/* NUL-terminated; unprintable bytes as '?'; "" = none */
+	uint32_t slot;		/* w2: what sites name (process flag HP2_P_SLOTS), else the tid */
+	uint32_t tid;		/* the thread holding it, or that last did */
+	unsigned state;		/* HP2_THREAD_LIVE or _ENDED; LIVE in records before slots */
+	char name[25];		/* NUL-terminated; unprintable bytes as '?'; "" = none;
+				 * " (ended)" after the name of a thread that ended */
 	int64_t live;		/* w5: bytes allocated minus bytes freed */
 };
 

@@ -246,21 +246,34 @@ static void describe_data(struct report *r, const struct scan_result *scan,
 	r->regions = names;
 }
 
-/* The threads the dump names, by tid, for every format (not only --by-thread's). */
+static int thread_cmp(const void *a, const void *b)
+{
+	const struct report_thread *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* The threads the dump names, by tid, for every format (not only --by-thread's); one
+ * that ended says so. */
 static void name_threads(struct report *r, const struct scan_result *scan)
 {
-	size_t n, k = 0;
+	size_t n, k = 0, j;
 	const struct decoded *rec = collect_records(&scan->found, DEC_THREAD, &n);
 	struct report_thread *t = xcalloc(n ? n : 1, sizeof(*t));
 
-	for (size_t i = 0; i < n; i++) {	/* sorted by tid */
+	for (size_t i = 0; i < n; i++) {
 		const char *name = collect_thread_name(&scan->found, rec[i].thread.tid);
 
-		if (name && (!k || t[k - 1].tid != rec[i].thread.tid))
+		if (name)
 			t[k++] = (struct report_thread){ rec[i].thread.tid, name };
 	}
+	if (k > 1)
+		qsort(t, k, sizeof(*t), thread_cmp);
+	for (size_t i = j = (k > 0); i < k; i++)	/* one per tid */
+		if (t[i].tid != t[j - 1].tid)
+			t[j++] = t[i];
 	r->threads = t;
-	r->nthreads_named = k;
+	r->nthreads_named = j;
 }
 
 /* What the scan read and rejected, so that writers need not ask it. */

@@ -123,28 +123,36 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   instruction, and the signal trampoline) is stored as its address + 1, so that
  *   the same pc - 1 names it.
  *
- * Site record (128 bytes): one per (thread, stack, entry point)
+ * Site record (128 bytes): one per (thread slot, stack, entry point)
  *   w0 HP2_SITE_MAGIC   w1 check
  *   w2 id (0..31) | stack id (32..63)
- *   w3 tid (0..31) | entry (32..47, HP2_ENTRY_*) | region id (48..63, 0 = none)
+ *   w3 slot (0..31; the tid without process flag HP2_P_SLOTS; 0: the threads that
+ *      ended, summed) | entry (32..47, HP2_ENTRY_*) | region id (48..63, 0 = none)
  *   w4 writer's private link (not checked)
- *   counters, written by thread tid alone, not checked (they change):
+ *   counters, written by the slot's thread alone (slot 0: atomic adds), not checked
+ *   (they change):
  *   w5 allocation calls by this thread at this stack and entry point
  *   w6 bytes those calls asked for
  *   w7 frees by this thread of blocks allocated at this stack and entry point
  *   w8 bytes of those blocks
  *   w9 ns of wall-clock time since the thread's previous allocation call, summed
  *      (HEAPPROF_TIME=1; process flag HP2_P_TIME); a thread's first call adds 0
- *   w10..w15 reserved (0)
+ *   w10..w14 reserved (0)   w15 writer's private link of the slot's sites
  *   With sampling (process w3 > 0) they are estimates: each sampled call adds its
  *   weight w = 1 / (1 - exp(-size / P)), calls and frees in units of 1/HP2_COUNT_ONE
  *   (round(w * HP2_COUNT_ONE)), bytes in bytes (round(size * w)).
  *
- * Thread record (64 bytes): one per thread that allocated
+ * Thread record (64 bytes): one per thread slot. A thread takes a slot at its first
+ * site and gives it back at its end; 16 ends later a new thread may take it over, its
+ * sites' counts first moved to slot 0's: slots are as many as threads alive at once,
+ * and 16.
  *   w0 HP2_THREAD_MAGIC   w1 check (of w2)
- *   w2 tid (0..31)
- *   w3, w4 the thread's name, NUL-padded (prctl PR_GET_NAME), not checked
- *   w5 bytes it allocated minus bytes it freed (signed), w6 private link, w7 0
+ *   w2 slot (0..31; the tid without process flag HP2_P_SLOTS)
+ *   w3, w4 the name of the thread holding it or that last did, NUL-padded (prctl
+ *   PR_GET_NAME), not checked
+ *   w5 bytes it allocated minus bytes it freed (signed), w6 private link
+ *   w7 that thread's tid (0..31) | HP2_THREAD_LIVE or _ENDED (32..39); 0 without
+ *   HP2_P_SLOTS (not checked)
  *
  * Region record (64 bytes): a name given to heapprof_region_begin()
  *   w0 HP2_REGION_MAGIC   w1 check (of w2..w6)
@@ -272,6 +280,10 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_REGION_SIZE 64
 #define HP2_COUNT_ONE 1024u			/* a sampled counter's unit: 1/1024 */
 #define HP2_P_TIME 0x1u				/* process flag: w9 of sites holds time */
+#define HP2_P_SLOTS 0x2u			/* process flag: sites and thread records
+						 * name thread slots, not tids */
+#define HP2_THREAD_LIVE 1u			/* thread record w7 state: a thread holds it */
+#define HP2_THREAD_ENDED 2u			/* its thread ended; free for another */
 #define HP2_PROC_SIZE 64
 /* stack flag: the stack does not reach its outermost frame: cut at the frame limit,
  * or the walk stopped early (code without unwind tables whose caller it could not

@@ -282,7 +282,7 @@ static __attribute__((noinline)) struct hp_site_rec *site_python(const struct un
 	if (walk && !memo)
 		unwind_walk_frames(walk, pcs);	/* the table needs them this once */
 	return table_site(pcs, keep + nw, python_close(pcs, n, keep, nw, unwind_walk_cut(walk)),
-			  hp_tid(), entry, walk, py, memo);
+			  table_thread_slot, entry, walk, py, memo);
 }
 
 /* ---- tagging ---------------------------------------------------------------------- */
@@ -319,8 +319,8 @@ static inline __attribute__((always_inline)) void *tag(void *real, unsigned shif
 				if (n > hp_frames || unwind_walk_cut(walk))
 					sflags = HP2_STACK_TRUNCATED;
 			}
-			s = table_site(pcs, n > hp_frames ? hp_frames : n, sflags, hp_tid(), entry, walk,
-				       0, memo);
+			s = table_site(pcs, n > hp_frames ? hp_frames : n, sflags, table_thread_slot,
+				       entry, walk, 0, memo);
 		}
 		if (s)
 			site = table_site_id(s);

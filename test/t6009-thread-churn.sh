@@ -44,3 +44,32 @@ test_case 'handed-off frees: the timeline ends where the heap is, its top the sp
 		10000000 <= max(live) < 10000000 + $STEP and
 		max(live[live.index(max(live)) + 1:]) <= 2 * $KIB64 + 20000 + t[-1][\"live_bytes\"]"
 '
+
+# 100,000 threads one after another, each allocating and freeing at 21 stacks of its
+# own, freeing a block main made and leaving one main frees: what heapprof keeps of a
+# thread (a record, a site per stack) goes back at its end and is taken over by the
+# next, so its memory stops growing once the first threads have come and gone. Before,
+# every thread kept a record and 22 sites (~3 KiB: 300 MiB for these). The program's
+# own heap does not grow. HEAPPROF_REPLAY=0: the unwinder's log of walks, which each
+# thread maps and touches, would make the run five times longer (t1001 checks that it
+# goes with its thread).
+N=100000
+test_case "$N threads one after another: heapprof's memory stays within 2 MiB" '
+	HEAPPROF_REPLAY=0 HEAPPROF_AT_EXIT=1 HEAPPROF_OUTPUT=churn.snap LD_PRELOAD=$PRELOAD \
+		$PROGS/thread_churn $N 20 1000 >churn.out 2>churn.err &&
+	cat churn.out &&
+	set -- $(sed -n "s/^VmRSS \([0-9]*\) KiB after 1000 threads, \([0-9]*\) KiB after $N$/\1 \2/p" churn.out) &&
+	echo "grew $(($2 - $1)) KiB from 1000 to $N threads" && [ $(($2 - $1)) -le 2048 ]
+'
+
+# the counts of the threads that ended add up to the last call: 21 allocations each,
+# all freed
+test_case "$N threads: their counts add up exactly, and the timeline ends where the heap is" '
+	heapprof-analyze -f collapsed --metric=alloc_objects $PROGS/thread_churn churn.snap >calls.txt &&
+	calls=$(awk "/;work_sites/ { t += \$NF } END { print t }" calls.txt) &&
+	echo "calls at the threads stacks: $calls" && [ "$calls" = $((N * 21)) ] &&
+	heapprof-analyze -f collapsed $PROGS/thread_churn churn.snap >live.txt &&
+	expect_bytes work_sites 0 live.txt &&
+	heapprof-analyze -f json $PROGS/thread_churn churn.snap >churn.json &&
+	json_check churn.json "abs(t[-2][\"live_bytes\"] - t[-1][\"live_bytes\"]) <= $KIB64 + 64"
+'
