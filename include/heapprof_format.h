@@ -166,7 +166,8 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w5 flags (0..7: HP2_MOD_*) | build-id length (8..15, at most 24)
  *   w6..w8 the build-id bytes   w9..w47 its path, NUL-padded, cut at 311 bytes
  *
- * Event ring (HEAPPROF_EVENTS=N): one per thread, the last N allocator calls
+ * Event ring (HEAPPROF_EVENTS=N): one per thread slot (its thread's, rewritten by a thread
+ * taking the slot over), the last N allocator calls
  *   w0 HP2_RING_MAGIC   w1 check (of w2)
  *   w2 tid (0..31) | N (32..63)
  *   w3 events written so far (the next goes to slot w3 % N), not checked

@@ -892,6 +892,7 @@ static void hooks_thread_end(void)
 {
 	hooks_thread_enable(false);
 	live_thread_end();
+	events_thread_end();
 }
 
 #if !defined(HP_ENTRIES_WRAP) && !defined(HP_ENTRIES_RUST)

@@ -509,6 +509,11 @@ int64_t table_live_bytes(void)
 	return threads_live_bytes();
 }
 
+void **table_thread_ring(void)
+{
+	return thread_slot() ? &self->ring : NULL;
+}
+
 void table_thread_named(void)
 {
 	if (self)

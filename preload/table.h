@@ -206,6 +206,12 @@ HP_HIDDEN uint64_t table_record_check(const void *rec, const uint64_t *w, unsign
  */
 HP_HIDDEN void table_on_thread_end(void (*fn)(void));
 
+/* Where the calling thread's slot keeps its event ring (HEAPPROF_EVENTS; NULL in it
+ * until the slot's first), so that a thread taking the slot over writes the same one:
+ * taken now if the thread holds no slot yet. NULL when it has ended, or no slot can be
+ * had. */
+HP_HIDDEN void **table_thread_ring(void);
+
 /* The calling thread's name changed (or may have): refresh its thread record. */
 HP_HIDDEN void table_thread_named(void);
 

@@ -32,6 +32,7 @@ struct hp_site_rec;
 struct thread_slot {
 	struct thread_rec *rec;
 	struct hp_site_rec *sites;
+	void *ring;		/* HEAPPROF_EVENTS's ring (events.c), taken over with the slot */
 	uint32_t next_free;	/* the free list's link, private */
 };
 

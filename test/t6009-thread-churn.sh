@@ -73,3 +73,21 @@ test_case "$N threads: their counts add up exactly, and the timeline ends where 
 	heapprof-analyze -f json $PROGS/thread_churn churn.snap >churn.json &&
 	json_check churn.json "abs(t[-2][\"live_bytes\"] - t[-1][\"live_bytes\"]) <= $KIB64 + 64"
 '
+
+# HEAPPROF_EVENTS: each thread's ring stays with its slot and is written anew by the
+# thread that takes the slot over (before, every thread kept a ring of its own: 80 MiB
+# for these, a page each). Two threads alive at once, so two slots and 16: the dump
+# holds main's ring and those of the last 16 or 17 threads that ended (the slot the
+# last end freed is not taken over yet), each with the 8 calls of its thread.
+test_case 'HEAPPROF_EVENTS=64, 20000 threads: the rings go with the slots' '
+	HEAPPROF_EVENTS=64 HEAPPROF_REPLAY=0 HEAPPROF_AT_EXIT=1 HEAPPROF_OUTPUT=ev.snap \
+		LD_PRELOAD=$PRELOAD $PROGS/thread_churn 20000 3 1000 >ev.out 2>ev.err &&
+	cat ev.out &&
+	set -- $(sed -n "s/^VmRSS \([0-9]*\) KiB after 1000 threads, \([0-9]*\) KiB after 20000$/\1 \2/p" ev.out) &&
+	echo "grew $(($2 - $1)) KiB from 1000 to 20000 threads" && [ $(($2 - $1)) -le 2048 ] &&
+	heapprof-analyze --events $PROGS/thread_churn ev.snap >ev.txt &&
+	grep "^# \[thread" ev.txt >rings && sed "s/thread [0-9]*/thread N/" rings | sort | uniq -c &&
+	[ $(grep -c "^# \[thread [0-9]* thread_churn\]: " rings) = 1 ] &&
+	ended=$(grep -c "^# \[thread [0-9]* thread_churn (ended)\]: the last 8 of 8 calls " rings) &&
+	[ $ended -ge 16 ] && [ $ended -le 17 ] && [ $(wc -l <rings) = $((ended + 1)) ]
+'
