@@ -15,20 +15,17 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 /*
- * Zero the caller-saved registers, but the one that returns a value (HP_SCRUB) or all
- * of them (HP_SCRUB_VOID), on the way back to the program from a path that held a
- * block header's words: the program's next variadic call saves its argument registers
- * on its stack, and a scan took such a stale tag there, after a return address whose
- * upper half named a known site, for a damaged header. x86-64 and aarch64; nothing
- * elsewhere.
+ * Zero the caller-saved registers but the one that returns a value, on the way back to
+ * the program from a path that held a block header's words: the program's next
+ * variadic call saves its argument registers on its stack, and a scan took such a
+ * stale tag there, after a return address whose upper half named a known site, for a
+ * damaged header. x86-64 and aarch64; nothing elsewhere.
  */
 #if defined(__x86_64__)
 #define HP_SCRUB_REGS "xor %%ecx,%%ecx; xor %%edx,%%edx; xor %%esi,%%esi; xor %%edi,%%edi; " \
 	"xor %%r8d,%%r8d; xor %%r9d,%%r9d; xor %%r10d,%%r10d; xor %%r11d,%%r11d"
 #define HP_SCRUB() __asm__ volatile(HP_SCRUB_REGS ::: "rcx", "rdx", "rsi", "rdi", "r8", "r9", \
 				    "r10", "r11", "cc")
-#define HP_SCRUB_VOID() __asm__ volatile("xor %%eax,%%eax; " HP_SCRUB_REGS ::: "rax", "rcx", \
-					 "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "cc")
 #elif defined(__aarch64__)
 #define HP_SCRUB_REGS "mov x1, xzr; mov x2, xzr; mov x3, xzr; mov x4, xzr; mov x5, xzr; " \
 	"mov x6, xzr; mov x7, xzr; mov x8, xzr; mov x9, xzr; mov x10, xzr; mov x11, xzr; " \
@@ -36,12 +33,8 @@
 #define HP_SCRUB() __asm__ volatile(HP_SCRUB_REGS ::: "x1", "x2", "x3", "x4", "x5", "x6", \
 				    "x7", "x8", "x9", "x10", "x11", "x12", "x13", "x14", "x15", \
 				    "x16", "x17")
-#define HP_SCRUB_VOID() __asm__ volatile("mov x0, xzr; " HP_SCRUB_REGS ::: "x0", "x1", "x2", \
-					 "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", \
-					 "x12", "x13", "x14", "x15", "x16", "x17")
 #else
 #define HP_SCRUB() do { } while (0)
-#define HP_SCRUB_VOID() do { } while (0)
 #endif
 
 #endif

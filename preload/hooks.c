@@ -399,11 +399,12 @@ static __attribute__((noinline)) void free_tagged(void *p)
 
 		count_free(p, t);
 		block_erase(p);
+		HP_SCRUB();	/* the tag read: the allocator's free returns to the program */
 		hp_real.free(real);
 	} else if (boot_ensure()) {
+		HP_SCRUB();
 		hp_real.free(p);	/* the magic by chance, in a block not ours */
 	}
-	HP_SCRUB_VOID();	/* the tag read */
 }
 
 /*

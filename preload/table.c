@@ -476,9 +476,10 @@ static void thread_release(void)
 
 	if (!s)
 		return;
-	memset(cache, 0, sizeof(cache));
+	/* the free cache is asked inline, before anything else: it must forget; the memo
+	 * names the slot (table_site() compares it) and the site cache is read only with a
+	 * slot, which the thread no longer gets */
 	memset(hp_free_cache, 0, sizeof(hp_free_cache));
-	memset(hp_table_memo, 0, sizeof(hp_table_memo));
 	self = NULL;
 	table_thread_slot = 0;
 	self_ended = true;
