@@ -506,7 +506,10 @@ static void sites_to_tids(struct collect *c)
 	for (; i < end; i++) {
 		struct decoded_site *s = &c->recs[i].site;
 		bool ambiguous;
-		const struct decoded *t = s->tid ? rec_find(c, DEC_THREAD, s->tid, &ambiguous) : NULL;
+		const struct decoded *t = NULL;
+
+		if (s->tid)
+			t = rec_find(c, DEC_THREAD, s->tid, &ambiguous);
 
 		if (!t)
 			s->tid = 0;

@@ -86,7 +86,7 @@ struct decoded_site {
 
 struct hp_thread_rec {
 	uint64_t addr;
-	uint32_t slot;		/* w2: what sites name (process flag HP2_P_SLOTS), else the tid */
+	uint32_t slot;		/* w2: what sites name (process flag HP2_P_SLOTS), else tid */
 	uint32_t tid;		/* the thread holding it, or that last did */
 	unsigned state;		/* HP2_THREAD_LIVE or _ENDED; LIVE in records before slots */
 	char name[25];		/* NUL-terminated; unprintable bytes as '?'; "" = none;

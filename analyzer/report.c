@@ -514,8 +514,8 @@ void report_peak_line(const struct report_peak *p, char *buf, size_t size)
 {
 	if (p->from_now)
 		snprintf(buf, size, "%" PRIu64 " bytes in %" PRIu64 " blocks now, step %" PRIu64
-			 " bytes (the peak table: %" PRIu64 " bytes at %.3f s)", p->bytes, p->blocks,
-			 p->step, p->table_bytes, p->table_time_s);
+			 " bytes (the peak table: %" PRIu64 " bytes at %.3f s)", p->bytes,
+			 p->blocks, p->step, p->table_bytes, p->table_time_s);
 	else
 		snprintf(buf, size, "%" PRIu64 " bytes in %" PRIu64 " blocks at %.3f s, step %"
 			 PRIu64 " bytes (now: %" PRIu64 " bytes in %" PRIu64 " blocks)", p->bytes,

@@ -157,7 +157,7 @@ struct report_peak {
 	uint64_t now_bytes, now_blocks;	/* at the snapshot */
 	uint64_t step;			/* the step in force: the true peak is below the
 					 * table's bytes + step */
-	bool from_now;			/* now holds more than the table: the stacks are now's */
+	bool from_now;			/* now holds more than the table: its stacks shown */
 	double table_time_s;		/* the table itself, read either way */
 	uint64_t table_bytes, table_blocks;
 	uint64_t overflow_stacks;	/* stacks past the table's room (0: none, or not

@@ -349,7 +349,8 @@ int views_write_by(const struct report *r, enum view_by by, size_t top, FILE *f)
 		for (unsigned j = 0; j < s->nframes || (j == 0 && !s->nframes); j++) {
 			char buf[512];
 			const char *key = s->nframes ? by_key(&s->frames[j], by, buf, sizeof(buf))
-				: s->flags & STACK_OVERFLOW ? report_overflow_mark(r->peak, buf, sizeof(buf))
+				: s->flags & STACK_OVERFLOW ?
+					report_overflow_mark(r->peak, buf, sizeof(buf))
 				: s->flags & STACK_UNKNOWN ? "[unknown stack]" : "[no stack]";
 			size_t k;
 

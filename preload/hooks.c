@@ -514,7 +514,8 @@ static void *do_realloc(void *p, size_t size, unsigned entry, const struct unwin
 	__asm__ volatile("" : "+r"(t));
 	r = hp_real.realloc((char *)p - 16, total);
 	if (!r) {
-		block_revive(p, t ^ (uint64_t)0xFFFF << 48);	/* the old block stays the program's */
+		/* the old block stays the program's */
+		block_revive(p, t ^ (uint64_t)0xFFFF << 48);
 		return NULL;
 	}
 	if (!keep) {

@@ -424,9 +424,9 @@ void table_on_thread_end(void (*fn)(void))
  */
 static void slot_fold(struct thread_slot *s)
 {
-	for (struct hp_site_rec *x = s->sites; x; x = (struct hp_site_rec *)(uintptr_t)x->slot_link) {
-		struct hp_site_rec *to;
+	struct hp_site_rec *x, *to;
 
+	for (x = s->sites; x; x = (struct hp_site_rec *)(uintptr_t)x->slot_link) {
 		if (!x->calls && !x->frees && !x->time_ns)
 			continue;
 		to = site_intern((uint32_t)(x->w2 >> 32), 0, (unsigned)(x->w3 >> 32));
@@ -565,7 +565,8 @@ struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n, unsigned s
 		*c = (struct cache_slot){ h, r, site, entry };
 	}
 	if (walk)
-		*table_memo_of(walk) = (struct table_memo){ walk, py, c->stack, site, h, tslot, entry };
+		*table_memo_of(walk) = (struct table_memo){ walk, py, c->stack, site, h, tslot,
+							    entry };
 	return site;
 }
 

@@ -3,9 +3,9 @@
  * in rise(), frees it, then holds 10 MiB from hold_a() and 5 MiB from hold_b();
  * "ring MS" runs MS ms with a 40 MiB spike() a third of the way in; "threads" has 8
  * threads allocate 4 MiB each at once; "climb" holds 100 blocks of 100,000 bytes from
- * climb(), its last peak table taken at 9,900,000 bytes (1 MiB steps from 1 MiB). Each then exits (HEAPPROF_AT_EXIT snapshots),
- * or with PEAKS_END=abort aborts (HEAPPROF_AT_CRASH), with PEAKS_END=wait says "ready"
- * and waits for a core.
+ * climb(), its last peak table taken at 9,900,000 bytes (1 MiB steps from 1 MiB). Each
+ * then exits (HEAPPROF_AT_EXIT snapshots), or with PEAKS_END=abort aborts
+ * (HEAPPROF_AT_CRASH), with PEAKS_END=wait says "ready" and waits for a core.
  */
 #include <pthread.h>
 #include <stdbool.h>

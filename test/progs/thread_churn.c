@@ -77,11 +77,11 @@ int main(int argc, char **argv)
 	sites = argc > 2 ? atoi(argv[2]) : 0;
 	for (int i = 0; i < n; i++) {
 		pthread_t t;
-		void *left = NULL;
+		void *left = NULL, *handed = sites ? malloc(48) : NULL;
 
 		if (i == mark)
 			rss_mark = status_kib("VmRSS");
-		if (pthread_create(&t, NULL, sites ? work_sites : work, sites ? malloc(48) : NULL) ||
+		if (pthread_create(&t, NULL, sites ? work_sites : work, handed) ||
 		    pthread_join(t, &left) != 0) {
 			perror("thread_churn");
 			return 1;

@@ -260,7 +260,8 @@ static void slots(struct target t)
 	const char *n100, *n101;
 	char what[48];
 
-	snprintf(what, sizeof(what), "%u-bit %s-endian", t.wsize * 8, t.big_endian ? "big" : "little");
+	snprintf(what, sizeof(what), "%u-bit %s-endian", t.wsize * 8,
+		 t.big_endian ? "big" : "little");
 	img_init(&m, t, LEN);
 	rec(&m, BASE + 0x100, HP2_PROC_MAGIC, pw, 6, 6);
 	encode2_stack(m.p + 0x200, BASE + 0x200, 1, 0, pa, 1, t, 0);
