@@ -5,7 +5,7 @@
 # that says what it is. (A table of a fixed 8192 entries summed 90% of the peak into
 # one entry that reports called "[unknown stack]".)
 . "$(dirname "$0")/lib.sh"
-. "$TEST_DIR/pythons.sh"
+. "$TEST_DIR/helpers/pythons.sh"
 export PYTHONMALLOC=malloc
 
 cat >load.py <<'PY'
@@ -37,7 +37,7 @@ for label in debian-3.11 3.12 3.13; do
 		[ "$1" = "$3" ] && [ "$2" -gt 8192 ] &&
 		{ grep "^\[unknown stack\]\|^\[peak table overflow" peak.txt >lost; cut -c1-200 lost;
 		  ! test -s lost; } &&
-		grep -q "^_start;.*;<module>;" peak.txt
+		expect_grep "^_start;.*;<module>;" peak.txt
 	'
 done
 
@@ -52,8 +52,8 @@ if [ -n "$py" ]; then
 		[ "$1" = "$3" ] && [ "$2" -le 1000 ] &&
 		grep "^\[peak table overflow" peak.txt >over &&
 		cat over | cut -c1-200 && [ $(wc -l <over) = 1 ] &&
-		grep -q "^\[peak table overflow: [1-9][0-9]* stacks, \([0-9]*\) bytes\] \1$" over &&
-		! grep -q "^\[unknown stack\]" peak.txt
+		expect_grep "^\[peak table overflow: [1-9][0-9]* stacks, \([0-9]*\) bytes\] \1$" over &&
+		expect_no_grep "^\[unknown stack\]" peak.txt
 	'
 else
 	skip_case 'HEAPPROF_PEAK_ENTRIES=1000: the stacks past it are one entry, named an overflow' \
