@@ -96,6 +96,8 @@ static void by_build(struct by *t, const struct report *r, enum view_by by, size
 		for (unsigned j = 0; j < s->nframes || (j == 0 && !s->nframes); j++) {
 			char buf[512];
 			const char *key = s->nframes ? by_key(&s->frames[j], by, buf, sizeof(buf))
+				: s->flags & STACK_OVERFLOW ?
+					report_overflow_mark(r->peak, buf, sizeof(buf))
 				: s->flags & STACK_UNKNOWN ? "[unknown stack]" : "[no stack]";
 			struct by_row *x = row(t, key, buf, &cap);
 

@@ -345,13 +345,14 @@ void collect_merge(struct collect *into, struct collect *from)
 		into->newest_ms = from->newest_ms;
 }
 
-/* A record's id: stacks, sites and regions their own; threads and rings the tid. */
+/* A record's id: stacks, sites and regions their own; threads their slot (the tid in a
+ * dump from before slots), rings the tid. */
 static uint32_t rec_id(const struct decoded *d)
 {
 	switch (d->kind) {
 	case DEC_STACK: return d->stack.id;
 	case DEC_SITE: return d->site.id;
-	case DEC_THREAD: return d->thread.tid;
+	case DEC_THREAD: return d->thread.slot;
 	case DEC_REGION: return d->region.id;
 	case DEC_RING: return d->ring.tid;
 	default: return 0;
@@ -474,6 +475,48 @@ static void count_ids(const struct collect *c, enum decode_kind kind, uint64_t *
 		(*ids)++;
 		rec_find(c, kind, rec_id(&c->recs[i]), &ambiguous);
 		*conflicts += ambiguous;
+	}
+}
+
+/* Whether a thread alive at the dump has tid. */
+static bool tid_live(const struct collect *c, uint32_t tid)
+{
+	size_t i, end;
+
+	kind_range(c, DEC_THREAD, &i, &end);
+	for (; i < end; i++)
+		if (c->recs[i].thread.tid == tid && c->recs[i].thread.state == HP2_THREAD_LIVE)
+			return true;
+	return false;
+}
+
+/*
+ * A dump whose sites name thread slots (process flag HP2_P_SLOTS): each site takes the
+ * tid of the thread holding its slot, or of the thread that ended last in it while it
+ * is free (its name then says "(ended)"); 0 for slot 0, the threads that ended before
+ * their slot was taken over, and for an ended thread whose tid a live one has now, so
+ * that nothing of a thread that ended reads as a live one's. The slot's blocks made by
+ * an earlier thread count under the thread that holds it now.
+ */
+static void sites_to_tids(struct collect *c)
+{
+	size_t i, end;
+
+	kind_range(c, DEC_SITE, &i, &end);
+	for (; i < end; i++) {
+		struct decoded_site *s = &c->recs[i].site;
+		bool ambiguous;
+		const struct decoded *t = NULL;
+
+		if (s->tid)
+			t = rec_find(c, DEC_THREAD, s->tid, &ambiguous);
+
+		if (!t)
+			s->tid = 0;
+		else if (t->thread.state == HP2_THREAD_LIVE)
+			s->tid = t->thread.tid;
+		else
+			s->tid = tid_live(c, t->thread.tid) ? 0 : t->thread.tid;
 	}
 }
 
@@ -621,6 +664,8 @@ void collect_join(struct collect *c, struct join_info *out)
 	if (out->have_proc) {
 		out->sampled_counts = out->proc.sample_period > 0;
 		out->have_time = (out->proc.p_flags & HP2_P_TIME) != 0;
+		if (out->proc.p_flags & HP2_P_SLOTS)
+			sites_to_tids(c);
 	}
 	find_region(c, out);
 	out->left_out_blocks = c->v1_left_out;
@@ -663,7 +708,10 @@ const char *collect_thread_name(const struct collect *c, uint32_t tid)
 	size_t i, end;
 
 	kind_range(c, DEC_THREAD, &i, &end);
-	for (; i < end; i++)	/* few threads: a walk is enough */
+	for (size_t k = i; k < end; k++)	/* few threads: a walk is enough */
+		if (c->recs[k].thread.tid == tid && c->recs[k].thread.state == HP2_THREAD_LIVE)
+			return c->recs[k].thread.name[0] ? c->recs[k].thread.name : NULL;
+	for (; i < end; i++)	/* no live one: the thread that ended last with it */
 		if (c->recs[i].thread.tid == tid && c->recs[i].thread.name[0])
 			return c->recs[i].thread.name;
 	return NULL;

@@ -112,8 +112,9 @@ void collect_join(struct collect *c, struct join_info *out);
 /* After the join: the sorted records of kind (lowest address first within an id); *n
  * gets how many. Valid until collect_free(). */
 const struct decoded *collect_records(const struct collect *c, enum decode_kind kind, size_t *n);
-/* After the join: the name of thread tid from its thread records, or NULL (none, or
- * no name). Of several records for one tid the lowest-addressed named one wins. */
+/* After the join: the name of thread tid, or NULL (none, or no name): a live thread's
+ * record, else that of a thread that ended ("name (ended)"). Of several records for one
+ * tid the lowest-addressed one wins. */
 const char *collect_thread_name(const struct collect *c, uint32_t tid);
 /* After the join: the stack record that site id leads to, or NULL (missing, damaged or
  * ambiguous records). */

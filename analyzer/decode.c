@@ -256,18 +256,25 @@ static bool read_name(const struct decode_src *src, uint64_t addr, char *out, si
 static enum decode_reject thread_rec(const struct decode_src *src, uint64_t addr,
 				     struct decoded *out)
 {
-	uint64_t w[6];
+	uint64_t w[8];
+	unsigned state;
 
-	if (!read_words(src, addr, w, 6))
+	if (!read_words(src, addr, w, 8))
 		return REJ_TRUNCATED;
 	if (rec_check(addr, w + 2, 1) != w[1])
 		return REJ_CHECK;
-	if (w[2] >> 32)
+	state = (unsigned)(w[7] >> 32);
+	if (w[2] >> 32 || state > HP2_THREAD_ENDED)
 		return REJ_LAYOUT;
 	out->kind = DEC_THREAD;
-	out->thread = (struct hp_thread_rec){ .addr = addr, .tid = (uint32_t)w[2],
+	/* w7 0: a record from before slots, w2 its tid, its thread taken as live */
+	out->thread = (struct hp_thread_rec){ .addr = addr, .slot = (uint32_t)w[2],
+					      .tid = state ? (uint32_t)w[7] : (uint32_t)w[2],
+					      .state = state ? state : HP2_THREAD_LIVE,
 					      .live = (int64_t)w[5] };
 	read_name(src, addr + 24, out->thread.name, 16);
+	if (state == HP2_THREAD_ENDED && out->thread.name[0])
+		strcat(out->thread.name, " (ended)");
 	return DECODE_OK;
 }
 
@@ -369,10 +376,10 @@ static enum decode_reject timeline_rec(const struct decode_src *src, uint64_t ad
 static enum decode_reject peak_rec(const struct decode_src *src, uint64_t addr,
 				   struct decoded *out)
 {
-	uint64_t w[10];
+	uint64_t w[11];
 	uint32_t n;
 
-	if (!read_words(src, addr, w, 10))
+	if (!read_words(src, addr, w, 11))
 		return REJ_TRUNCATED;
 	if (rec_check(addr, w + 2, 1) != w[1])
 		return REJ_CHECK;
@@ -383,7 +390,7 @@ static enum decode_reject peak_rec(const struct decode_src *src, uint64_t addr,
 	out->peak = (struct hp_peak_rec){ .addr = addr, .n = n, .which = (unsigned)(w[2] >> 32),
 					  .writes = w[3], .ms = w[4], .bytes = w[5],
 					  .blocks = w[6], .used = w[7], .counter = w[8],
-					  .step = w[9] };
+					  .step = w[9], .overflow = w[10] };
 	return DECODE_OK;
 }
 

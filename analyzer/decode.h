@@ -78,7 +78,8 @@ struct hp_counts {
 struct decoded_site {
 	uint64_t addr;
 	uint32_t id, stack;
-	uint32_t tid;
+	uint32_t tid;		/* w3: the tid, or with HP2_P_SLOTS the thread slot, which the
+				 * join turns into the tid holding it (0: none) */
 	unsigned entry;		/* enum hp2_entry (unknown values kept as read) */
 	unsigned flags;		/* w3 bits 48..63: the region id, 0 = none */
 	bool have_counts;	/* false: the record's tail is cut off (counts all 0) */
@@ -87,8 +88,11 @@ struct decoded_site {
 
 struct hp_thread_rec {
 	uint64_t addr;
-	uint32_t tid;
-	char name[17];		/* NUL-terminated; unprintable bytes as '?'; "" = none */
+	uint32_t slot;		/* w2: what sites name (process flag HP2_P_SLOTS), else tid */
+	uint32_t tid;		/* the thread holding it, or that last did */
+	unsigned state;		/* HP2_THREAD_LIVE or _ENDED; LIVE in records before slots */
+	char name[25];		/* NUL-terminated; unprintable bytes as '?'; "" = none;
+				 * " (ended)" after the name of a thread that ended */
 	int64_t live;		/* w5: bytes allocated minus bytes freed */
 };
 
@@ -132,6 +136,8 @@ struct hp_peak_rec {
 	unsigned which;		/* 0 or 1 */
 	uint64_t writes;	/* odd: being written; else 2 * the peaks taken */
 	uint64_t ms, bytes, blocks, used, counter, step;
+	uint64_t overflow;	/* stacks summed in the entry of stack id 0 (0: none, or a
+				 * heapprof.so before it counted them) */
 };
 
 /* A slab table's header: slot i's block is at start + offset + i * stride. */

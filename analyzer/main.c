@@ -26,11 +26,12 @@ static void write_report(const struct options *o, const struct report *r)
 /* A format without a summary still says where the peak was. */
 static void say_peak(const struct options *o, const struct report *r)
 {
+	char line[256];
+
 	if (!r->peak || (o->format->can & OUT_SUMMARY) || util_quiet)
 		return;
-	fprintf(stderr, "heapprof-analyze: peak: %" PRIu64 " bytes in %" PRIu64 " blocks at %.3f s "
-		"(now: %" PRIu64 " bytes in %" PRIu64 " blocks)\n", r->peak->bytes, r->peak->blocks,
-		r->peak->time_s, r->peak->now_bytes, r->peak->now_blocks);
+	report_peak_line(r->peak, line, sizeof(line));
+	fprintf(stderr, "heapprof-analyze: peak: %s\n", line);
 }
 
 int main(int argc, char **argv)

@@ -109,9 +109,12 @@ static void timeline_json(const struct report *r, FILE *f)
 	if (r->peak)
 		fprintf(f, "  \"peak\": {\"time_s\": %.3f, \"live_bytes\": %" PRIu64
 			", \"live_blocks\": %" PRIu64 ", \"now_bytes\": %" PRIu64
-			", \"now_blocks\": %" PRIu64 ", \"step\": %" PRIu64 "},\n",
+			", \"now_blocks\": %" PRIu64 ", \"step\": %" PRIu64 ", \"source\": \"%s\""
+			", \"table_time_s\": %.3f, \"table_bytes\": %" PRIu64
+			", \"table_blocks\": %" PRIu64 "},\n",
 			r->peak->time_s, r->peak->bytes, r->peak->blocks, r->peak->now_bytes,
-			r->peak->now_blocks, r->peak->step);
+			r->peak->now_blocks, r->peak->step, r->peak->from_now ? "now" : "table",
+			r->peak->table_time_s, r->peak->table_bytes, r->peak->table_blocks);
 	if (!r->ntimeline)
 		return;
 	fputs("  \"timeline\": [", f);

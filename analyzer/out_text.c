@@ -98,10 +98,12 @@ static void summary(const struct report *r, FILE *f)
 			(unsigned long long)r->damaged);
 	fprintf(f, "  symbols:    %s\n", r->modules);
 	data_line(r, f);
-	if (r->peak)
-		fprintf(f, "  peak:       %" PRIu64 " bytes in %" PRIu64 " blocks at %.3f s (now: %"
-			PRIu64 " bytes in %" PRIu64 " blocks)\n", r->peak->bytes, r->peak->blocks,
-			r->peak->time_s, r->peak->now_bytes, r->peak->now_blocks);
+	if (r->peak) {
+		char line[256];
+
+		report_peak_line(r->peak, line, sizeof(line));
+		fprintf(f, "  peak:       %s\n", line);
+	}
 	if (r->view_note)
 		fprintf(f, "  view:       %s\n", r->view_note);
 	for (size_t i = 0; i < r->nsections; i++)
@@ -216,7 +218,9 @@ static int write_diff(const struct report *r, FILE *f)
 
 		fprintf(f, "\n#%zu  %s bytes  %s blocks\n", i + 1,
 			fmt_signed_thousands((int64_t)s->bytes, a), fmt_signed_thousands((int64_t)s->blocks, b));
-		if (s->flags & STACK_UNKNOWN)
+		if (s->flags & STACK_OVERFLOW)
+			fprintf(f, "    %s\n", report_overflow_mark(r->peak, buf, sizeof(buf)));
+		else if (s->flags & STACK_UNKNOWN)
 			fputs("    [unknown stack: no readable stack record]\n", f);
 		else if (!s->nframes)
 			fputs("    [no stack: allocated before heapprof was ready]\n", f);
@@ -252,6 +256,7 @@ static int write_text(const struct report *r, FILE *f)
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];
 		double pct = r->total ? 100.0 * (double)s->value / (double)r->total : 0;
+		char mark[96];
 
 		fprintf(f, "\n#%zu  %.1f%%  ", i + 1, pct);
 		heading(r, s, f);
@@ -265,7 +270,9 @@ static int write_text(const struct report *r, FILE *f)
 		for (size_t k = 0; k < r->nsections; k++)
 			if (r->sections[k].ops->stack_text)
 				r->sections[k].ops->stack_text(s, f);
-		if (s->flags & STACK_UNKNOWN)
+		if (s->flags & STACK_OVERFLOW)
+			fprintf(f, "    %s\n", report_overflow_mark(r->peak, mark, sizeof(mark)));
+		else if (s->flags & STACK_UNKNOWN)
 			fputs("    [unknown stack: no readable stack record]\n", f);
 		else if (!s->nframes)
 			fputs("    [no stack: allocated before heapprof was ready]\n", f);

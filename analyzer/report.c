@@ -4,6 +4,7 @@
  * --min-percent, and the stacks kept symbolized, inlined functions as frames of their own.
  */
 #include <assert.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,21 +245,34 @@ static void describe_data(struct report *r, const struct scan_result *scan,
 	r->regions = names;
 }
 
-/* The threads the dump names, by tid, for every format (not only --by-thread's). */
+static int thread_cmp(const void *a, const void *b)
+{
+	const struct report_thread *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* The threads the dump names, by tid, for every format (not only --by-thread's); one
+ * that ended says so. */
 static void name_threads(struct report *r, const struct scan_result *scan)
 {
-	size_t n, k = 0;
+	size_t n, k = 0, j;
 	const struct decoded *rec = collect_records(&scan->found, DEC_THREAD, &n);
 	struct report_thread *t = xcalloc(n ? n : 1, sizeof(*t));
 
-	for (size_t i = 0; i < n; i++) {	/* sorted by tid */
+	for (size_t i = 0; i < n; i++) {
 		const char *name = collect_thread_name(&scan->found, rec[i].thread.tid);
 
-		if (name && (!k || t[k - 1].tid != rec[i].thread.tid))
+		if (name)
 			t[k++] = (struct report_thread){ rec[i].thread.tid, name };
 	}
+	if (k > 1)
+		qsort(t, k, sizeof(*t), thread_cmp);
+	for (size_t i = j = (k > 0); i < k; i++)	/* one per tid */
+		if (t[i].tid != t[j - 1].tid)
+			t[j++] = t[i];
 	r->threads = t;
-	r->nthreads_named = k;
+	r->nthreads_named = j;
 }
 
 /* What the scan read and rejected, so that writers need not ask it. */
@@ -521,7 +535,9 @@ void report_decorate(const struct report *r, const struct report_stack *s,
 			 s->thread_name ? " " : "", s->thread_name ? s->thread_name : "");
 	}
 	/* a cut stack's outermost frame is not the root: say so rather than invent one */
-	if (s->flags & STACK_UNKNOWN)
+	if (s->flags & STACK_OVERFLOW)
+		report_overflow_mark(r->peak, next_item(p, ITEM_MARK)->buf, sizeof(p->items->buf));
+	else if (s->flags & STACK_UNKNOWN)
 		mark = "[unknown stack]";
 	else if (!s->nframes)
 		mark = "[no stack]";
@@ -540,6 +556,30 @@ void report_decorate(const struct report *r, const struct report_stack *s,
 	for (size_t i = 0; i < p->n; i++)
 		if (!p->items[i].name)
 			p->items[i].name = p->items[i].buf;
+}
+
+const char *report_overflow_mark(const struct report_peak *p, char *buf, size_t size)
+{
+	if (!p)
+		snprintf(buf, size, "[peak table overflow]");
+	else if (p->overflow_stacks)
+		snprintf(buf, size, "[peak table overflow: %" PRIu64 " stacks, %" PRIu64 " bytes]",
+			 p->overflow_stacks, p->overflow_bytes);
+	else	/* a heapprof.so that did not count them */
+		snprintf(buf, size, "[peak table overflow: %" PRIu64 " bytes]", p->overflow_bytes);
+	return buf;
+}
+
+void report_peak_line(const struct report_peak *p, char *buf, size_t size)
+{
+	if (p->from_now)
+		snprintf(buf, size, "%" PRIu64 " bytes in %" PRIu64 " blocks now, step %" PRIu64
+			 " bytes (the peak table: %" PRIu64 " bytes at %.3f s)", p->bytes,
+			 p->blocks, p->step, p->table_bytes, p->table_time_s);
+	else
+		snprintf(buf, size, "%" PRIu64 " bytes in %" PRIu64 " blocks at %.3f s, step %"
+			 PRIu64 " bytes (now: %" PRIu64 " bytes in %" PRIu64 " blocks)", p->bytes,
+			 p->blocks, p->time_s, p->step, p->now_bytes, p->now_blocks);
 }
 
 void report_path_free(struct report_path *p)

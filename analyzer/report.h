@@ -144,13 +144,24 @@ struct report_sample {
 	uint64_t alloc_calls, alloc_bytes; /* so far */
 };
 
-/* --peak: when the peak table was taken and what it holds, beside the state now. */
+/*
+ * --peak: the highest point the dump shows, beside the state now. The peak table is
+ * taken each time live memory passes the last one by the step, so the true peak lies
+ * from the larger of the table and now up to the table plus the step: when the state
+ * now holds more than the table, it is the peak shown.
+ */
 struct report_peak {
-	double time_s;
-	uint64_t bytes, blocks;		/* at the peak: the sum of the table's entries */
+	double time_s;			/* when: the table's time, or the snapshot's */
+	uint64_t bytes, blocks;		/* at the peak: the table's entries summed, or now */
 	uint64_t now_bytes, now_blocks;	/* at the snapshot */
-	uint64_t step;			/* the step in force: the true peak is below
-					 * bytes + step */
+	uint64_t step;			/* the step in force: the true peak is below the
+					 * table's bytes + step */
+	bool from_now;			/* now holds more than the table: its stacks shown */
+	double table_time_s;		/* the table itself, read either way */
+	uint64_t table_bytes, table_blocks;
+	uint64_t overflow_stacks;	/* stacks past the table's room (0: none, or not
+					 * counted by the heapprof.so that wrote it) */
+	uint64_t overflow_bytes;	/* and their bytes, summed in one entry */
 };
 
 /* A module of the process, as the symbols found it: what frames point into. */
@@ -200,6 +211,14 @@ struct report_section {
 };
 
 #define REPORT_MAX_SECTIONS 16
+
+/* The mark of the peak table's entry for the stacks past its room (STACK_OVERFLOW),
+ * into buf: "[peak table overflow: N stacks, B bytes]". p: r->peak (NULL: no figures). */
+const char *report_overflow_mark(const struct report_peak *p, char *buf, size_t size);
+
+/* The summary line of r->peak (text and stderr): "B bytes in N blocks at T s, step S
+ * bytes (now: ...)", or "... now, step S bytes (the peak table: B bytes at T s)". */
+void report_peak_line(const struct report_peak *p, char *buf, size_t size);
 
 /* A thread the dump names (its thread records), by tid. */
 struct report_thread {

@@ -18,6 +18,7 @@ struct size_count {
 
 #define STACK_TRUNCATED 0x1u	/* the writer cut the stack at its frame limit */
 #define STACK_UNKNOWN 0x2u	/* no readable stack record: "[unknown stack]" */
+#define STACK_OVERFLOW 0x4u	/* the peak table's stacks past its room, summed */
 /* A class an analysis splits the stacks by (--leaks: memcheck's), as its index + 1 into
  * the report's class names; 0: none. */
 #define STACK_CLASS_SHIFT 8

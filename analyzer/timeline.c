@@ -285,6 +285,11 @@ static bool peak_stacks(const struct hp_peak_rec *p, const struct scan_result *s
 			key = (struct stack_key){ k->pcs, k->nframes,
 						  k->flags & HP2_STACK_TRUNCATED ? STACK_TRUNCATED : 0,
 						  0 };
+		else if (!id) {	/* the stacks past the table's room, summed */
+			key.flags = STACK_OVERFLOW;
+			sum->overflow_stacks = p->overflow;
+			sum->overflow_bytes = a.bytes;
+		}
 		stacks_add_group(out, &key, &a);
 		add_sat(&sum->bytes, a.bytes);
 		add_sat(&sum->blocks, a.blocks);
@@ -337,11 +342,23 @@ bool timeline_peak_apply(struct timeline_data *t, struct scan_result *scan,
 		}
 	}
 	now_of(scan, &sum.now_bytes, &sum.now_blocks);
-	carry_counts(scan, &fresh);
-	sum.time_s = (double)p->ms / 1000;
+	sum.time_s = sum.table_time_s = (double)p->ms / 1000;
+	sum.table_bytes = sum.bytes;
+	sum.table_blocks = sum.blocks;
 	sum.step = p->step;
-	stacks_free(&scan->stacks);
-	scan->stacks = fresh;
+	if (sum.now_bytes > sum.bytes) {
+		/* memory grew past the table by less than the step: now is the highest
+		 * point the dump shows, its stacks as they are */
+		stacks_free(&fresh);
+		sum.from_now = true;
+		sum.bytes = sum.now_bytes;
+		sum.blocks = sum.now_blocks;
+		sum.time_s = t->n ? t->v[t->n - 1].time_s : (double)scan->found.newest_ms / 1000;
+	} else {
+		carry_counts(scan, &fresh);
+		stacks_free(&scan->stacks);
+		scan->stacks = fresh;
+	}
 	t->peak = sum;
 	t->have_peak = true;
 	return true;

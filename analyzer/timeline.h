@@ -31,8 +31,9 @@ void timeline_read(struct timeline_data *t, const struct report *r,
 
 /*
  * --peak: scan's stacks become those of the newest whole peak table, keyed and kept as
- * opts says (a region; never per thread). False, with scan untouched, when the dump has
- * none; *why then says so.
+ * opts says (a region; never per thread), unless they hold more now than the table
+ * does: then they are the peak, and stay. After timeline_read(). False, with scan
+ * untouched, when the dump has none; *why then says so.
  */
 bool timeline_peak_apply(struct timeline_data *t, struct scan_result *scan,
 			 const struct image *img, const struct join_opts *opts, const char **why);

@@ -123,28 +123,36 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   instruction, and the signal trampoline) is stored as its address + 1, so that
  *   the same pc - 1 names it.
  *
- * Site record (128 bytes): one per (thread, stack, entry point)
+ * Site record (128 bytes): one per (thread slot, stack, entry point)
  *   w0 HP2_SITE_MAGIC   w1 check
  *   w2 id (0..31) | stack id (32..63)
- *   w3 tid (0..31) | entry (32..47, HP2_ENTRY_*) | region id (48..63, 0 = none)
+ *   w3 slot (0..31; the tid without process flag HP2_P_SLOTS; 0: the threads that
+ *      ended, summed) | entry (32..47, HP2_ENTRY_*) | region id (48..63, 0 = none)
  *   w4 writer's private link (not checked)
- *   counters, written by thread tid alone, not checked (they change):
+ *   counters, written by the slot's thread alone (slot 0: atomic adds), not checked
+ *   (they change):
  *   w5 allocation calls by this thread at this stack and entry point
  *   w6 bytes those calls asked for
  *   w7 frees by this thread of blocks allocated at this stack and entry point
  *   w8 bytes of those blocks
  *   w9 ns of wall-clock time since the thread's previous allocation call, summed
  *      (HEAPPROF_TIME=1; process flag HP2_P_TIME); a thread's first call adds 0
- *   w10..w15 reserved (0)
+ *   w10..w14 reserved (0)   w15 writer's private link of the slot's sites
  *   With sampling (process w3 > 0) they are estimates: each sampled call adds its
  *   weight w = 1 / (1 - exp(-size / P)), calls and frees in units of 1/HP2_COUNT_ONE
  *   (round(w * HP2_COUNT_ONE)), bytes in bytes (round(size * w)).
  *
- * Thread record (64 bytes): one per thread that allocated
+ * Thread record (64 bytes): one per thread slot. A thread takes a slot at its first
+ * site and gives it back at its end; 16 ends later a new thread may take it over, its
+ * sites' counts first moved to slot 0's: slots are as many as threads alive at once,
+ * and 16.
  *   w0 HP2_THREAD_MAGIC   w1 check (of w2)
- *   w2 tid (0..31)
- *   w3, w4 the thread's name, NUL-padded (prctl PR_GET_NAME), not checked
- *   w5 bytes it allocated minus bytes it freed (signed), w6 private link, w7 0
+ *   w2 slot (0..31; the tid without process flag HP2_P_SLOTS)
+ *   w3, w4 the name of the thread holding it or that last did, NUL-padded (prctl
+ *   PR_GET_NAME), not checked
+ *   w5 bytes it allocated minus bytes it freed (signed), w6 private link
+ *   w7 that thread's tid (0..31) | HP2_THREAD_LIVE or _ENDED (32..39); 0 without
+ *   HP2_P_SLOTS (not checked)
  *
  * Region record (64 bytes): a name given to heapprof_region_begin()
  *   w0 HP2_REGION_MAGIC   w1 check (of w2..w6)
@@ -158,7 +166,8 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w5 flags (0..7: HP2_MOD_*) | build-id length (8..15, at most 24)
  *   w6..w8 the build-id bytes   w9..w47 its path, NUL-padded, cut at 311 bytes
  *
- * Event ring (HEAPPROF_EVENTS=N): one per thread, the last N allocator calls
+ * Event ring (HEAPPROF_EVENTS=N): one per thread slot (its thread's, rewritten by a thread
+ * taking the slot over), the last N allocator calls
  *   w0 HP2_RING_MAGIC   w1 check (of w2)
  *   w2 tid (0..31) | N (32..63)
  *   w3 events written so far (the next goes to slot w3 % N), not checked
@@ -187,12 +196,13 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   0 stays and each pair after it (1 and 2, 3 and 4, ...) becomes the one of the two
  *   with the more live bytes, so the timeline always covers the whole life and its
  *   highest sample is never merged away. The figures are the process's counters,
- *   which each thread updates when its live bytes have moved 64 KiB and at its first
- *   allocation once a sample is due: live figures within 64 KiB per thread of the
- *   truth. Blocks and calls are in units of 1/HP2_COUNT_ONE and every figure an
+ *   which each thread updates when its live bytes have moved 64 KiB, at its first
+ *   allocation once a sample is due, and when it ends: live figures within 64 KiB per
+ *   live thread of the truth. Blocks and calls are in units of 1/HP2_COUNT_ONE and every figure an
  *   estimate when the process samples (process w3 > 0).
  *
- * Peak table (128 bytes + E entries of 3 words; two per process, written in turn):
+ * Peak table (128 bytes + E entries of 3 words; two per process, written in turn, E
+ * from 8192 on, a new pair of twice or more when the stacks live at a peak need it):
  * the live memory per stack at the highest point live memory reached so far
  *   w0 HP2_PEAK_MAGIC   w1 check (of w2)
  *   w2 E, entries it has room for (0..31) | which of the two (32..39: 0 or 1)
@@ -202,14 +212,15 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w5 live bytes at the peak: the sum of the entries' bytes, exactly
  *   w6 live blocks at the peak: the sum of the entries' blocks, exactly
  *   w7 entries used (0..E)   w8 the process's live bytes counter when it was taken
- *   w9 the step in force (bytes)   w10..w15 reserved (0)   (w3..w15 not checked)
+ *   w9 the step in force (bytes)   w10 stacks summed in the entry of stack id 0
+ *   (0: none, or not counted)   w11..w15 reserved (0)   (w3..w15 not checked)
  *   then E entries of 3 words, the first w7 of them used:
- *     e0 stack id (0..31; 0: the stacks that did not fit, summed) | region (48..63)
+ *     e0 stack id (0..31; 0: the w10 stacks that did not fit, summed) | region (48..63)
  *     e1 live bytes (signed): bytes minus freed over the stack's sites in that region
  *     e2 live blocks (signed): calls minus frees, in the sites' units
  *   A peak is taken when the live bytes counter passes the last peak by the step:
- *   max(HEAPPROF_PEAK_STEP, 1% of the last peak). Entries with 0 bytes and 0 blocks
- *   are left out.
+ *   max(HEAPPROF_PEAK_STEP, 1% of the last peak), unless its entries add up to less
+ *   than the last one's. Entries with 0 bytes and 0 blocks are left out.
  *
  * Slab table (32 bytes + N slot words, 8-aligned): the blocks of an allocator that
  * heapprof names out of band, where a header would change the allocator's own block
@@ -294,6 +305,10 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_REGION_SIZE 64
 #define HP2_COUNT_ONE 1024u			/* a sampled counter's unit: 1/1024 */
 #define HP2_P_TIME 0x1u				/* process flag: w9 of sites holds time */
+#define HP2_P_SLOTS 0x2u			/* process flag: sites and thread records
+						 * name thread slots, not tids */
+#define HP2_THREAD_LIVE 1u			/* thread record w7 state: a thread holds it */
+#define HP2_THREAD_ENDED 2u			/* its thread ended; free for another */
 #define HP2_PROC_SIZE 64
 /* stack flag: the stack does not reach its outermost frame: cut at the frame limit,
  * or the walk stopped early (code without unwind tables whose caller it could not

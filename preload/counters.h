@@ -49,30 +49,35 @@ static inline __attribute__((always_inline)) void counters_add(uint64_t *n, uint
 /* HEAPPROF_TIME: the time since this thread's previous allocation call, to site s. */
 HP_HIDDEN void counters_time(struct hp_site_rec *s);
 
-/* A block of size bytes tagged for site s (NULL: no stack could be had) at ms since
- * the start. Inline in every allocation path. */
+/* A block of size bytes tagged for site s at ms since the start. Inline in every
+ * allocation path. With no site (no stack could be had, or the thread has ended) it
+ * counts nowhere, not in the live counts either: its free, which finds site 0, is not
+ * counted. */
 static inline __attribute__((always_inline)) void counters_alloc(struct hp_site_rec *s,
 								 uint64_t size, unsigned flags,
 								 uint64_t ms)
 {
+	if (unlikely(!s))
+		return;
 	/* one test of the flag for both the site and the live counts */
 	if (likely(!(flags & HP2_F_SAMPLED))) {
-		if (s) {
-			s->calls += 1;
-			s->bytes += size;
-			if (unlikely(hp_opt.time))
-				counters_time(s);
-		}
+		s->calls += 1;
+		s->bytes += size;
+		if (unlikely(hp_opt.time))
+			counters_time(s);
 		live_alloc(size, ms);	/* the thread record, the timeline, the peak table */
 	} else {
-		if (s) {
-			counters_add(&s->calls, &s->bytes, size, flags);
-			if (unlikely(hp_opt.time))
-				counters_time(s);
-		}
+		counters_add(&s->calls, &s->bytes, size, flags);
+		if (unlikely(hp_opt.time))
+			counters_time(s);
 		live_sampled(size, counters_weight(size, flags), 1, ms);
 	}
 }
+
+/* counters_free() of a block whose site this thread has none for: it ended (its frees
+ * count on the site of the threads that ended), or memory for a site could not be had.
+ * Out of line: rare. */
+HP_HIDDEN void counters_free_nosite(uint32_t id, uint64_t size, unsigned flags);
 
 /* A block of size bytes made at site id goes back. Inline in free: one cache look-up
  * and three adds when the site is known. */
@@ -81,15 +86,14 @@ static inline __attribute__((always_inline)) void counters_free(uint32_t id, uin
 {
 	struct hp_site_rec *s = table_free_site(id);
 
-	if (likely(!(flags & HP2_F_SAMPLED))) {
-		if (s) {
-			s->frees += 1;
-			s->freed += size;
-		}
+	if (unlikely(!s)) {
+		counters_free_nosite(id, size, flags);
+	} else if (likely(!(flags & HP2_F_SAMPLED))) {
+		s->frees += 1;
+		s->freed += size;
 		live_free(size);
 	} else {
-		if (s)
-			counters_add(&s->frees, &s->freed, size, flags);
+		counters_add(&s->frees, &s->freed, size, flags);
 		live_sampled(size, counters_weight(size, flags), -1, UINT64_MAX);
 	}
 }

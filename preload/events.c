@@ -1,4 +1,5 @@
-/* The per-thread rings of HEAPPROF_EVENTS (see events.h). */
+/* The per-thread rings of HEAPPROF_EVENTS (see events.h), kept with the thread's slot
+ * (table.h): a thread that takes a slot over rewrites the ring it finds there. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <sys/mman.h>
@@ -22,15 +23,29 @@ static struct ring *ring_get(void)
 {
 	size_t n = (size_t)hp_opt.events, len;
 	int saved = errno;
+	void **kept;
 	struct ring *r;
+
 	if (ring_failed)
 		return NULL;
-	len = (sizeof(struct ring) + n * sizeof(r->slots[0]) + 4095) & ~(size_t)4095;
-	r = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	errno = saved;
-	if (r == MAP_FAILED) {
-		ring_failed = 1;
-		return NULL;
+	kept = table_thread_ring();
+	if (kept && *kept) {
+		/* the slot's last thread's: made this thread's, its events gone */
+		r = *kept;
+		*(volatile uint64_t *)&r->magic = 0;
+		for (size_t i = 0; i < n; i++)
+			r->slots[i][5] = 0;
+		r->written = 0;
+	} else {
+		len = (sizeof(struct ring) + n * sizeof(r->slots[0]) + 4095) & ~(size_t)4095;
+		r = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		errno = saved;
+		if (r == MAP_FAILED) {
+			ring_failed = 1;
+			return NULL;
+		}
+		if (kept)
+			*kept = r;
 	}
 	r->w2 = hp_tid() | (uint64_t)n << 32;
 	r->check = table_record_check(r, &r->w2, 1);
@@ -72,4 +87,10 @@ void events_after_fork(void)
 {
 	ring = NULL;
 	ring_failed = 0;
+}
+
+void events_thread_end(void)
+{
+	ring = NULL;	/* the slot's now, for the thread that takes it over */
+	ring_failed = 1;
 }

@@ -271,7 +271,7 @@ static __attribute__((noinline)) struct hp_site_rec *site_python(const struct un
 	if (walk && !memo)
 		unwind_walk_frames(walk, pcs);	/* the table needs them this once */
 	return table_site(pcs, keep + nw, python_close(pcs, n, keep, nw, unwind_walk_cut(walk)),
-			  hp_tid(), entry, walk, py, memo);
+			  table_thread_slot, entry, walk, py, memo);
 }
 
 /* ---- tagging ---------------------------------------------------------------------- */
@@ -306,8 +306,8 @@ static inline __attribute__((always_inline)) uint32_t site_take(uint64_t size, u
 				if (n > hp_frames || unwind_walk_cut(walk))
 					sflags = HP2_STACK_TRUNCATED;
 			}
-			s = table_site(pcs, n > hp_frames ? hp_frames : n, sflags, hp_tid(), entry, walk,
-				       0, memo);
+			s = table_site(pcs, n > hp_frames ? hp_frames : n, sflags, table_thread_slot,
+				       entry, walk, 0, memo);
 		}
 		if (s)
 			site = table_site_id(s);
@@ -400,8 +400,10 @@ static __attribute__((noinline)) void free_tagged(void *p)
 
 		count_free(p, t);
 		block_erase(p);
+		HP_SCRUB();	/* the tag read: the allocator's free returns to the program */
 		hp_real.free(real);
 	} else if (boot_ensure()) {
+		HP_SCRUB();
 		hp_real.free(p);	/* the magic by chance, in a block not ours */
 	}
 }
@@ -505,9 +507,16 @@ static void *do_realloc(void *p, size_t size, unsigned entry, const struct unwin
 	 * freed, the new one as allocated (if the realloc fails, as freed all the same). */
 	count_free(p, t);
 	block_erase(p);
+	/* Across the allocator's call the tag is kept with its magic flipped: held as it
+	 * is, in a callee-saved register the allocator pushed, it left a copy on the stack
+	 * that a scan later found below the program's frames (a damaged header, to it) */
+	__asm__ volatile("" : "+r"(t));
+	t ^= (uint64_t)0xFFFF << 48;
+	__asm__ volatile("" : "+r"(t));
 	r = hp_real.realloc((char *)p - 16, total);
 	if (!r) {
-		block_revive(p, t);	/* the old block stays the program's */
+		/* the old block stays the program's */
+		block_revive(p, t ^ (uint64_t)0xFFFF << 48);
 		return NULL;
 	}
 	if (!keep) {
@@ -613,6 +622,7 @@ static __attribute__((noinline)) void *malloc_hooked(size_t size,
 	void *r = do_malloc(size, HP2_ENTRY_MALLOC, st);
 
 	HOOK_EVENT(HP2_ENTRY_MALLOC, size, 0, (uintptr_t)r, r);
+	HP_SCRUB();	/* the export returns from here: its tail call */
 	return r;
 }
 
@@ -622,6 +632,7 @@ static __attribute__((noinline)) void *calloc_hooked(size_t n, size_t elem,
 	void *r = do_calloc(n, elem, st);
 
 	HOOK_EVENT(HP2_ENTRY_CALLOC, n, elem, (uintptr_t)r, r);
+	HP_SCRUB();
 	return r;
 }
 
@@ -701,6 +712,7 @@ HP_EXPORT void *HP_ENTRY(realloc)(void *p, size_t size)
 	UNWIND_START(st);
 	r = do_realloc(p, size, HP2_ENTRY_REALLOC, &st);
 	HOOK_EVENT(HP2_ENTRY_REALLOC, (uintptr_t)p, size, (uintptr_t)r, r);
+	HP_SCRUB();
 	return r;
 }
 
@@ -715,6 +727,7 @@ HP_EXPORT void *HP_ENTRY(reallocarray)(void *p, size_t n, size_t elem)
 	/* a product that overflows (refused, ENOMEM) is recorded as SIZE_MAX, not wrapped */
 	HOOK_EVENT(HP2_ENTRY_REALLOCARRAY, (uintptr_t)p,
 		   __builtin_mul_overflow(n, elem, &size) ? SIZE_MAX : size, (uintptr_t)r, r);
+	HP_SCRUB();
 	return r;
 }
 
@@ -727,6 +740,7 @@ HP_EXPORT int HP_ENTRY(posix_memalign)(void **out, size_t align, size_t size)
 	rc = do_posix_memalign(out, align, size, &st);
 	HOOK_EVENT(HP2_ENTRY_POSIX_MEMALIGN, align, size, rc ? (uint64_t)rc : (uintptr_t)*out,
 	      rc ? NULL : *out);
+	HP_SCRUB();
 	return rc;
 }
 
@@ -738,6 +752,7 @@ HP_EXPORT void *HP_ENTRY(aligned_alloc)(size_t align, size_t size)
 	UNWIND_START(st);
 	r = do_aligned_alloc(align, size, &st);
 	HOOK_EVENT(HP2_ENTRY_ALIGNED_ALLOC, align, size, (uintptr_t)r, r);
+	HP_SCRUB();
 	return r;
 }
 
@@ -749,6 +764,7 @@ HP_EXPORT void *HP_ENTRY(memalign)(size_t align, size_t size)
 	UNWIND_START(st);
 	r = do_memalign(memalign_align(align), size, HP2_ENTRY_MEMALIGN, &st);
 	HOOK_EVENT(HP2_ENTRY_MEMALIGN, align, size, (uintptr_t)r, r);
+	HP_SCRUB();
 	return r;
 }
 
@@ -760,6 +776,7 @@ HP_EXPORT void *HP_ENTRY(valloc)(size_t size)
 	UNWIND_START(st);
 	r = do_memalign((size_t)sysconf(_SC_PAGESIZE), size, HP2_ENTRY_VALLOC, &st);
 	HOOK_EVENT(HP2_ENTRY_VALLOC, size, 0, (uintptr_t)r, r);
+	HP_SCRUB();
 	return r;
 }
 
@@ -771,12 +788,16 @@ HP_EXPORT void *HP_ENTRY(pvalloc)(size_t size)
 	UNWIND_START(st);
 	r = do_pvalloc(size, &st);
 	HOOK_EVENT(HP2_ENTRY_PVALLOC, size, 0, (uintptr_t)r, r);
+	HP_SCRUB();
 	return r;
 }
 
 HP_EXPORT size_t HP_ENTRY(malloc_usable_size)(void *p)
 {
-	return usable_size(p);
+	size_t n = usable_size(p);
+
+	HP_SCRUB();	/* the tag read */
+	return n;
 }
 
 /*
@@ -928,6 +949,16 @@ static void hooks_fork_child(void)
 	start_sigthread(true);
 }
 
+/* The thread ends (table.c's key destructor, in the last round): its counts go to the
+ * sums, and what it allocates from here on is left untagged, as with
+ * heapprof_thread_enable(0); what it frees is still counted. */
+static void hooks_thread_end(void)
+{
+	hooks_thread_enable(false);
+	live_thread_end();
+	events_thread_end();
+}
+
 #if !defined(HP_ENTRIES_WRAP) && !defined(HP_ENTRIES_RUST) && !defined(HP_ATTACH)
 /*
  * heapprof.so: a malloc before ours in the lookup order (LD_PRELOAD="libjemalloc.so.2
@@ -1004,6 +1035,7 @@ __attribute__((constructor)) static void hooks_start(void)
 		return;	/* heapprof is in the process already: stay out of its way */
 #endif
 	boot_ensure();
+	table_on_thread_end(hooks_thread_end);
 	pthread_atfork(NULL, NULL, hooks_fork_child);
 	start_switch();
 	toggle_signal(triggers_init());

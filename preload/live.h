@@ -15,6 +15,7 @@
 #include "compiler.h"
 #include "heapprof_format.h"
 #include "table.h"
+#include "timeline.h"
 
 #define LIVE_FLUSH_BYTES ((int64_t)64 << 10)
 
@@ -29,8 +30,10 @@ struct live_pending {
 	uint64_t due;			/* the slow path at an allocation from this ms on */
 	uint64_t calls, frees;		/* since the flush */
 	uint64_t alloc_bytes;		/* asked for since the flush (estimates if sampled) */
-	int64_t live_seen;		/* *rec at the flush */
-	uint64_t moved;			/* bytes allocated and freed with no record */
+	int64_t live_seen;		/* *rec (or own) at the flush */
+	int64_t own;			/* live bytes counted with no record: before the
+					 * thread has one, and after it ended */
+	bool ended;			/* live_thread_end() ran: every call flushes */
 } __attribute__((aligned(64)));
 
 /* The process-wide sums (one cache line, touched only by flushes). */
@@ -40,25 +43,22 @@ struct live_sums {
 } __attribute__((aligned(64)));
 
 extern HP_TLS struct live_pending live_mine HP_HIDDEN;
-/* A thread with no record yet points rec here, with bounds that send every call to the
- * slow path: the inline path never tests for NULL. Written by any such thread, never read. */
+/* A thread with no record (none yet, or it ended) points rec here, with bounds that
+ * send every call to the slow path: the inline path never tests for NULL. Written by
+ * any such thread, never read. */
 extern int64_t live_nowhere HP_HIDDEN;
 extern struct live_sums live_sums HP_HIDDEN;
-extern uint64_t live_next_ms HP_HIDDEN;	/* the next timeline sample; UINT64_MAX: none */
 
-/* When the next sample is due. A 32-bit target has no lock-free 64-bit load (libatomic
- * would take a lock): a torn read there only flushes early or late. */
+/* When the next timeline sample is due: from this ms on, an allocation flushes. */
 static inline uint64_t live_next_due(void)
 {
-	if (__atomic_always_lock_free(sizeof(uint64_t), 0))
-		return __atomic_load_n(&live_next_ms, __ATOMIC_RELAXED);
-	return *(volatile uint64_t *)&live_next_ms;
+	return timeline_next_due();
 }
 
-/* An allocation (sign 1, at ms) or a free (sign -1, ms UINT64_MAX) of a block of size
- * bytes weighing weight took its record's live bytes past hi or lo, or found the
- * thread's due time passed, or the thread has no record: flush, or count with none. */
-HP_HIDDEN void live_slow(uint64_t size, int64_t weight, int sign, uint64_t ms);
+/* An allocation (sign 1, at ms) or a free (sign -1, ms UINT64_MAX) of a block weighing
+ * weight bytes took its record's live bytes past hi or lo, or found the thread's due
+ * time passed, or the thread has no record: flush, or count it in own. */
+HP_HIDDEN void live_slow(int64_t weight, int sign, uint64_t ms);
 /* Flush this thread's counts; ms is now (allocation) or UINT64_MAX (free: no sample). */
 HP_HIDDEN void live_flush(uint64_t ms);
 /* live_alloc() (sign 1, at ms) or live_free() (sign -1) of a sampled block: it stands
@@ -68,6 +68,9 @@ HP_HIDDEN void live_sampled(uint64_t size, int64_t weight, int sign, uint64_t ms
 
 /* Start the counters, the timeline and the peak table (boot, after the options). */
 HP_HIDDEN void live_init(void);
+/* The calling thread ends (its key destructors run): its counts go to the sums now, and
+ * whatever it frees from here on at once; its record is no longer written. */
+HP_HIDDEN void live_thread_end(void);
 /* In a forked child: a writer of the parent's may have held a record. */
 HP_HIDDEN void live_after_fork(void);
 
@@ -83,7 +86,7 @@ static inline __attribute__((always_inline)) void live_alloc(uint64_t size, uint
 	t->calls++;
 	t->alloc_bytes += size;
 	if (unlikely(live >= t->hi || ms >= t->due))
-		live_slow(size, (int64_t)size, 1, ms);
+		live_slow((int64_t)size, 1, ms);
 }
 
 /* A tagged block of size bytes, not sampled, went back. Inline: every free of one
@@ -96,7 +99,7 @@ static inline __attribute__((always_inline)) void live_free(uint64_t size)
 	*t->rec = live;
 	t->frees++;
 	if (unlikely(live <= t->lo))
-		live_slow(size, (int64_t)size, -1, UINT64_MAX);
+		live_slow((int64_t)size, -1, UINT64_MAX);
 }
 #else
 /* NO_TIMELINE=1 (make): no peak table, no timeline, nothing counted for them; the

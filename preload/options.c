@@ -45,6 +45,7 @@ static const struct option_def defs[] = {
 	NUM("HEAPPROF_PEAK", peak, 0, (uint64_t)1 << 62, 0),
 	NUM("HEAPPROF_TIMELINE", timeline, 0, HP2_TIMELINE_MAX, TIMELINE_DEFAULT),
 	NUM("HEAPPROF_PEAK_STEP", peak_step, 0, (uint64_t)1 << 62, PEAK_STEP_DEFAULT),
+	NUM("HEAPPROF_PEAK_ENTRIES", peak_entries, 16, HP2_PEAK_MAX, PEAK_ENTRIES_DEFAULT),
 	NUM("HEAPPROF_WAIT_MS", wait_ms, 0, 86400000, 60000),
 	NUM("HEAPPROF_PYTHON", python, 0, 1, 1),
 };

@@ -30,6 +30,7 @@ struct hp_options {
 	uint64_t peak;		/* HEAPPROF_PEAK: a snapshot per BYTES of new peak, 0 = none */
 	uint64_t timeline;	/* HEAPPROF_TIMELINE: samples the timeline holds, 0 = none */
 	uint64_t peak_step;	/* HEAPPROF_PEAK_STEP: least bytes between peaks, 0 = no table */
+	uint64_t peak_entries;	/* HEAPPROF_PEAK_ENTRIES: stacks a peak table may grow to */
 	uint64_t wait_ms;	/* HEAPPROF_WAIT_MS: how long exit and the API wait for a writer */
 	uint64_t python;	/* HEAPPROF_PYTHON: 1 = Python frames in stacks (python.h) */
 };

@@ -7,6 +7,8 @@
  * finds the winner's record in the chain, kills its own (magic 0) and uses that one.
  */
 #define _GNU_SOURCE
+#include <limits.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -15,6 +17,7 @@
 
 #include "heapprof_format.h"
 #include "table.h"
+#include "threads.h"
 #include "util.h"
 
 #define CHUNK_SIZE ((size_t)1 << 20)
@@ -71,14 +74,6 @@ struct proc_rec {
 	uint64_t magic, check, w[6];
 };
 
-struct thread_rec {
-	uint64_t magic, check, tid;
-	char name[16];
-	int64_t live;		/* bytes this thread allocated minus those it freed */
-	uint64_t link;		/* the list of all threads' records, private */
-	uint64_t reserved;
-};
-
 struct region_rec {
 	uint64_t magic, check, w2;	/* w2: id */
 	char name[32];
@@ -86,7 +81,6 @@ struct region_rec {
 };
 
 _Static_assert(sizeof(struct hp_site_rec) == HP2_SITE_SIZE, "site record");
-_Static_assert(sizeof(struct thread_rec) == HP2_THREAD_SIZE, "thread record");
 _Static_assert(sizeof(struct region_rec) == HP2_REGION_SIZE, "region record");
 _Static_assert(sizeof(struct proc_rec) == HP2_PROC_SIZE, "process record");
 _Static_assert(sizeof(struct hp_stack_rec) == HP2_STACK_WORDS * 8, "stack record");
@@ -265,56 +259,6 @@ const struct hp_site_rec *table_site_by_id(uint32_t id)
 	return dir_get(id);
 }
 
-/* ---- threads ------------------------------------------------------------------------ */
-
-static HP_TLS struct thread_rec *self_rec;
-static struct thread_rec *all_threads;
-/* &self_rec->live, or NULL: table_live_add() (table.h) adds to it inline */
-HP_TLS int64_t *hp_thread_live;
-
-static void thread_name(struct thread_rec *t)
-{
-	char name[17] = "";
-
-	if (prctl(PR_GET_NAME, name) == 0)
-		memcpy(t->name, name, sizeof(t->name));
-}
-
-/* At each new site of a thread: who it is, under which name (a name set by another
- * thread, or by prctl, is seen here; pthread_setname_np on itself at once). */
-static void thread_seen(uint32_t tid)
-{
-	struct thread_rec *t = self_rec;
-
-	if (t && (uint32_t)t->tid == tid) {
-		thread_name(t);
-		return;
-	}
-	t = region_alloc(&site_region, sizeof(*t));
-	if (!t)
-		return;
-	t->tid = tid;
-	thread_name(t);
-	t->check = rec_check(t, &t->tid, 1, NULL, 0);
-	t->magic = HP2_THREAD_MAGIC;
-	t->link = (uint64_t)(uintptr_t)__atomic_load_n(&all_threads, __ATOMIC_ACQUIRE);
-	while (!__atomic_compare_exchange_n(&all_threads, (struct thread_rec **)&t->link, t, true,
-					    __ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
-		;
-	self_rec = t;
-	hp_thread_live = (int64_t *)&t->live;
-}
-
-int64_t table_live_bytes(void)
-{
-	int64_t sum = 0;
-
-	for (const struct thread_rec *t = __atomic_load_n(&all_threads, __ATOMIC_ACQUIRE); t;
-	     t = (const struct thread_rec *)(uintptr_t)t->link)
-		sum += __atomic_load_n(&t->live, __ATOMIC_RELAXED);
-	return sum;
-}
-
 /* ---- regions ------------------------------------------------------------------------ */
 
 #define REGION_DEPTH 32
@@ -381,28 +325,49 @@ void table_region_end(void)
 	table_region_entry = region_now() << 16;
 }
 
-void table_thread_named(void)
-{
-	if (self_rec)
-		thread_name(self_rec);
-}
+/* ---- threads' slots (threads.h) --------------------------------------------------- */
+
+/* The calling thread's slot (threads.h), from its first site to its end; then ended. */
+static HP_TLS struct thread_slot *self;
+static HP_TLS bool self_taking, self_ended;
+HP_TLS uint32_t table_thread_slot;
+/* &self->rec->live, or NULL: table_live_add() (table.h) adds to it inline */
+HP_TLS int64_t *hp_thread_live;
 
 /* ---- sites -------------------------------------------------------------------------- */
 
-static struct hp_site_rec *site_intern(uint32_t stack, uint32_t tid, unsigned entry)
+/* A new site of the calling thread's slot joins the slot's list, for slot_fold() (a
+ * compare-and-swap: a signal handler on this thread may add one meanwhile). */
+static void slot_add_site(struct hp_site_rec *s)
 {
-	uint64_t key = hp_mix(hp_mix(HP2_SEED, stack), (uint64_t)tid | (uint64_t)entry << 32);
+	struct hp_site_rec *head = __atomic_load_n(&self->sites, __ATOMIC_RELAXED);
+
+	do
+		s->slot_link = (uint64_t)(uintptr_t)head;
+	while (!__atomic_compare_exchange_n(&self->sites, &head, s, true, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED));
+}
+
+/* The site of (stack, thread slot, entry), made if new: slot is the calling thread's
+ * (it then has self), or 0, the threads that ended. */
+static struct hp_site_rec *site_intern(uint32_t stack, uint32_t tslot, unsigned entry)
+{
+	uint64_t key = hp_mix(hp_mix(HP2_SEED, stack), (uint64_t)tslot | (uint64_t)entry << 32);
 	struct hp_site_rec **slot = &site_heads[key >> (64 - HEAD_BITS)];
 	struct hp_site_rec *head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *s, *found;
 
-	if ((found = site_find(head, NULL, stack, tid, entry)))
+	if ((found = site_find(head, NULL, stack, tslot, entry)))
 		return found;
-	thread_seen(tid);
+	/* at each new site of a thread, its record takes its name (one set by another
+	 * thread, or by prctl, is seen here; pthread_setname_np on itself at once):
+	 * before the site's magic is made, which prctl, variadic, could save on the stack */
+	if (tslot)
+		threads_name(self);
 	s = region_alloc(&site_region, sizeof(*s));
 	if (!s)
 		return NULL;
 	s->w2 = __atomic_fetch_add(&next_site_id, 1, __ATOMIC_RELAXED) | (uint64_t)stack << 32;
-	s->w3 = (uint64_t)tid | (uint64_t)entry << 32;
+	s->w3 = (uint64_t)tslot | (uint64_t)entry << 32;
 	s->check = rec_check(s, &s->w2, 2, NULL, 0);
 	s->magic = HP2_SITE_MAGIC;
 	for (;;) {
@@ -412,9 +377,11 @@ static struct hp_site_rec *site_intern(uint32_t stack, uint32_t tid, unsigned en
 		if (__atomic_compare_exchange_n(slot, &head, s, false,
 						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
 			dir_set((uint32_t)s->w2, s);
+			if (tslot)
+				slot_add_site(s);
 			return s;
 		}
-		if ((found = site_find(head, seen, stack, tid, entry))) {
+		if ((found = site_find(head, seen, stack, tslot, entry))) {
 			*(volatile uint64_t *)&s->magic = 0;
 			return found;
 		}
@@ -436,13 +403,141 @@ HP_TLS struct table_free_slot hp_free_cache[TABLE_FREE_CACHE];
 
 HP_TLS struct table_memo hp_table_memo[TABLE_MEMO];
 
+/* ---- a thread's start and end ------------------------------------------------------ */
+
+/* A thread with a slot holds it as its value of end_key, whose destructor tells
+ * end_fn (table_on_thread_end) that the thread ends, then gives the slot back. */
+static pthread_key_t end_key;
+static bool end_key_made;
+static void (*end_fn)(void);
+static HP_TLS unsigned end_rounds;
+
+void table_on_thread_end(void (*fn)(void))
+{
+	__atomic_store_n(&end_fn, fn, __ATOMIC_RELEASE);
+}
+
+/*
+ * A slot taken over: the counts its sites hold are the ended thread's, and go to the
+ * sites of slot 0 (the threads that ended) of the same stack, entry point and region,
+ * which only such folds (and frees after a thread's end) write, atomically.
+ */
+static void slot_fold(struct thread_slot *s)
+{
+	struct hp_site_rec *x, *to;
+
+	for (x = s->sites; x; x = (struct hp_site_rec *)(uintptr_t)x->slot_link) {
+		if (!x->calls && !x->frees && !x->time_ns)
+			continue;
+		to = site_intern((uint32_t)(x->w2 >> 32), 0, (unsigned)(x->w3 >> 32));
+		if (!to)
+			continue;	/* no memory: they stay, with the slot's next thread */
+		__atomic_add_fetch(&to->calls, x->calls, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&to->bytes, x->bytes, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&to->frees, x->frees, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&to->freed, x->freed, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&to->time_ns, x->time_ns, __ATOMIC_RELAXED);
+		x->calls = x->bytes = x->frees = x->freed = x->time_ns = 0;
+	}
+	threads_fold_live(s);
+}
+
+/* The calling thread's slot, taken at its first site; 0 when it has ended, or is
+ * taking one (a signal handler's allocation meanwhile goes without a site), or no
+ * memory could be had. */
+static uint32_t thread_slot(void)
+{
+	struct thread_slot *s;
+	bool reused;
+
+	if (self)
+		return table_thread_slot;
+	if (self_ended || self_taking)
+		return 0;
+	self_taking = true;
+	s = threads_take(hp_tid(), &reused);
+	if (s && reused)
+		slot_fold(s);
+	self_taking = false;
+	if (!s)
+		return 0;
+	self = s;
+	table_thread_slot = (uint32_t)s->rec->slot;
+	hp_thread_live = &s->rec->live;
+	if (end_key_made)
+		pthread_setspecific(end_key, s);	/* may allocate: self is set */
+	return table_thread_slot;
+}
+
+/* The thread ends: nothing it holds may name the slot, which goes back for the next. */
+static void thread_release(void)
+{
+	struct thread_slot *s = self;
+
+	if (!s)
+		return;
+	/* the free cache is asked inline, before anything else: it must forget; the memo
+	 * names the slot (table_site() compares it) and the site cache is read only with a
+	 * slot, which the thread no longer gets */
+	memset(hp_free_cache, 0, sizeof(hp_free_cache));
+	self = NULL;
+	table_thread_slot = 0;
+	self_ended = true;
+	hp_thread_live = NULL;
+	threads_give_back(s);
+}
+
+/*
+ * A key destructor of a thread that has a slot. Other keys' destructors may free
+ * blocks after this one runs: it sets its value again, which takes the thread
+ * through every round the C library allows, and acts in the last. A thread that ends
+ * before start-up set end_fn keeps its slot: its counts still point at it.
+ */
+static void thread_key_end(void *slot)
+{
+	void (*fn)(void) = __atomic_load_n(&end_fn, __ATOMIC_ACQUIRE);
+
+	if (++end_rounds < PTHREAD_DESTRUCTOR_ITERATIONS && pthread_setspecific(end_key, slot) == 0)
+		return;
+	if (!fn)
+		return;
+	fn();
+	thread_release();
+}
+
+int64_t table_live_bytes(void)
+{
+	return threads_live_bytes();
+}
+
+void **table_thread_ring(void)
+{
+	return thread_slot() ? &self->ring : NULL;
+}
+
+void table_thread_named(void)
+{
+	if (self)
+		threads_name(self);
+}
+
+struct hp_site_rec *table_ended_site(uint32_t id)
+{
+	const struct hp_site_rec *from;
+
+	if (!self_ended || !(from = dir_get(id)))
+		return NULL;
+	return site_intern((uint32_t)(from->w2 >> 32), 0, (unsigned)(from->w3 >> 32));
+}
+
+
 /*
  * The site of (pcs, this thread, entry, region). The memo of a walk seen before names
  * the stack record of exactly these words (the same native walk, the same Python
  * words: table_memo_find_py compared their hash), so no hash and no comparison.
  */
 struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n, unsigned sflags,
-				    uint32_t tid, unsigned entry, uint64_t walk, uint64_t py,
+				    uint32_t tslot, unsigned entry, uint64_t walk, uint64_t py,
 				    const struct table_memo *m)
 {
 	const struct hp_stack_rec *known = m ? m->stack : NULL;
@@ -450,6 +545,9 @@ struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n, unsigned s
 	struct cache_slot *c;
 	const struct hp_stack_rec *r;
 	struct hp_site_rec *site;
+
+	if (!tslot && !(tslot = thread_slot()))
+		return NULL;	/* ended, or no memory for a slot */
 
 	/* entry holds the region (table_site); a memo that held the site was taken there */
 	h = known ? m->hash : stack_hash(pcs, n, sflags);
@@ -461,13 +559,14 @@ struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n, unsigned s
 		r = known ? known : stack_intern(pcs, n, sflags, h);
 		if (!r)
 			return NULL;
-		site = site_intern((uint32_t)r->w2, tid, entry);
+		site = site_intern((uint32_t)r->w2, tslot, entry);
 		if (!site)
 			return NULL;
 		*c = (struct cache_slot){ h, r, site, entry };
 	}
 	if (walk)
-		*table_memo_of(walk) = (struct table_memo){ walk, py, c->stack, site, h, tid, entry };
+		*table_memo_of(walk) = (struct table_memo){ walk, py, c->stack, site, h, tslot,
+							    entry };
 	return site;
 }
 
@@ -483,22 +582,23 @@ uint64_t table_words_hash(const uintptr_t *w, unsigned n)
 	return n ? stack_hash(w, n, 0) | 1 : 0;
 }
 
-/* A miss of table_free_site(): no malloc on this path, so no guard is needed. */
+/* A miss of table_free_site(). NULL from a thread that ended: counters_free() then
+ * asks table_ended_site(). */
 struct hp_site_rec *table_free_site_slow(uint32_t id)
 {
 	struct table_free_slot *f = table_free_slot_of(id);
-	uint32_t tid = hp_tid();
 	const struct hp_site_rec *from;
 	struct hp_site_rec *mine;
+	uint32_t tslot;
 
 	from = dir_get(id);
-	if (!from)
+	if (!from || !(tslot = thread_slot()))
 		return NULL;
-	if ((uint32_t)from->w3 == tid) {
-		mine = (struct hp_site_rec *)from;	/* freed by the thread that made it */
+	if ((uint32_t)from->w3 == tslot) {
+		mine = (struct hp_site_rec *)from;	/* freed in the slot that made it */
 	} else {
 		/* the same stack, entry point and region, this thread */
-		mine = site_intern((uint32_t)(from->w2 >> 32), tid, (unsigned)(from->w3 >> 32));
+		mine = site_intern((uint32_t)(from->w2 >> 32), tslot, (unsigned)(from->w3 >> 32));
 		if (!mine)
 			return NULL;
 	}
@@ -527,6 +627,7 @@ static void proc_seal(void)
 
 void table_init(uint64_t sample_period, unsigned max_frames, unsigned flags)
 {
+	end_key_made = pthread_key_create(&end_key, thread_key_end) == 0;
 	start_ns = hp_now_ns();
 	table_start_ms = start_ns / 1000000u;
 	proc = region_alloc(&site_region, sizeof(*proc));
@@ -535,17 +636,15 @@ void table_init(uint64_t sample_period, unsigned max_frames, unsigned flags)
 	proc->w[1] = sample_period;
 	proc->w[2] = start_ns;
 	proc->w[3] = clock_ns(CLOCK_REALTIME);
-	proc->w[4] = max_frames | (uint64_t)flags << 32;
+	proc->w[4] = max_frames | (uint64_t)(flags | HP2_P_SLOTS) << 32;
 	proc_seal();
 }
 
 void table_after_fork(void)
 {
-	/* The child's sites are new (another tid): forget the parent thread's. */
-	memset(cache, 0, sizeof(cache));
-	memset(hp_free_cache, 0, sizeof(hp_free_cache));
-	self_rec = NULL;
-	hp_thread_live = NULL;	/* the child's own record comes with its first new site */
+	/* The calling thread keeps its slot under its new tid; the other threads are not
+	 * in the child: their slots are free for its next threads */
+	threads_after_fork(self, hp_tid());
 	if (proc)
 		proc_seal();
 }

@@ -25,17 +25,19 @@ struct hp_stack_rec {
 	uintptr_t pcs[];
 };
 
-/* The v2 site record: identity, then the counters only thread tid writes. */
+/* The v2 site record: identity, then the counters only the thread holding its slot
+ * writes (slot 0, the threads that ended: atomic adds). */
 struct hp_site_rec {
 	uint64_t magic;		/* HP2_SITE_MAGIC */
 	uint64_t check;
 	uint64_t w2;		/* id | stack id << 32 */
-	uint64_t w3;		/* tid | entry << 32 | flags << 48 */
+	uint64_t w3;		/* thread slot | entry << 32 | region << 48 */
 	uint64_t link;		/* next in the chain, private */
-	uint64_t calls, bytes;	/* allocations made here by thread tid */
-	uint64_t frees, freed;	/* blocks from here freed by thread tid */
+	uint64_t calls, bytes;	/* allocations made here by the slot's thread */
+	uint64_t frees, freed;	/* blocks from here freed by the slot's thread */
 	uint64_t time_ns;	/* HEAPPROF_TIME */
-	uint64_t reserved[6];
+	uint64_t reserved[5];
+	uint64_t slot_link;	/* the next site of the same slot, private (threads.h) */
 };
 
 /* Record the process (start time, options); called once when the allocator is known. */
@@ -47,9 +49,11 @@ HP_HIDDEN void table_after_fork(void);
 /*
  * The site for this stack (pcs[0..n-1], innermost first: the native pcs, then with
  * HP2_STACK_PYTHON the Python frames' word pairs; sflags HP2_STACK_*, TRUNCATED if the
- * walk went on past the native part), the calling thread tid and entry (HP2_ENTRY_*):
- * found in the thread's cache or the table, inserted if new. 0 (no stack) if memory for
- * a new record cannot be had: the block is then still tagged, only without its stack.
+ * walk went on past the native part), the calling thread and entry (HP2_ENTRY_*):
+ * found in the thread's cache or the table, inserted if new. tslot: table_thread_slot
+ * (0 before the thread's first site: one is taken). NULL (no stack) if memory for a
+ * new record cannot be had, or the thread has ended: the block is then still tagged,
+ * only without its stack, and counted nowhere.
  * walk: the capture's walk id (unwind.h), 0 if none; py: table_words_hash() of the
  * Python words (0: none); m: the memo table_memo_find_py(walk, py) gave (or, in a
  * process that records no Python words, table_memo_find(walk)), and then pcs[1..] are
@@ -57,7 +61,7 @@ HP_HIDDEN void table_after_fork(void);
  */
 struct table_memo;
 HP_HIDDEN struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n,
-					      unsigned sflags, uint32_t tid, unsigned entry,
+					      unsigned sflags, uint32_t tslot, unsigned entry,
 					      uint64_t walk, uint64_t py, const struct table_memo *m);
 
 /* The id of the stack record for pcs[0..n-1] (sflags as above; stored if new), without
@@ -71,10 +75,14 @@ HP_HIDDEN uint64_t table_words_hash(const uintptr_t *w, unsigned n);
 /* This thread's innermost region as it goes into a site's entry (id << 16; 0: none). */
 extern HP_TLS unsigned table_region_entry HP_HIDDEN;
 
+/* The calling thread's slot (threads.h) while it has one: 0 before its first site and
+ * after its end. Sites name it. */
+extern HP_TLS uint32_t table_thread_slot HP_HIDDEN;
+
 /*
  * The thread's memo of walks: what the table found for a walk id (unwind_capture_walk)
  * and the Python words that went with it (their table_words_hash, 0 for none): its
- * stack record and hash, and the last site it gave (for tid and entry). A walk id's
+ * stack record and hash, and the last site it gave (for slot and entry). A walk id's
  * low 8 bits tell apart the walks the unwinder keeps at once. The same native walk
  * under other Python frames is another stack: the memo answers only for the same py.
  */
@@ -84,7 +92,7 @@ struct table_memo {
 	const struct hp_stack_rec *stack;
 	struct hp_site_rec *site;
 	uint64_t hash;
-	uint32_t tid, entry;
+	uint32_t tslot, entry;
 };
 #define TABLE_MEMO 256
 extern HP_TLS struct table_memo hp_table_memo[TABLE_MEMO] HP_HIDDEN;
@@ -116,19 +124,19 @@ static inline struct table_memo *table_memo_find_py(uint64_t walk, uint64_t py)
 /* Inline: a walk whose memo m (table_memo_find) holds this thread's site is answered
  * here. */
 static inline struct hp_site_rec *table_site(const uintptr_t *pcs, unsigned n, unsigned sflags,
-					     uint32_t tid, unsigned entry, uint64_t walk,
+					     uint32_t tslot, unsigned entry, uint64_t walk,
 					     uint64_t py, const struct table_memo *m)
 {
 	entry |= table_region_entry;	/* a site is also per region */
-	if (m && m->tid == tid && m->entry == entry)
+	if (m && m->tslot == tslot && m->entry == entry)
 		return m->site;
-	return table_site_slow(pcs, n, sflags, tid, entry, walk, py, m);
+	return table_site_slow(pcs, n, sflags, tslot, entry, walk, py, m);
 }
 
 /*
  * The site, of this thread, that counts frees of blocks allocated at site id (NULL if
- * that site is unknown or memory cannot be had): a per-thread cache in front of
- * table_free_site_slow(). Inline: every free asks.
+ * that site is unknown, memory cannot be had, or the thread has ended): a per-thread
+ * cache in front of table_free_site_slow(). Inline: every free asks.
  */
 #define TABLE_FREE_CACHE 256
 struct table_free_slot {
@@ -138,6 +146,10 @@ struct table_free_slot {
 extern HP_TLS struct table_free_slot hp_free_cache[TABLE_FREE_CACHE] HP_HIDDEN;
 
 HP_HIDDEN struct hp_site_rec *table_free_site_slow(uint32_t id);
+
+/* For a thread that has ended (else NULL): the site of the threads that ended (slot 0)
+ * for blocks of site id, where its frees count, with atomic adds (others write it). */
+HP_HIDDEN struct hp_site_rec *table_ended_site(uint32_t id);
 
 static inline struct table_free_slot *table_free_slot_of(uint32_t id)
 {
@@ -159,9 +171,10 @@ static inline uint32_t table_site_id(const struct hp_site_rec *s)
 	return (uint32_t)s->w2;
 }
 
-/* This thread's live bytes (its thread record), once it has one: live.h keeps the
+/* This thread's live bytes (its slot's record), while it has one: live.h keeps the
  * pointer and adds to it (table_live_add() in a NO_TIMELINE build); table_live_bytes()
- * sums all threads' (read without stopping them, so only as exact as a moment allows). */
+ * sums all threads', those that ended included (read without stopping them, so only
+ * as exact as a moment allows). */
 extern HP_TLS int64_t *hp_thread_live HP_HIDDEN;
 
 static inline void table_live_add(int64_t bytes)
@@ -184,6 +197,20 @@ HP_HIDDEN void table_region_end(void);
  * check of one: over its address and nw words from w. For records made elsewhere. */
 HP_HIDDEN void *table_alloc_record(size_t size);
 HP_HIDDEN uint64_t table_record_check(const void *rec, const uint64_t *w, unsigned nw);
+
+/*
+ * fn runs on a thread that has a slot when it ends (returns, pthread_exit(),
+ * cancellation; not exit(), which ends the process): in the last round of its key
+ * destructors, so that other keys' destructors, which may free, run before it; then
+ * the slot goes back, for a later thread. Set once, at start-up.
+ */
+HP_HIDDEN void table_on_thread_end(void (*fn)(void));
+
+/* Where the calling thread's slot keeps its event ring (HEAPPROF_EVENTS; NULL in it
+ * until the slot's first), so that a thread taking the slot over writes the same one:
+ * taken now if the thread holds no slot yet. NULL when it has ended, or no slot can be
+ * had. */
+HP_HIDDEN void **table_thread_ring(void);
 
 /* The calling thread's name changed (or may have): refresh its thread record. */
 HP_HIDDEN void table_thread_named(void);

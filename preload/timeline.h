@@ -1,7 +1,7 @@
 /*
  * The timeline (HEAPPROF_TIMELINE=N samples, include/heapprof_format.h): a record of
  * fixed size in the table's mappings, written by whichever thread flushes its live
- * counters when a sample is due (live.h), never by a timer or a signal.
+ * counters when a sample is due (live.c), never by a timer or a signal.
  */
 #ifndef HP_TIMELINE_H
 #define HP_TIMELINE_H
@@ -13,6 +13,18 @@
 
 #define TIMELINE_DEFAULT 1024	/* samples: 40 KiB */
 #define TIMELINE_FIRST_MS 4	/* ms between samples until the ring first fills */
+
+/* When the next sample is due (ms since the start); UINT64_MAX: never (no timeline). */
+extern uint64_t timeline_next_ms HP_HIDDEN;
+
+/* timeline_next_ms, read on the hot path. A 32-bit target has no lock-free 64-bit load
+ * (libatomic would take a lock): a torn read there only flushes early or late. */
+static inline uint64_t timeline_next_due(void)
+{
+	if (__atomic_always_lock_free(sizeof(uint64_t), 0))
+		return __atomic_load_n(&timeline_next_ms, __ATOMIC_RELAXED);
+	return *(volatile uint64_t *)&timeline_next_ms;
+}
 
 struct timeline_sample {
 	uint64_t ms;

@@ -30,6 +30,20 @@ for mode in cfi fp; do
 	"
 done
 
+# A tag's word left in a register by the malloc family was saved on the stack by the
+# program's next variadic call, where a scan took it for a damaged header (x86-64 and
+# aarch64 clear the registers; elsewhere nothing is promised).
+case $(uname -m) in
+x86_64 | aarch64)
+	test_case 'the malloc family leaves no tag word in a register for the program' '
+		run $PROGS/regleak >out 2>err && tail -n 2 out >got &&
+		printf "0 words\nok\n" >want && expect_same want got || { cat out err; false; }
+	' ;;
+*)
+	skip_case 'the malloc family leaves no tag word in a register for the program' \
+		"registers are cleared on x86-64 and aarch64 only" ;;
+esac
+
 test_case 'HEAPPROF_FRAMES=1 and =1024 work' '
 	HEAPPROF_FRAMES=1 STRESS_HEADERS=1 run $PROGS/stress 2 20000 >/dev/null 2>err1 &&
 	HEAPPROF_FRAMES=1024 STRESS_HEADERS=1 run $PROGS/stress 2 20000 >/dev/null 2>err64 &&

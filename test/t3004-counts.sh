@@ -6,6 +6,8 @@
 need_tool gcore
 
 C=$PROGS/counts
+# worker-a and worker-b have ended (joined) when the dump is taken: their names say so
+WA='worker-a [(]ended[)]' WB='worker-b [(]ended[)]'
 
 # figure THREAD FUNC FILE: summed COUNT of the collapsed --by-thread lines of the thread
 # named THREAD ("[thread TID THREAD]") that pass through frame FUNC
@@ -30,21 +32,21 @@ check_table()
 	heapprof-analyze -f collapsed --by-thread --metric=alloc_objects $C "$1" >objects.txt &&
 	expect counts f_malloc 10 objects.txt && expect counts f_calloc 5 objects.txt &&
 	expect counts f_realloc 9 objects.txt && expect counts f_aligned 6 objects.txt &&
-	expect counts f_cxx 7 objects.txt && expect worker-a w_a 20 objects.txt &&
-	expect worker-b w_b 7 objects.txt && expect worker-b w_a 0 objects.txt &&
+	expect counts f_cxx 7 objects.txt && expect "$WA" w_a 20 objects.txt &&
+	expect "$WB" w_b 7 objects.txt && expect "$WB" w_a 0 objects.txt &&
 	expect counts w_a 0 objects.txt &&
 	heapprof-analyze -f collapsed --by-thread --metric=alloc_space $C "$1" >space.txt &&
 	expect counts f_malloc 1000 space.txt && expect counts f_calloc 500 space.txt &&
 	expect counts f_realloc 180 space.txt && expect counts f_aligned 1112 space.txt &&
-	expect counts f_cxx 1344 space.txt && expect worker-a w_a 1280 space.txt &&
-	expect worker-b w_b 7000 space.txt &&
+	expect counts f_cxx 1344 space.txt && expect "$WA" w_a 1280 space.txt &&
+	expect "$WB" w_b 7000 space.txt &&
 	heapprof-analyze -f collapsed --by-thread --metric=inuse_objects $C "$1" >inuse.txt &&
-	expect counts f_malloc 6 inuse.txt && expect worker-a w_a 10 inuse.txt &&
-	expect worker-b w_b 7 inuse.txt && expect counts f_realloc 3 inuse.txt &&
+	expect counts f_malloc 6 inuse.txt && expect "$WA" w_a 10 inuse.txt &&
+	expect "$WB" w_b 7 inuse.txt && expect counts f_realloc 3 inuse.txt &&
 	tids=$(sed -n "s/^tids //p" prog.out) && echo "$tids" &&
 	for t in worker-a worker-b; do
 		tid=$(echo "$tids" | tr " " "\n" | sed -n "s/^$t=//p") &&
-		grep -q "^\[thread $tid $t\];" objects.txt || return 1
+		grep -q "^\[thread $tid $t (ended)\];" objects.txt || return 1
 	done
 }
 
@@ -61,8 +63,8 @@ test_case 'a running process: calls and bytes per function and per thread are ex
 
 test_case 'frees land on the freeing thread: worker-b freed 10 of worker-a blocks' '
 	heapprof-analyze --by-thread --metric=alloc_space --top=0 $C run.core >text.txt &&
-	text_stack worker-b w_a text.txt | expect_grep "freed 640 bytes in 10 frees" &&
-	text_stack worker-a w_a text.txt | expect_grep "allocated 1,280 bytes in 20 calls; freed 0 bytes in 0 frees" &&
+	text_stack "$WB" w_a text.txt | expect_grep "freed 640 bytes in 10 frees" &&
+	text_stack "$WA" w_a text.txt | expect_grep "allocated 1,280 bytes in 20 calls; freed 0 bytes in 0 frees" &&
 	text_stack counts f_malloc text.txt | expect_grep "live 600 bytes in 6 blocks; allocated 1,000 bytes in 10 calls; freed 400 bytes in 4 frees" &&
 	expect_grep "data: .*counts (exact)" text.txt
 '
@@ -189,22 +191,23 @@ test_case 'HEAPPROF_EVENTS=8: the last 8 calls in order, arguments and results' 
 	heapprof-analyze --events --stacks $C events.core | expect_grep "^        0x[0-9a-f]*  e_calls  "
 '
 
+# evthread has ended (joined) when the core is taken: its name says so
 test_case 'HEAPPROF_EVENTS: a free shows its own caller and stack; heapprof'"'"'s calls stay out' '
 	HEAPPROF_EVENTS=16 run_preloaded $C events-thread && take_core evt.core &&
 	tid=$(sed -n "s/^tid //p" prog.out) &&
 	heapprof-analyze --events $C evt.core >ev.txt &&
-	grep "^\[thread $tid evthread\] " ev.txt >t.txt &&
-	expect_grep "^\[thread $tid evthread\] +[0-9.]* s #1 malloc(55) = 0x[0-9a-f]* et_alloc\$" t.txt &&
-	expect_grep "^\[thread $tid evthread\] +[0-9.]* s #2 free(0x[0-9a-f]*) et_free\$" t.txt &&
+	grep "^\[thread $tid evthread (ended)\] " ev.txt >t.txt &&
+	expect_grep "^\[thread $tid evthread (ended)\] +[0-9.]* s #1 malloc(55) = 0x[0-9a-f]* et_alloc\$" t.txt &&
+	expect_grep "^\[thread $tid evthread (ended)\] +[0-9.]* s #2 free(0x[0-9a-f]*) et_free\$" t.txt &&
 	heapprof-analyze --events --stacks $C evt.core >evs.txt &&
-	awk -v t="[thread $tid evthread]" "index(\$0, t) == 1 && / free\(/ { on = 1; next }
+	awk -v t="[thread $tid evthread (ended)]" "index(\$0, t) == 1 && / free\(/ { on = 1; next }
 		/^\[/ { on = 0 } on" evs.txt >free_stack.txt &&
 	expect_grep "^        0x[0-9a-f]*  et_free  " free_stack.txt &&
 	expect_no_grep "et_alloc" free_stack.txt
 '
 
 test_case 'HEAPPROF_EVENTS: an overflowing reallocarray is recorded with SIZE_MAX, not wrapped' '
-	grep -q "^\[thread $(sed -n "s/^tid //p" prog.out) evthread\] +[0-9.]* s #3 reallocarray(0x0, 18446744073709551615) = NULL\$" ev.txt
+	grep -q "^\[thread $(sed -n "s/^tid //p" prog.out) evthread (ended)\] +[0-9.]* s #3 reallocarray(0x0, 18446744073709551615) = NULL\$" ev.txt
 '
 
 test_case '--events on a core without rings: one line and exit 2' '

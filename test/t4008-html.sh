@@ -65,10 +65,11 @@ test_case 'exact counts: switching the metric redraws the widths to each metric'
 		text "#metric" "allocation calls" -- hover w_b "allocation calls: 7" >/dev/null
 '
 
+# (worker-a has ended when the core is taken: "(ended)" after its name)
 test_case '--by-thread: the threads are roots, and searchable' '
 	heapprof-analyze -f html --by-thread -o threads.html $C counts.core &&
 	heapprof-analyze -f collapsed --by-thread $C counts.core >threads.txt &&
-	t=$(grep -o "^\[thread [0-9]* worker-a\]" threads.txt | head -1) &&
+	t=$(grep -o "^\[thread [0-9]* worker-a (ended)\]" threads.txt | head -1) &&
 	page threads.html names "$t" -- search "worker-a" $(share threads.txt "worker-a") >/dev/null
 '
 

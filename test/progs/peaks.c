@@ -2,9 +2,10 @@
  * Memory over time for the peak table and the timeline (t6007): "rise" climbs to 80 MiB
  * in rise(), frees it, then holds 10 MiB from hold_a() and 5 MiB from hold_b();
  * "ring MS" runs MS ms with a 40 MiB spike() a third of the way in; "threads" has 8
- * threads allocate 4 MiB each at once. Each then exits (HEAPPROF_AT_EXIT snapshots),
- * or with PEAKS_END=abort aborts (HEAPPROF_AT_CRASH), with PEAKS_END=wait says "ready"
- * and waits for a core.
+ * threads allocate 4 MiB each at once; "climb" holds 100 blocks of 100,000 bytes from
+ * climb(), its last peak table taken at 9,900,000 bytes (1 MiB steps from 1 MiB). Each
+ * then exits (HEAPPROF_AT_EXIT snapshots), or with PEAKS_END=abort aborts
+ * (HEAPPROF_AT_CRASH), with PEAKS_END=wait says "ready" and waits for a core.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -29,6 +30,12 @@ static __attribute__((noinline)) void rise(void)
 		p[i] = malloc(MIB);
 	for (int i = 0; i < 80; i++)
 		free(p[i]);
+}
+
+static __attribute__((noinline)) void climb(void)
+{
+	for (int i = 0; i < 100; i++)
+		held[i] = malloc(100000);
 }
 
 static __attribute__((noinline)) void hold_a(void)
@@ -124,8 +131,10 @@ int main(int argc, char **argv)
 		churn(argc > 2 ? atoi(argv[2]) : 1000);
 	} else if (!strcmp(mode, "threads")) {
 		threads();
+	} else if (!strcmp(mode, "climb")) {
+		climb();
 	} else {
-		fprintf(stderr, "usage: peaks rise|ring [MS]|threads\n");
+		fprintf(stderr, "usage: peaks rise|ring [MS]|threads|climb\n");
 		return 64;
 	}
 	mode = getenv("PEAKS_END");

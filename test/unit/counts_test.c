@@ -82,6 +82,17 @@ static void thread(struct img *m, uint64_t addr, uint32_t tid, const char *name)
 	rec(m, addr, HP2_THREAD_MAGIC, w, 6, 1);
 }
 
+/* A thread record of a dump with slots (HP2_P_SLOTS): slot, the tid holding it or that
+ * last did, and HP2_THREAD_LIVE or _ENDED in w7. */
+static void slot_rec(struct img *m, uint64_t addr, uint32_t slot, uint32_t tid, unsigned state,
+		     const char *name)
+{
+	uint64_t w[6] = { slot, name_word(name, 0, m->t), name_word(name, 1, m->t), 0, 0,
+			  tid | (uint64_t)state << 32 };
+
+	rec(m, addr, HP2_THREAD_MAGIC, w, 6, 1);
+}
+
 static void region(struct img *m, uint64_t addr, uint32_t id, const char *name)
 {
 	uint64_t w[6] = { id };
@@ -233,12 +244,59 @@ static void ring(void)
 	free(m.p);
 }
 
+/*
+ * Sites that name thread slots: slot 1 held by tid 100 (main), slot 2 last by tid 101,
+ * which ended, slot 3 last by an ended thread whose tid 100 is main's now, slot 0 the
+ * threads whose slots were taken over. --by-thread: 100, 101 "(ended)", then 0 twice.
+ */
+static void slots(struct target t)
+{
+	const uint64_t pa[1] = { 0x1111 };
+	uint64_t pw[6] = { 2 | (uint64_t)t.wsize << 16 | (uint64_t)77 << 32, 0, 1000, 2000,
+			   64 | (uint64_t)HP2_P_SLOTS << 32, 0 };
+	struct img m;
+	struct scan_result r;
+	const struct stack *s100, *s101, *s0;
+	const char *n100, *n101;
+	char what[48];
+
+	snprintf(what, sizeof(what), "%u-bit %s-endian", t.wsize * 8,
+		 t.big_endian ? "big" : "little");
+	img_init(&m, t, LEN);
+	rec(&m, BASE + 0x100, HP2_PROC_MAGIC, pw, 6, 6);
+	encode2_stack(m.p + 0x200, BASE + 0x200, 1, 0, pa, 1, t, 0);
+	site(&m, BASE + 0x400, 1, 1, 1, 0, 1, 10, 0, 0, 0);
+	site(&m, BASE + 0x480, 2, 1, 2, 0, 2, 20, 0, 0, 0);
+	site(&m, BASE + 0x500, 3, 1, 3, 0, 4, 40, 0, 0, 0);
+	site(&m, BASE + 0x580, 4, 1, 0, 0, 8, 80, 0, 0, 0);
+	slot_rec(&m, BASE + 0x600, 1, 100, HP2_THREAD_LIVE, "main");
+	slot_rec(&m, BASE + 0x640, 2, 101, HP2_THREAD_ENDED, "worker");
+	slot_rec(&m, BASE + 0x680, 3, 100, HP2_THREAD_ENDED, "gone");
+	encode2_block(m.p + 0x1010, BASE + 0x1010, 100, 3, 0, 0, 1, t, 0);
+	scan_image_with(&m.image, 1, &(struct join_opts){ .by_thread = true }, &r);
+	s100 = find(&r, 0x1111, 100);
+	s101 = find(&r, 0x1111, 101);
+	s0 = find(&r, 0x1111, 0);
+	n100 = collect_thread_name(&r.found, 100);
+	n101 = collect_thread_name(&r.found, 101);
+	ok(s100 && s100->counts.calls == 1 && s101 && s101->counts.calls == 2 && s0 &&
+	   s0->counts.calls == 12 && stack_bytes(s0) == 100 && r.join.thread_recs == 3,
+	   "%s: slots: sites go to the tid holding their slot, or to 0", what);
+	ok(n100 && !strcmp(n100, "main") && n101 && !strcmp(n101, "worker (ended)"),
+	   "%s: slots: a live thread's name; an ended one's says so (%s, %s)", what,
+	   n100 ? n100 : "-", n101 ? n101 : "-");
+	scan_result_free(&r);
+	free(m.p);
+}
+
 int main(void)
 {
 	const struct target all[] = { { 8, 0 }, { 8, 1 }, { 4, 0 }, { 4, 1 } };
 
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
 		targets(all[i]);
+		slots(all[i]);
+	}
 	cut_and_damaged();
 	ring();
 	return tap_done();

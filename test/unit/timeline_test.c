@@ -56,7 +56,8 @@ static void timeline(struct fixture *f, uint64_t held, uint64_t writes)
 			w(f, TL_AT + 64 + (i * 5 + k) * 8, s[i][k]);
 }
 
-/* A peak table of two entries (stack 1: bytes, 2 blocks; the rest: 100, 1). */
+/* A peak table of two entries (stack 1: bytes, 2 blocks; the 7 stacks past its room:
+ * 100, 1). */
 static void peak(struct fixture *f, uint64_t at, unsigned which, uint64_t writes, uint64_t bytes,
 		 uint64_t total_xor)
 {
@@ -67,6 +68,7 @@ static void peak(struct fixture *f, uint64_t at, unsigned which, uint64_t writes
 	w(f, at + 48, 3);
 	w(f, at + 56, 2);
 	w(f, at + 72, 4096);
+	w(f, at + 80, 7);
 	w(f, at + 128, 1);
 	w(f, at + 136, bytes);
 	w(f, at + 144, 2);
@@ -95,7 +97,8 @@ struct got {
 	size_t n;			/* samples, with now */
 	double last_time, peak_time;
 	uint64_t max_live, peak_bytes, peak_blocks;
-	bool have_peak;
+	uint64_t overflow_stacks, overflow_bytes;
+	bool have_peak, overflow_marked;	/* a stack of the peak is STACK_OVERFLOW */
 };
 
 /* Scan size bytes of f, read the timeline, apply the peak. */
@@ -107,7 +110,9 @@ static void run(const struct fixture *f, size_t size, struct got *g)
 	struct timeline_data t;
 	struct report r = { 0 };
 	struct join_opts jo = { 0 };
+	struct stack **stacks;
 	const char *why;
+	size_t n;
 
 	memset(&img, 0, sizeof(img));
 	img.fd = -1;
@@ -127,6 +132,13 @@ static void run(const struct fixture *f, size_t size, struct got *g)
 		g->peak_bytes = t.peak.bytes;
 		g->peak_blocks = t.peak.blocks;
 		g->peak_time = t.peak.time_s;
+		g->overflow_stacks = t.peak.overflow_stacks;
+		g->overflow_bytes = t.peak.overflow_bytes;
+		stacks = stacks_list(&scan.stacks, &n);
+		for (size_t i = 0; i < n; i++)
+			if (stacks[i]->flags & STACK_OVERFLOW && stack_bytes(stacks[i]) == 100)
+				g->overflow_marked = true;
+		free(stacks);
 	}
 	timeline_free(&t);
 	scan_result_free(&scan);
@@ -144,6 +156,9 @@ static void order(struct target t, const char *name)
 	   "the highest kept (n %zu, max %llu)", name, g.n, (unsigned long long)g.max_live);
 	ok(g.have_peak && g.peak_bytes == 3100 && g.peak_blocks == 3 && g.peak_time == 0.020,
 	   "%s: the newer peak table, its entries summed", name);
+	ok(g.overflow_stacks == 7 && g.overflow_bytes == 100 && g.overflow_marked,
+	   "%s: its stacks past the room, marked as such (%llu stacks, %llu bytes)", name,
+	   (unsigned long long)g.overflow_stacks, (unsigned long long)g.overflow_bytes);
 
 	peak(f, PEAK1_AT, 1, 4, 3000, 1);
 	run(f, SIZE, &g);
