@@ -466,6 +466,7 @@ static bool step(int64_t live, int64_t *margin_out)
 
 void oom_flushed(int64_t live)
 {
+	int saved = errno;	/* inside the program's malloc */
 	int64_t margin;
 
 	if (!try_claim())
@@ -475,6 +476,7 @@ void oom_flushed(int64_t live)
 	else if (step(live, &margin))
 		__atomic_or_fetch(&triggers_tag_work, TAG_WORK_OOM, __ATOMIC_RELAXED);
 	release();
+	errno = saved;
 }
 
 /* The crossing waiting in triggers_tag_work, claimed: true for one caller only. */
@@ -512,6 +514,7 @@ static void hand_off(void)
 
 void oom_null(size_t size)
 {
+	int saved = errno;	/* the program is to see malloc's ENOMEM */
 	bool low, crossed = false;
 
 	/* the last chance: waits for a look under way rather than miss it */
@@ -529,6 +532,7 @@ void oom_null(size_t size)
 	release();
 	if (crossed)
 		take();
+	errno = saved;
 }
 
 /* On heapprof's thread: the limits every second, a look, and the next in as many ms

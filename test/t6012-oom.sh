@@ -102,7 +102,8 @@ else
 fi
 
 # Under RLIMIT_AS of 128 MiB: the first snapshot at 95% of it, the last at the NULL,
-# with every block the program held then; the NULL reaches the program (status 3).
+# with every block the program held then; the NULL reaches the program (status 3),
+# with errno ENOMEM.
 # HEAPPROF_OUTPUT without .snap: ".oom" goes at the end.
 AS=$((128 * MIB))
 (ulimit -v $((AS / 1024)) && HEAPPROF_OOM=95 HEAPPROF_OUTPUT=as.%n LD_PRELOAD=$PRELOAD \
@@ -112,6 +113,7 @@ test_case 'RLIMIT_AS: a snapshot at 95% of it, and the last at the NULL, exactly
 	echo 3 >want && expect_same want as.rc && only as as.1.oom as.2.oom &&
 	expect_grep "^heapprof: the address space at 9[5-9]% of RLIMIT_AS ([0-9]* of $AS bytes): a snapshot$" as.err &&
 	expect_grep "^heapprof: an allocation of $BLOCK bytes failed: the address space at 1[0-9][0-9]% of RLIMIT_AS ([0-9]* of $AS bytes): a snapshot$" as.err &&
+	expect_grep -x "out of memory after [0-9]* blocks" as.out &&
 	n=$(sed -n "s/^out of memory after \([0-9]*\) blocks$/\1/p" as.out) &&
 	echo $((n * BLOCK)) >want && leak_bytes as.2.oom >got && expect_same want got &&
 	exact as.1.oom && first=$(leak_bytes as.1.oom) &&

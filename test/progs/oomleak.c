@@ -5,9 +5,11 @@
  *   oomleak [-r RATE] [-s SIZE] [-t THREADS] [-m MAX_MB] [-f]
  * -t: THREADS threads leak, RATE in all. -m: stop at MAX_MB MB held, print "held N
  * blocks" and "ready", and wait (-f: free everything first and trim, print "freed",
- * wait for SIGUSR1, then leak up to MAX_MB again). When malloc returns NULL: print "out of memory after N
- * blocks" (the blocks held then, all threads) and exit 3.
+ * wait for SIGUSR1, then leak up to MAX_MB again). When malloc returns NULL: print
+ * "out of memory after N blocks" (the blocks held then, all threads; with "(errno is
+ * not ENOMEM)" after it if so) and exit 3.
  */
+#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -62,8 +64,11 @@ static void *leak(void *arg)
 		}
 		p = leak_block(size);
 		if (!p) {
-			printf("out of memory after %lu blocks\n",
-			       __atomic_load_n(&held, __ATOMIC_SEQ_CST));
+			int err = errno;
+
+			printf("out of memory after %lu blocks%s\n",
+			       __atomic_load_n(&held, __ATOMIC_SEQ_CST),
+			       err == ENOMEM ? "" : " (errno is not ENOMEM)");
 			fflush(stdout);
 			_exit(3);
 		}
