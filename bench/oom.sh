@@ -7,11 +7,11 @@
 # bytes are at least 90% of the limit. Where no cgroup can be made, RLIMIT_AS (ulimit
 # -v) stands in, and says so: the program then hears of the limit from malloc (exit 3),
 # and the last snapshot, taken at that NULL, is the one counted.
-#   sh bench/oom.sh BUILD [RUNS] [RATE] [LIMIT_MIB] [PERCENT]    (100 50 256 95)
+#   sh bench/oom.sh BUILD [RUNS] [RATE] [LIMIT_MIB] [PERCENT] [THREADS]   (100 50 256 95 1)
 # Prints one line per run that does not count, then a summary.
 set -u
-B=$(cd "${1:?usage: sh bench/oom.sh BUILD [RUNS] [RATE] [LIMIT_MIB] [PERCENT]}" && pwd) || exit 1
-RUNS=${2:-100} RATE=${3:-50} LIMIT=$((${4:-256} << 20)) PCT=${5:-95}
+B=$(cd "${1:?usage: sh bench/oom.sh BUILD [RUNS] [RATE] [LIMIT_MIB] [PERCENT] [THREADS]}" && pwd) || exit 1
+RUNS=${2:-100} RATE=${3:-50} LIMIT=$((${4:-256} << 20)) PCT=${5:-95} THREADS=${6:-1}
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/test/helpers/memcg.sh"
 W=$(mktemp -d "${TMPDIR:-/tmp}/hp-oombench.XXXXXX") || exit 1
@@ -24,22 +24,22 @@ if memcg_make $LIMIT 2>"$W/why"; then
 else
 	how="RLIMIT_AS (no memory cgroup: $(cat "$W/why"))"
 fi
-echo "# $RUNS runs: oomleak -r $RATE, $((LIMIT >> 20)) MiB, $how, HEAPPROF_OOM=$PCT"
+echo "# $RUNS runs: oomleak -r $RATE -t $THREADS, $((LIMIT >> 20)) MiB, $how, HEAPPROF_OOM=$PCT"
 
 run()
 {
 	if [ "$how" = "${how#RLIMIT}" ]; then
 		memcg_make $LIMIT || return 99
 		memcg_run env HEAPPROF_OOM=$PCT HEAPPROF_OUTPUT="$W/o.%n.snap" \
-			LD_PRELOAD="$B/heapprof.so" "$W/oomleak" -r "$RATE" >"$W/out" 2>"$W/err"
+			LD_PRELOAD="$B/heapprof.so" "$W/oomleak" -r "$RATE" -t "$THREADS" >"$W/out" 2>"$W/err"
 		rc=$?
 		kills=$(memcg_kills)
 		memcg_drop
 		[ $rc = 137 ] && [ "$kills" = 1 ]
 	else
 		(ulimit -v $((LIMIT >> 10)) && HEAPPROF_OOM=$PCT HEAPPROF_OUTPUT="$W/o.%n.snap" \
-			LD_PRELOAD="$B/heapprof.so" exec "$W/oomleak" -r "$RATE") >"$W/out" 2>"$W/err"
-		rc=$?
+			LD_PRELOAD="$B/heapprof.so" exec "$W/oomleak" -r "$RATE" -t "$THREADS") >"$W/out" 2>"$W/err"
+		rc=$? kills=
 		[ $rc = 3 ]
 	fi
 }
@@ -51,7 +51,7 @@ while [ $n -lt "$RUNS" ]; do
 	n=$((n + 1))
 	rm -f "$W"/o.*
 	if ! run; then
-		echo "run $n: ended with status $rc, not by the limit: $(tail -n 3 "$W/err" | tr '\n' ' ')"
+		echo "run $n: ended with status $rc${kills:+, $kills OOM kills}: $(tail -n 3 "$W/err" | tr '\n' ' ')"
 		continue
 	fi
 	set -- "$W"/o.*.oom.snap
