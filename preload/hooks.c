@@ -25,6 +25,7 @@
 #include "counters.h"
 #include "events.h"
 #include "hooks.h"
+#include "oom.h"
 #include "options.h"
 #include "pymalloc.h"
 #include "python.h"
@@ -324,14 +325,17 @@ static inline __attribute__((always_inline)) void *tag(void *real, unsigned shif
 	uint32_t site, time;
 	uint64_t ms;
 
-	if (unlikely(!real))
+	if (unlikely(!real)) {
+		if (unlikely(hp_opt.oom) && !in_hook)
+			oom_null(size);	/* HEAPPROF_OOM's last look, before the program's */
 		return NULL;
+	}
 	ms = table_ms();
 	site = site_take(size, entry, flags, ms, st);
 	time = hp2_time_encode(ms);
 	real = block_write(real, shift, size, site, flags, time);
-	if (unlikely(hp_opt.peak) && !in_hook)
-		peak_check(size);	/* after the header: a snapshot holds this block */
+	if (unlikely(triggers_tag_work) && !in_hook)
+		triggers_tagged(size);	/* after the header: a snapshot holds this block */
 	return real;
 }
 
@@ -517,6 +521,8 @@ static void *do_realloc(void *p, size_t size, unsigned entry, const struct unwin
 	if (!r) {
 		/* the old block stays the program's */
 		block_revive(p, t ^ (uint64_t)0xFFFF << 48);
+		if (unlikely(hp_opt.oom) && !in_hook)
+			oom_null(size);
 		return NULL;
 	}
 	if (!keep) {
@@ -828,8 +834,8 @@ uint32_t hooks_site(const struct unwind_start *st, unsigned entry, uint64_t size
 
 void hooks_named(uint64_t size)
 {
-	if (unlikely(hp_opt.peak) && !in_hook)
-		peak_check(size);	/* after the slot: a snapshot holds this block */
+	if (unlikely(triggers_tag_work) && !in_hook)
+		triggers_tagged(size);	/* after the slot: a snapshot holds this block */
 }
 
 void hooks_unnamed(uint32_t site, uint64_t size, unsigned flags)
@@ -946,6 +952,7 @@ static void hooks_fork_child(void)
 	events_after_fork();
 	snapshot_after_fork();
 	snap_threads_after_fork();
+	oom_after_fork();
 	start_sigthread(true);
 }
 

@@ -8,6 +8,7 @@
 
 #include "heapprof_format.h"
 #include "live.h"
+#include "oom.h"
 #include "options.h"
 #include "peak.h"
 #include "table.h"
@@ -146,6 +147,8 @@ void live_flush(uint64_t ms)
 		if (s.bytes > 0 &&
 		    (uint64_t)s.bytes >= __atomic_load_n(&peak_next_bytes, __ATOMIC_RELAXED))
 			live_peak(ms, s.bytes);
+		if (unlikely(s.bytes >= __atomic_load_n(&oom_mark, __ATOMIC_RELAXED)))
+			oom_flushed(s.bytes);	/* HEAPPROF_OOM: time for a look at the limit */
 		if (ms >= live_next_due())
 			timeline_add(&s);
 	}

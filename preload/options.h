@@ -28,6 +28,7 @@ struct hp_options {
 	uint64_t at_exit;	/* HEAPPROF_AT_EXIT: 1 = a snapshot at normal exit */
 	uint64_t at_crash;	/* HEAPPROF_AT_CRASH: 1 = a snapshot on SEGV, BUS, ILL, FPE, ABRT */
 	uint64_t peak;		/* HEAPPROF_PEAK: a snapshot per BYTES of new peak, 0 = none */
+	uint64_t oom;		/* HEAPPROF_OOM: a snapshot at PERCENT of the memory limit, 0 = none */
 	uint64_t timeline;	/* HEAPPROF_TIMELINE: samples the timeline holds, 0 = none */
 	uint64_t peak_step;	/* HEAPPROF_PEAK_STEP: least bytes between peaks, 0 = no table */
 	uint64_t peak_entries;	/* HEAPPROF_PEAK_ENTRIES: stacks a peak table may grow to */

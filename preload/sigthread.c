@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sigthread.h"
@@ -25,6 +26,7 @@ static struct {
 	void (*handler)(int, siginfo_t *, void *);
 } taken[MAX_TAKEN];
 static unsigned ntaken;
+static long (*tick)(void);	/* the periodic work (sigthread_every), or NULL */
 static sigset_t ours;		/* the signals taken; empty until the thread starts */
 static bool running;		/* the thread was started in this process */
 static pid_t thread_tid;	/* its id, once it runs */
@@ -35,6 +37,11 @@ void sigthread_take(int sig, void (*handler)(int, siginfo_t *, void *))
 {
 	if (ntaken < MAX_TAKEN)
 		taken[ntaken++] = (typeof(taken[0])){ sig, handler };
+}
+
+void sigthread_every(long (*fn)(void))
+{
+	tick = fn;
 }
 
 /*
@@ -71,8 +78,34 @@ static void dispatch(int sig, siginfo_t *si)
 	}
 }
 
+/* The next signal taken, or 0 once the tick is due (at due_ns; 0: none) and has run;
+ * the tick's next due time into *due_ns. */
+static int next_signal(siginfo_t *si, uint64_t *due_ns)
+{
+	uint64_t now;
+	long ms;
+
+	if (*due_ns) {
+		now = hp_clock_ns();
+		if (now < *due_ns) {
+			uint64_t left = *due_ns - now;
+			struct timespec ts = { (time_t)(left / 1000000000u),
+					       (long)(left % 1000000000u) };
+			int sig = sigtimedwait(&ours, si, &ts);
+
+			if (sig > 0 || errno != EAGAIN)
+				return sig;
+		}
+		ms = tick();
+		*due_ns = ms < 0 ? 0 : hp_clock_ns() + (uint64_t)ms * 1000000u + 1;
+		return 0;
+	}
+	return sigwaitinfo(&ours, si);
+}
+
 static void *loop(void *arg)
 {
+	uint64_t due_ns = tick ? 1 : 0;	/* at once */
 	siginfo_t si;
 
 	(void)arg;
@@ -80,7 +113,7 @@ static void *loop(void *arg)
 	prctl(PR_SET_NAME, "heapprof", 0, 0, 0);
 	__atomic_store_n(&thread_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	for (;;) {
-		int sig = sigwaitinfo(&ours, &si);
+		int sig = next_signal(&si, &due_ns);
 
 		if (sig > 0)
 			dispatch(sig, &si);
@@ -125,7 +158,7 @@ static void start(void)
 	pthread_t t;
 	int err;
 
-	if (!ntaken)
+	if (!ntaken && !tick)
 		return;
 	sigemptyset(&ours);
 	for (unsigned i = 0; i < ntaken; i++)

@@ -2,7 +2,8 @@
  * heapprof's own thread for its signals (HEAPPROF_SIGNAL, HEAPPROF_TOGGLE_SIGNAL): they
  * are blocked in every thread of the program and taken by this thread alone, with
  * sigwaitinfo, so that no system call of the program is cut short (EINTR) by them. The
- * program's own changes of its mask keep them blocked (sigmask.c).
+ * program's own changes of its mask keep them blocked (sigmask.c). Between signals it
+ * does heapprof's periodic work, if any (sigthread_every).
  */
 #ifndef HP_SIGTHREAD_H
 #define HP_SIGTHREAD_H
@@ -18,9 +19,15 @@
  * handler(sig, info, NULL). Before sigthread_start. */
 HP_HIDDEN void sigthread_take(int sig, void (*handler)(int, siginfo_t *, void *));
 
+/* Call tick on heapprof's thread, first when it starts, then again as many ms later as
+ * tick returned (a negative value: never again); the thread runs even with no signal
+ * taken. Before sigthread_start. */
+HP_HIDDEN void sigthread_every(long (*tick)(void));
+
 /* Block the signals taken in the calling thread (the main thread, before the program
- * makes any) and start the thread; nothing if no signal is taken. Says once why
- * when it cannot (the handlers then run on the program's threads, as a fallback). */
+ * makes any) and start the thread; nothing if no signal is taken and no tick is set.
+ * Says once why when it cannot (the handlers then run on the program's threads, as a
+ * fallback; a tick then never runs). */
 HP_HIDDEN void sigthread_start(void);
 
 /* In the child of fork(): the thread is gone there; start another. */

@@ -128,12 +128,28 @@ static int open_tmp(struct snap_job *j)
 	return j->fd < 0 ? errno : 0;
 }
 
+/* pattern with ".oom" before a final ".snap", or at its end (under busy) */
+static const char *oom_pattern(const char *pattern)
+{
+	static char out[PATH_MAX];
+	size_t n = strlen(pattern), cut = n;
+
+	if (n + sizeof(".oom") > sizeof(out))
+		return pattern;
+	if (n >= 5 && !strcmp(pattern + n - 5, ".snap"))
+		cut = n - 5;
+	memcpy(out, pattern, cut);
+	memcpy(out + cut, ".oom", 4);
+	memcpy(out + cut + 4, pattern + cut, n - cut + 1);
+	return out;
+}
+
 /*
  * final and final.part. With %n in the pattern a name already taken (by a program
  * this process was before an exec, which started counting at 1 too, or by a writer
  * still running) is passed over for the next number, so every request gets a file.
  */
-static int open_files(struct snap_job *j, const char *path)
+static int open_files(struct snap_job *j, const char *path, enum snap_why why)
 {
 	const char *pattern = hp_opt.output ? hp_opt.output : DEFAULT_PATTERN;
 	size_t len;
@@ -146,6 +162,8 @@ static int open_files(struct snap_job *j, const char *path)
 		memcpy(j->final, path, len + 1);
 		return open_tmp(j);
 	}
+	if (why == SNAP_OOM)
+		pattern = oom_pattern(pattern);
 	for (int tries = 0; tries < 100000; tries++) {
 		err = expand(j->final, sizeof(j->final), pattern,
 			     __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED));
@@ -166,6 +184,15 @@ static long raw_fork(int exit_signal)
 	return syscall(SYS_clone, (unsigned long)exit_signal, 0ul, 0ul, 0ul, 0ul);
 }
 
+static void *reserve;
+static size_t reserve_len;
+
+void snapshot_reserve(void *p, size_t len)
+{
+	reserve = p;
+	reserve_len = p ? len : 0;
+}
+
 /* The writer: never returns. */
 static void __attribute__((noreturn)) child_main(struct snap_job *j)
 {
@@ -174,6 +201,8 @@ static void __attribute__((noreturn)) child_main(struct snap_job *j)
 
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);	/* the program's signals are not ours */
+	if (reserve)
+		munmap(reserve, reserve_len);	/* the room kept for us (snapshot_reserve) */
 	err = snap_core_write(j);
 	if (err)
 		unlink(j->tmp);
@@ -455,8 +484,8 @@ static int lock_for(enum snap_why why)
 			return EBUSY;
 		while (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
 			sched_yield();	/* another thread's snapshot: a fork's time */
-		/* exit has waited already; a crash cannot */
-		if (why == SNAP_CRASH || why == SNAP_EXIT || !writer_running())
+		/* exit has waited already; a crash cannot, nor a process near its limit */
+		if (why == SNAP_CRASH || why == SNAP_EXIT || why == SNAP_OOM || !writer_running())
 			return 0;
 		if (why == SNAP_SIGNAL)
 			say_refused();
@@ -469,7 +498,7 @@ static int lock_for(enum snap_why why)
 
 int snapshot_take(const char *path, const ucontext_t *uc, int sig, enum snap_why why)
 {
-	bool wait = why == SNAP_EXIT || why == SNAP_CRASH, said = false;
+	bool wait = why == SNAP_EXIT || why == SNAP_CRASH || why == SNAP_OOM, said = false;
 	int saved = errno, err;
 	ucontext_t mine;
 
@@ -491,6 +520,7 @@ int snapshot_take(const char *path, const ucontext_t *uc, int sig, enum snap_why
 	if (!uc)
 		uc = here(&mine);
 	job.full = hp_opt.snapshot && !strcmp(hp_opt.snapshot, "full");
+	job.light = why == SNAP_OOM;
 	job.t0_ns = hp_clock_ns();
 	job.cursig = sig;
 	job.fd = -1;
@@ -503,7 +533,7 @@ int snapshot_take(const char *path, const ucontext_t *uc, int sig, enum snap_why
 		else
 			job.gen = writer->started + 1 ? writer->started + 1 : 1;
 	}
-	err = open_files(&job, path);
+	err = open_files(&job, path, why);
 	if (!err) {
 		snap_core_prepare(&job, uc);
 		err = fork_writer(&job, wait, &said);

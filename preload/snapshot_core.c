@@ -67,23 +67,61 @@ static bool is_scratch(uint64_t start, uint64_t end)
 	return false;
 }
 
-/* A whole /proc file into scratch memory; NULL on failure, *len its size. */
+/* Scratch memory p (from grab) made len bytes long, in a new place; NULL on failure
+ * (p stays as it was). Not mremap: a shared anonymous mapping grown so has no pages
+ * past its first size (SIGBUS). */
+static void *regrab(void *p, size_t len)
+{
+	for (unsigned i = 0; i < n_scratch; i++) {
+		void *q;
+
+		if (scratch[i].p != p)
+			continue;
+		q = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (q == MAP_FAILED)
+			return NULL;
+		memcpy(q, p, scratch[i].len < len ? scratch[i].len : len);
+		munmap(p, scratch[i].len);
+		scratch[i].p = q;
+		scratch[i].len = len;
+		return q;
+	}
+	return NULL;
+}
+
+/* A whole /proc file into scratch memory; NULL on failure, *len its size. The buffer
+ * grows as the file is read, to max at most: what the writer maps counts against the
+ * process's limit (RLIMIT_AS, a cgroup) as the process's own memory does. */
 static char *slurp(const char *path, size_t *len, size_t max)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	char *buf;
+	size_t size = max < (64u << 10) ? max : 64u << 10;
+	char *buf, *more;
 	ssize_t r;
 
 	*len = 0;
 	if (fd < 0)
 		return NULL;	/* errno from open */
-	if (!(buf = grab(max))) {
+	if (!(buf = grab(size))) {
 		close(fd);
 		errno = ENOMEM;
 		return NULL;
 	}
-	while ((r = read(fd, buf + *len, max - 1 - *len)) > 0)
+	for (;;) {
+		r = read(fd, buf + *len, size - 1 - *len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
 		*len += (size_t)r;
+		if (*len < size - 1 || size == max)
+			continue;
+		more = regrab(buf, size * 2 < max ? size * 2 : max);
+		if (!more)
+			break;	/* what was read so far */
+		buf = more;
+		size = size * 2 < max ? size * 2 : max;
+	}
 	close(fd);
 	buf[*len] = 0;
 	return buf;
@@ -532,10 +570,35 @@ static bool zero_page(const unsigned char *p, uint64_t page)
 	return true;
 }
 
-/* A mapping's kept bytes at off: runs of non-zero pages; a page that cannot be read
- * (a file mapping past its file's end) stays a hole, as zeros. */
-static int write_vma(int fd, const struct vma *v, uint64_t off, uint64_t page, uint64_t *data)
+/*
+ * A light writer's pages of the file go to the disk and out of the page cache a run
+ * behind the one it writes: the page cache a process's writes fill counts against its
+ * memory cgroup, and dirty pages are slow to take back. len 0: the last run's.
+ */
+#define LIGHT_RUN ((uint64_t)4 << 20)
+static void settle(int fd, uint64_t off, uint64_t len)
 {
+	static uint64_t prev_off, prev_len;
+
+	if (len)
+		sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
+	if (prev_len) {
+		sync_file_range(fd, (off_t)prev_off, (off_t)prev_len,
+				SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+					SYNC_FILE_RANGE_WAIT_AFTER);
+		posix_fadvise(fd, (off_t)prev_off, (off_t)prev_len, POSIX_FADV_DONTNEED);
+	}
+	prev_off = off;
+	prev_len = len;
+}
+
+/* A mapping's kept bytes at off: runs of non-zero pages; a page that cannot be read
+ * (a file mapping past its file's end) stays a hole, as zeros. light: runs of
+ * LIGHT_RUN at most, each settled. */
+static int write_vma(int fd, const struct vma *v, uint64_t off, uint64_t page, bool light,
+		     uint64_t *data)
+{
+	uint64_t most = light ? LIGHT_RUN : 64u << 20;
 	const unsigned char *base = (const unsigned char *)(uintptr_t)v->start;
 	uint64_t i = 0, n = v->dump;
 
@@ -547,10 +610,10 @@ static int write_vma(int fd, const struct vma *v, uint64_t off, uint64_t page, u
 			while (i < n && zero_page(base + i, page))
 				i += page;
 			run = i;
-			while (run < n && !zero_page(base + run, page) && run - i < (64u << 20))
+			while (run < n && !zero_page(base + run, page) && run - i < most)
 				run += page;
 		} else {
-			run = i + (n - i > (64u << 20) ? (64u << 20) : n - i);
+			run = i + (n - i > most ? most : n - i);
 		}
 		if (run == i)
 			continue;
@@ -563,6 +626,8 @@ static int write_vma(int fd, const struct vma *v, uint64_t off, uint64_t page, u
 		}
 		if (err)
 			return err;
+		if (light)
+			settle(fd, off + i, run - i);
 		*data += run - i;
 		i = run;
 	}
@@ -737,8 +802,10 @@ int snap_core_write(struct snap_job *j)
 		if (!v[i].dump)
 			continue;
 		off -= v[i].dump;
-		err = write_vma(j->fd, &v[i], off, page, &data);
+		err = write_vma(j->fd, &v[i], off, page, j->light, &data);
 	}
+	if (j->light)
+		settle(j->fd, 0, 0);
 	if (!err && ftruncate(j->fd, (off_t)end) < 0)
 		err = errno;
 	if (err) {

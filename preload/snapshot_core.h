@@ -20,6 +20,7 @@ struct snap_job {
 	char final[PATH_MAX], tmp[PATH_MAX + 8];	/* tmp = final ".part" */
 	int fd;			/* tmp, opened by the parent */
 	bool full;		/* HEAPPROF_SNAPSHOT=full */
+	bool light;		/* keep little of the file in the page cache as it goes */
 	int cursig;		/* the signal that asked for it, 0 if none */
 	pid_t pid, tid, ppid, pgrp, sid;
 	bool caller_listed;	/* the calling thread is the program's (not heapprof's own):

@@ -14,6 +14,7 @@
 
 #include <unwind.h>
 
+#include "oom.h"
 #include "options.h"
 #include "sigthread.h"
 #include "snapshot.h"
@@ -204,6 +205,20 @@ static void crash_stack(void)
 	sigaltstack(&ss, NULL);
 }
 
+/* ---- after a tagged block ------------------------------------------------------------ */
+
+unsigned triggers_tag_work;
+
+void triggers_tagged(uint64_t bytes)
+{
+	unsigned work = __atomic_load_n(&triggers_tag_work, __ATOMIC_RELAXED);
+
+	if (work & TAG_WORK_PEAK)
+		peak_check(bytes);
+	if (work & TAG_WORK_OOM)
+		oom_take_due();
+}
+
 /* ---- HEAPPROF_PEAK ---------------------------------------------------------------- */
 
 static HP_TLS uint64_t grown;	/* bytes this thread tagged since its last look */
@@ -264,6 +279,9 @@ int triggers_init(void)
 			" is neither compact nor full; using compact");
 	check_output(hp_opt.output);
 	snap_threads_init();
+	if (hp_opt.peak)
+		__atomic_or_fetch(&triggers_tag_work, TAG_WORK_PEAK, __ATOMIC_RELAXED);
+	oom_init();
 	if (hp_opt.signal && (sig = hp_signal_parse("HEAPPROF_SIGNAL", hp_opt.signal))) {
 		triggers_handle(sig, on_snapshot_signal, NULL);
 		sigthread_take(sig, on_snapshot_signal);
