@@ -96,7 +96,7 @@ static void by_build(struct by *t, const struct report *r, enum view_by by, size
 		for (unsigned j = 0; j < s->nframes || (j == 0 && !s->nframes); j++) {
 			char buf[512];
 			const char *key = s->nframes ? by_key(&s->frames[j], by, buf, sizeof(buf))
-				: s->flags & STACK_UNKNOWN ? "[unknown stack]" : "[no stack]";
+				: stack_mark(s->flags, 0);
 			struct by_row *x = row(t, key, buf, &cap);
 
 			if (j == 0) {

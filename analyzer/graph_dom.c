@@ -253,7 +253,9 @@ static void block_key(const struct graph *g, const struct scan_result *scan, siz
 	struct decoded d;
 
 	*k = (struct stack_key){ no_pcs, 0, 0, 0 };
-	if (b->version == 2) {
+	if (b->version == SCAN_UNTAGGED) {
+		k->flags = STACK_UNTAGGED;
+	} else if (b->version == 2) {
 		const struct decoded_stack *s = NULL;
 		const struct decoded_site *site = b->site ? collect_site(&scan->found, b->site, &s)
 							  : NULL;

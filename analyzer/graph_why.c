@@ -101,9 +101,9 @@ static size_t stack_of(struct why_fill *c, size_t i)
 		c->w->stacks = xrealloc(c->w->stacks, (c->cap = c->cap ? 2 * c->cap : 16) *
 						       sizeof(*c->w->stacks));
 	x = &c->w->stacks[c->w->nstacks];
-	if (s->flags & STACK_UNKNOWN || !s->nframes) {
+	if (stack_mark(s->flags, s->nframes)) {
 		x->names = xmalloc(sizeof(*x->names));
-		x->names[0] = xstrdup(s->flags & STACK_UNKNOWN ? "[unknown stack]" : "[no stack]");
+		x->names[0] = xstrdup(stack_mark(s->flags, s->nframes));
 		x->n = 1;
 	} else {
 		np = sym_stack(c->sym, s->pcs, s->nframes, &ps);	/* as the report shows them */

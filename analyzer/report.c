@@ -521,10 +521,8 @@ void report_decorate(const struct report *r, const struct report_stack *s,
 			 s->thread_name ? " " : "", s->thread_name ? s->thread_name : "");
 	}
 	/* a cut stack's outermost frame is not the root: say so rather than invent one */
-	if (s->flags & STACK_UNKNOWN)
-		mark = "[unknown stack]";
-	else if (!s->nframes)
-		mark = "[no stack]";
+	if (stack_mark(s->flags, s->nframes))
+		mark = stack_mark(s->flags, s->nframes);
 	else if (s->flags & STACK_TRUNCATED)
 		mark = "[truncated]";
 	if (mark)

@@ -46,11 +46,11 @@ static void *graph_apply(struct session *s)
 }
 
 static const struct analysis graph_analysis = {	/* it sorts the list by address */
-	"graph", IN_LIST | IN_PAGES | IN_NONROOT, IN_GRAPH | IN_DOMINATORS, IN_LIST_ORDER,
+	"graph", IN_LIST | IN_PAGES | IN_NONROOT | IN_UNTAGGED, IN_GRAPH | IN_DOMINATORS, IN_LIST_ORDER,
 	NULL, graph_apply, NULL, NULL
 };
 
-extern const struct analysis timeline_analysis, ages_analysis, memory_analysis,
+extern const struct analysis untagged_analysis, timeline_analysis, ages_analysis, memory_analysis,
 	leaks_analysis, retained_analysis, lifetimes_analysis, why_analysis, by_analysis,
 	types_analysis;
 
@@ -59,6 +59,7 @@ extern const struct analysis timeline_analysis, ages_analysis, memory_analysis,
 static const struct analysis *const analyses[] = {
 	&counts_analysis,
 	&alloc_analysis,
+	&untagged_analysis,
 	&graph_analysis,
 	&leaks_analysis,
 	&ages_analysis,
@@ -249,7 +250,14 @@ static void run(struct session *s, const struct options *o, const struct report_
 	s->o = o;
 	s->ro = *ro;
 	session_open(s, scan_kind(rows, n));
-	s->held = s->scan.list.v ? IN_LIST : 0;
+	if (s->untagged_dump && !o->untagged) {	/* its chunks are the blocks */
+		s->own_o = xmalloc(sizeof(*s->own_o));
+		*s->own_o = *o;
+		s->own_o->untagged = true;
+		s->o = o = s->own_o;
+		n = order(o, false, rows);
+	}
+	s->held = s->scan.list.v || o->untagged ? IN_LIST : 0;
 	drop_unread(s, rows, 0, n);
 	run_rows(s, rows, n);
 	with = s->ro;
@@ -319,6 +327,7 @@ static void end(struct session *s)
 	scan_result_free(&s->scan);
 	image_close(&s->img);
 	free(s->source);
+	free(s->own_o);
 }
 
 void session_end(struct session *s)

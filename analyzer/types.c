@@ -248,5 +248,5 @@ static bool types_wanted(const struct options *o)
 
 /* the blocks the report shows: after --older-than and --leaks marked the others */
 const struct analysis types_analysis = {
-	"types", IN_LIST | IN_MARKS, 0, 0, types_wanted, types_run, types_free, &types_section
+	"types", IN_LIST | IN_MARKS | IN_UNTAGGED, 0, 0, types_wanted, types_run, types_free, &types_section
 };
