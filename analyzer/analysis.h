@@ -111,10 +111,12 @@ struct session {
 	int status;			/* the exit status a row asks for (0: none) */
 	/* session.c's */
 	void *state[32];		/* each row's, by its index in the table */
+	void *diff_state[32];		/* --base: a section's NEW - OLD (section_ops.diff) */
 	bool ran[32];
 	unsigned held;			/* IN_* made and not dropped yet */
 	struct options *own_o;		/* o as the dump changed it, or NULL */
 	struct session *base;		/* --base, --peak-diff: OLD */
+	struct options *base_o;		/* ... read with these */
 	struct report diff;		/* ... and NEW - OLD */
 	struct report *final;		/* what is written */
 };

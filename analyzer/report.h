@@ -192,6 +192,9 @@ struct section_ops {
 	/* a stack's text lines, and its JSON members (",\n     \"x\": ...") */
 	void (*stack_text)(const struct report_stack *s, FILE *f);
 	void (*stack_json)(const struct report_stack *s, FILE *f);
+	/* --base: the data of NEW - OLD from each's (its row's free releases it); NULL:
+	 * NEW's section is shown as it is */
+	void *(*diff)(const void *data, const void *base);
 };
 
 struct report_section {

@@ -10,6 +10,7 @@
 
 #include "analysis.h"
 #include "json.h"
+#include "untagged.h"
 #include "util.h"
 
 struct untagged {
@@ -34,6 +35,29 @@ static void list_add(struct scan_blocks *l, uint64_t mem, uint64_t size)
 	l->v[l->n++] = (struct scan_block){ .user = mem, .size = size, .version = SCAN_UNTAGGED };
 }
 
+size_t untagged_blocks(const struct alloc *a, struct scan_blocks *l, uint64_t *bytes,
+		       uint64_t *own)
+{
+	size_t n0 = l->n;
+
+	*bytes = *own = 0;
+	for (size_t i = 0; i < a->nchunks; i++) {
+		const struct alloc_chunk *c = &a->chunks[i];
+		uint64_t mem, size;
+
+		if (c->kind != ALLOC_UNTAGGED || !alloc_usable(a, c, &mem, &size))
+			continue;
+		if (allocator_own(a, mem, size)) {
+			++*own;
+			continue;
+		}
+		list_add(l, mem, size);
+		if (__builtin_add_overflow(*bytes, size, bytes))
+			*bytes = UINT64_MAX;
+	}
+	return l->n - n0;
+}
+
 static void *untagged_run(struct session *s)
 {
 	static const uint64_t none[1];
@@ -56,21 +80,7 @@ static void *untagged_run(struct session *s)
 		    s->source, a->reason);
 	warn_release();		/* held by session_open while no block was certain */
 	alloc_describe(a, u->allocator, sizeof(u->allocator));
-	for (size_t i = 0; i < a->nchunks; i++) {
-		const struct alloc_chunk *c = &a->chunks[i];
-		uint64_t mem, size;
-
-		if (c->kind != ALLOC_UNTAGGED || !alloc_usable(a, c, &mem, &size))
-			continue;
-		if (allocator_own(a, mem, size)) {
-			u->meta++;
-			continue;
-		}
-		list_add(&s->scan.list, mem, size);
-		if (__builtin_add_overflow(u->bytes, size, &u->bytes))
-			u->bytes = UINT64_MAX;
-	}
-	u->blocks = s->scan.list.n - n0;
+	u->blocks = untagged_blocks(a, &s->scan.list, &u->bytes, &u->meta);
 	if (u->blocks) {
 		struct stack_add add = { .bytes = u->bytes, .blocks = u->blocks,
 					 .nsizes = u->blocks };
