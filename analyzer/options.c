@@ -409,7 +409,8 @@ static const struct opt_def {
 	  "bottom-up table of self and total bytes per function,\n"
 	  "file or module (pprof's -top; text or json; --top=N rows);\n"
 	  "type: live blocks and bytes per C++ class (the vtable a\n"
-	  "block starts with; text, json or html)" },
+	  "block starts with; text, json or html), and what they\n"
+	  "retain with --metric=retained_space" },
 	[OPT_DEBUGDIR] = { .name = "debug-dir", 0, required_argument, "DIR", set_debugdir, 0,
 	  "look for separate debug info in DIR too (by build-id,\n"
 	  "DIR/.build-id/xx/rest.debug); repeatable" },
@@ -439,9 +440,10 @@ static const struct opt_def {
 	[OPT_WHY] = { .name = "why", 0, required_argument, "REGEX|0xADDR", set_string,
 	  offsetof(struct options, why),
 	  "why blocks are alive: for the blocks of stacks with a\n"
-	  "frame matching REGEX, or the block holding ADDR, the\n"
-	  "shortest path of pointers from a named root (largest\n"
-	  "blocks first, --top of them; text or json)" },
+	  "frame matching REGEX (else of a type matching it), or\n"
+	  "the block holding ADDR, the shortest path of pointers\n"
+	  "from a named root (largest blocks first, --top of them;\n"
+	  "text or json)" },
 	[OPT_FAILLEAK] = { .name = "fail-on-leak", 0, no_argument, NULL, set_flag,
 	  offsetof(struct options, fail_on_leak),
 	  "exit with status 3 when definitely lost bytes remain\n(implies --leaks)" },
