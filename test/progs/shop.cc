@@ -1,4 +1,4 @@
-// A shop's heap for cores taken without heapprof (t3021): 2,000 Order of 64 bytes and 500
+// A shop's heap for cores taken without heapprof (t3023): 2,000 Order of 64 bytes and 500
 // Customer of 96 kept, 300 Session of 48 dropped on purpose (definitely lost), 1,000
 // plain 200-byte buffers kept: the first 500 only by a Customer each (its notes), so
 // a Customer retains its own bytes and its buffer's. Prints the usable size the
