@@ -99,6 +99,15 @@ uint64_t alloc_run_release(const struct alloc *a, uint64_t start, uint64_t end)
 	return a->reader ? a->reader->run_release(start, end) : 0;
 }
 
+bool alloc_usable(const struct alloc *a, const struct alloc_chunk *c, uint64_t *mem,
+		  uint64_t *size)
+{
+	if (!a->reader)
+		return false;
+	a->reader->usable(c, mem, size);
+	return true;
+}
+
 /* an unknown allocator's chunks are never listed: these only stand in */
 static const char *const neutral_names[ALLOC_NKINDS] = {
 	"in use, heapprof blocks", "in use, untagged", "free, cached", "free, unjoined", "free",

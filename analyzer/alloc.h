@@ -110,6 +110,9 @@ struct alloc_reader {
 	/* What it gives back of one free run [start, end) of an arena when asked (after
 	 * it consolidated; not the top). */
 	uint64_t (*run_release)(uint64_t start, uint64_t end);
+	/* The program's memory of an in-use chunk: where it starts and the bytes the
+	 * program may use (malloc_usable_size's answer). */
+	void (*usable)(const struct alloc_chunk *c, uint64_t *mem, uint64_t *size);
 	const char *own_name;		/* the call whose figures a->own are */
 	const char *release_call;	/* what asks it to give back: "malloc_trim(0)" */
 	const char *kind_names[ALLOC_NKINDS];	/* "free in bins", ... for the text */
@@ -145,6 +148,11 @@ size_t alloc_nonroot_from(const struct alloc *a, uint64_t p);
 /* What the allocator would give back of a free run [start, end) when asked (0 when
  * it is not known). */
 uint64_t alloc_run_release(const struct alloc *a, uint64_t start, uint64_t end);
+
+/* The program's memory of in-use chunk c, start and usable bytes; false when the
+ * allocator is not known. */
+bool alloc_usable(const struct alloc *a, const struct alloc_chunk *c, uint64_t *mem,
+		  uint64_t *size);
 
 /* A kind as the allocator names it: "free in bins", ...; its JSON key: "bins". */
 const char *alloc_kind_name(const struct alloc *a, enum alloc_kind k);

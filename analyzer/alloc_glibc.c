@@ -1070,11 +1070,20 @@ static void glibc_walk(struct alloc *a, const struct image *img, const struct sc
 	free(g);
 }
 
+/* malloc_usable_size: an arena chunk's bytes up to the next one's size field (its
+ * prev_size is this chunk's while it is in use); a mapping's, up to its end */
+static void usable(const struct alloc_chunk *c, uint64_t *mem, uint64_t *size)
+{
+	*mem = c->addr + HDR;
+	*size = c->size - (c->mmapped ? HDR : W);
+}
+
 const struct alloc_reader alloc_glibc_reader = {
 	.name = "glibc",
 	.probe = glibc_probe,
 	.walk = glibc_walk,
 	.run_release = run_trim,
+	.usable = usable,
 	.own_name = "mallinfo2",
 	.release_call = "malloc_trim(0)",
 	.kind_names = { "in use, heapprof blocks", "in use, untagged", "free in tcache",

@@ -60,6 +60,8 @@ struct options {
 	const char *why;		/* --why=REGEX or 0xADDR */
 	size_t by_top;			/* --by: rows shown, the --top given (0: all) */
 	bool by_type;			/* --by=type: live blocks by their C++ class */
+	bool untagged;			/* --untagged, or a dump with no heapprof block:
+					 * the allocator's untagged chunks are blocks */
 	bool peak;			/* --peak: the stacks at the peak */
 	bool peak_diff;			/* --peak-diff: the peak minus now, one dump */
 	bool timeline;			/* --timeline: text draws the timeline */
@@ -87,6 +89,8 @@ enum {
 	IN_SUMS = 1u << 10,	/* the report's sums of those counters (report_count) */
 	IN_STACKS = 1u << 11,	/* the stacks as the report will show them */
 	IN_REPORT = 1u << 12,	/* the report, built, viewed and differenced */
+	IN_UNTAGGED = 1u << 13,	/* the allocator's untagged chunks are blocks of the list
+				 * (when --untagged, or the dump has no heapprof block) */
 };
 
 /* One dump (a core, a snapshot, raw images) being read: what the rows read and add to. */
@@ -102,12 +106,17 @@ struct session {
 	struct report r;		/* the core built after the rows before IN_REPORT */
 	struct report_opts ro;		/* how it is built; a row may add to it */
 	bool python;			/* some stack holds Python frames */
+	bool untagged_dump;		/* no heapprof block: the allocator's chunks are the
+					 * blocks (options.untagged is set) */
 	int status;			/* the exit status a row asks for (0: none) */
 	/* session.c's */
 	void *state[32];		/* each row's, by its index in the table */
+	void *diff_state[32];		/* --base: a section's NEW - OLD (section_ops.diff) */
 	bool ran[32];
 	unsigned held;			/* IN_* made and not dropped yet */
+	struct options *own_o;		/* o as the dump changed it, or NULL */
 	struct session *base;		/* --base, --peak-diff: OLD */
+	struct options *base_o;		/* ... read with these */
 	struct report diff;		/* ... and NEW - OLD */
 	struct report *final;		/* what is written */
 };

@@ -98,7 +98,7 @@ static void by_build(struct by *t, const struct report *r, enum view_by by, size
 			const char *key = s->nframes ? by_key(&s->frames[j], by, buf, sizeof(buf))
 				: s->flags & STACK_OVERFLOW ?
 					report_overflow_mark(r->peak, buf, sizeof(buf))
-				: s->flags & STACK_UNKNOWN ? "[unknown stack]" : "[no stack]";
+				: stack_mark(s->flags, 0);
 			struct by_row *x = row(t, key, buf, &cap);
 
 			if (j == 0) {

@@ -266,12 +266,25 @@ static void add_v1_block(struct collect *c, const struct hp_block *b)
 	stacks_add_group(&c->stacks, &k, &a);
 }
 
+/* A chunk with no heapprof header (version 0): no stack, no region, no thread. */
+static void add_untagged_block(struct collect *c, const struct hp_block *b)
+{
+	static const uint64_t none[1];
+	struct stack_key k = { none, 0, STACK_UNTAGGED, 0 };
+	struct stack_add a = { .bytes = b->size, .blocks = 1, .sizes = &b->size, .nsizes = 1 };
+
+	if (!c->opts.region)
+		stacks_add_group(&c->stacks, &k, &a);
+}
+
 void collect_add(struct collect *c, const struct decoded *d)
 {
 	struct decoded *r;
 
 	if (d->kind == DEC_BLOCK) {
-		if (d->block.version == 1)
+		if (d->block.version == 0)
+			add_untagged_block(c, &d->block);
+		else if (d->block.version == 1)
 			add_v1_block(c, &d->block);
 		else
 			add_v2_block(c, &d->block);

@@ -48,7 +48,7 @@ enum decode_kind {
 struct hp_block {
 	uint64_t user;		/* the program's pointer */
 	uint64_t size;		/* bytes the program asked for */
-	unsigned version;	/* 1 or 2 */
+	unsigned version;	/* 1 or 2; 0: no header (scan.h's SCAN_UNTAGGED) */
 	unsigned flags;		/* v1: hp_hdr.flags; v2: HP2_F_* */
 	uint32_t site;		/* v2: site id, 0 = no stack taken; v1: 0 */
 	uint32_t tid;		/* v1: allocating thread, 0 = unknown; v2: see the site */

@@ -156,6 +156,14 @@ bool graph_counted(const struct graph *g, const struct scan_result *scan,
 		   const struct graph_keying *k, size_t i);
 
 /*
+ * What each group of blocks retains (graph_dominators first): group[i] is block i's
+ * (GRAPH_NONE: none), below ngroups; out[g] gets the bytes of the blocks that blocks of
+ * g dominate, each block once however many of them dominate it.
+ */
+void graph_retained_by(const struct graph *g, const uint32_t *group, size_t ngroups,
+		       uint64_t *out);
+
+/*
  * Add each stack's retained bytes (its blocks' dominator subtrees, each block once) to
  * scan->stacks' counts, keyed as k says. Blocks marked out (scan_block.out) and, with
  * k->region, blocks of other regions add nothing; what they retain still counts.
@@ -287,6 +295,11 @@ struct graph_why {
 int graph_why(struct graph *g, const struct scan_result *scan, struct sym *sym,
 	      const struct graph_keying *k, const char *what, size_t top,
 	      struct graph_why **out, char *err, size_t errlen);
+/* The same for the blocks picked[i] says (by index in g->b), what naming them in the
+ * answer; 1 when none of them is counted. */
+int graph_why_picked(struct graph *g, const struct scan_result *scan, struct sym *sym,
+		     const struct graph_keying *k, const char *what, const uint8_t *picked,
+		     size_t top, struct graph_why **out);
 void graph_why_free(struct graph_why *w);
 
 /* Totals for stderr and tests: blocks, edges, blocks reached from the roots. */

@@ -253,7 +253,9 @@ static void block_key(const struct graph *g, const struct scan_result *scan, siz
 	struct decoded d;
 
 	*k = (struct stack_key){ no_pcs, 0, 0, 0 };
-	if (b->version == 2) {
+	if (b->version == SCAN_UNTAGGED) {
+		k->flags = STACK_UNTAGGED;
+	} else if (b->version == 2) {
 		const struct decoded_stack *s = NULL;
 		const struct decoded_site *site = b->site ? collect_site(&scan->found, b->site, &s)
 							  : NULL;
@@ -410,17 +412,18 @@ void graph_stacks(struct graph *g, const struct scan_result *scan)
 }
 
 /*
- * Walk the dominator tree depth first; a block adds its subtree to its stack only when
- * no block of the same stack dominates it, so nested blocks of one stack count once.
+ * Walk the dominator tree depth first; a block adds its subtree to its group only when
+ * no block of the same group dominates it, so nested blocks of one group count once.
  * The tree is kept as first child and next sibling (two words a node), and the walk's
  * stack grows with the tree's depth, not its size.
  */
-static void sum_retained(struct graph *g)
+void graph_retained_by(const struct graph *g, const uint32_t *group, size_t ngroups,
+		       uint64_t *out)
 {
 	size_t nn = g->n + 1, sp = 0, cap = 1024;
 	uint32_t *first = xmalloc(nn * sizeof(*first)), *next = xmalloc(nn * sizeof(*next));
 	uint32_t *stack = xmalloc(cap * sizeof(*stack));
-	uint32_t *active = xcalloc(g->nids ? g->nids : 1, sizeof(*active));
+	uint32_t *active = xcalloc(ngroups ? ngroups : 1, sizeof(*active));
 
 	memset(first, 0xff, nn * sizeof(*first));
 	for (size_t v = nn; v-- > 1;) {	/* children in address order, as before */
@@ -434,24 +437,34 @@ static void sum_retained(struct graph *g)
 
 		if (first[u] != NONE) {
 			uint32_t v = first[u];
-			uint32_t s = g->sid[v - 1];
+			uint32_t s = group[v - 1];
 
 			first[u] = next[v];
 			if (s != NONE && !active[s]++)
-				g->ids[s].retained += g->ret[v];
+				out[s] += g->ret[v];
 			if (sp == cap)
 				stack = xrealloc(stack, (cap *= 2) * sizeof(*stack));
 			stack[sp++] = v;
 			continue;
 		}
-		if (u && g->sid[u - 1] != NONE)
-			active[g->sid[u - 1]]--;
+		if (u && group[u - 1] != NONE)
+			active[group[u - 1]]--;
 		sp--;
 	}
 	free(first);
 	free(next);
 	free(stack);
 	free(active);
+}
+
+static void sum_retained(struct graph *g)
+{
+	uint64_t *ret = xcalloc(g->nids ? g->nids : 1, sizeof(*ret));
+
+	graph_retained_by(g, g->sid, g->nids, ret);
+	for (size_t i = 0; i < g->nids; i++)
+		g->ids[i].retained += ret[i];
+	free(ret);
 }
 
 void graph_add_retained(struct graph *g, struct scan_result *scan, const struct graph_keying *k)

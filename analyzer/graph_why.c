@@ -101,9 +101,9 @@ static size_t stack_of(struct why_fill *c, size_t i)
 		c->w->stacks = xrealloc(c->w->stacks, (c->cap = c->cap ? 2 * c->cap : 16) *
 						       sizeof(*c->w->stacks));
 	x = &c->w->stacks[c->w->nstacks];
-	if (s->flags & STACK_UNKNOWN || !s->nframes) {
+	if (stack_mark(s->flags, s->nframes)) {
 		x->names = xmalloc(sizeof(*x->names));
-		x->names[0] = xstrdup(s->flags & STACK_UNKNOWN ? "[unknown stack]" : "[no stack]");
+		x->names[0] = xstrdup(stack_mark(s->flags, s->nframes));
 		x->n = 1;
 	} else {
 		np = sym_stack(c->sym, s->pcs, s->nframes, &ps);	/* as the report shows them */
@@ -407,11 +407,54 @@ static int size_desc(const void *a, const void *b)
 	return (x->user > y->user) - (x->user < y->user);
 }
 
+/* The answer for the npick blocks of pick (taken), the largest top of them shown. */
+static struct graph_why *answer(struct graph *g, struct sym *sym, const char *what,
+				uint32_t *pick, size_t npick, size_t top)
+{
+	struct why_fill c = { g, sym, NULL, NULL, 0 };
+
+	sort_g = g;
+	qsort(pick, npick, sizeof(*pick), size_desc);
+	c.w = xcalloc(1, sizeof(*c.w));
+	c.memo = xmalloc((g->nids ? g->nids : 1) * sizeof(*c.memo));
+	memset(c.memo, 0xff, (g->nids ? g->nids : 1) * sizeof(*c.memo));
+	c.w->what = xstrdup(what);
+	c.w->matched = npick;
+	c.w->nshown = top && npick > top ? top : npick;
+	c.w->shown = xcalloc(c.w->nshown ? c.w->nshown : 1, sizeof(*c.w->shown));
+	for (size_t x = 0; x < c.w->nshown; x++)
+		fill_path(&c, pick[x], &c.w->shown[x]);
+	fill_retained(&c, pick, npick);
+	free(c.memo);
+	free(pick);
+	return c.w;
+}
+
+int graph_why_picked(struct graph *g, const struct scan_result *scan, struct sym *sym,
+		     const struct graph_keying *k, const char *what, const uint8_t *picked,
+		     size_t top, struct graph_why **out)
+{
+	uint32_t *pick = xmalloc((g->n ? g->n : 1) * sizeof(*pick));
+	size_t npick = 0;
+
+	graph_dominators(g);
+	graph_stacks(g, scan);
+	bfs(g);
+	for (size_t i = 0; i < g->n; i++)
+		if (picked[i] && graph_counted(g, scan, k, i))
+			pick[npick++] = (uint32_t)i;
+	if (!npick) {
+		free(pick);
+		return 1;
+	}
+	*out = answer(g, sym, what, pick, npick, top);
+	return 0;
+}
+
 int graph_why(struct graph *g, const struct scan_result *scan, struct sym *sym,
 	      const struct graph_keying *k, const char *what, size_t top,
 	      struct graph_why **out, char *err, size_t errlen)
 {
-	struct why_fill c = { g, sym, NULL, NULL, 0 };
 	uint32_t *pick = xmalloc((g->n ? g->n : 1) * sizeof(*pick));
 	size_t npick = 0;
 	unsigned long long addr;
@@ -456,21 +499,7 @@ int graph_why(struct graph *g, const struct scan_result *scan, struct sym *sym,
 		free(pick);
 		return 1;
 	}
-	sort_g = g;
-	qsort(pick, npick, sizeof(*pick), size_desc);
-	c.w = xcalloc(1, sizeof(*c.w));
-	c.memo = xmalloc((g->nids ? g->nids : 1) * sizeof(*c.memo));
-	memset(c.memo, 0xff, (g->nids ? g->nids : 1) * sizeof(*c.memo));
-	c.w->what = xstrdup(what);
-	c.w->matched = npick;
-	c.w->nshown = top && npick > top ? top : npick;
-	c.w->shown = xcalloc(c.w->nshown ? c.w->nshown : 1, sizeof(*c.w->shown));
-	for (size_t x = 0; x < c.w->nshown; x++)
-		fill_path(&c, pick[x], &c.w->shown[x]);
-	fill_retained(&c, pick, npick);
-	free(c.memo);
-	free(pick);
-	*out = c.w;
+	*out = answer(g, sym, what, pick, npick, top);
 	return 0;
 }
 

@@ -344,6 +344,10 @@ static bool block_pcs(const struct lk *k, const struct collect *recs, size_t i,
 	const struct decoded_stack *st;
 	struct decoded d;
 
+	if (b->version == SCAN_UNTAGGED) {
+		*n = 0;
+		return true;
+	}
 	if (b->version == 2) {
 		st = b->site ? collect_site_stack(recs, b->site) : NULL;
 		if (!st)

@@ -175,7 +175,7 @@ static void write_frames(const struct alloc *al, const struct pinned_stack *s, F
 		return;
 	}
 	if (!s->nframes) {
-		fputs(s->flags & STACK_UNKNOWN ? "[unknown stack]" : "[no stack]", f);
+		fputs(stack_mark(s->flags, 0), f);
 		return;
 	}
 	for (unsigned k = 0; k < s->nframes && k < PINNED_FRAMES; k++)

@@ -29,7 +29,7 @@ enum {
 	OPT_TOP, OPT_METRIC, OPT_MINPCT, OPT_BYTHREAD, OPT_REGION, OPT_EVENTS, OPT_STACKS,
 	OPT_BASE, OPT_PEAK, OPT_PEAKDIFF, OPT_TIMELINE, OPT_BASEPROG, OPT_FOCUS, OPT_IGNORE,
 	OPT_HIDE, OPT_MAXFRAMES, OPT_BY, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE,
-	OPT_MODULE, OPT_LEAKS, OPT_MEMORY, OPT_WHY, OPT_FAILLEAK, OPT_SUPP, OPT_MAXRATIO,
+	OPT_MODULE, OPT_LEAKS, OPT_MEMORY, OPT_UNTAGGED, OPT_WHY, OPT_FAILLEAK, OPT_SUPP, OPT_MAXRATIO,
 	OPT_MAXSIZE, OPT_JOBS, OPT_QUIET, OPT_HELP, OPT_VERSION, N_OPTS
 };
 #define OPTION_BIT(i) (1ull << (i))
@@ -409,7 +409,8 @@ static const struct opt_def {
 	  "bottom-up table of self and total bytes per function,\n"
 	  "file or module (pprof's -top; text or json; --top=N rows);\n"
 	  "type: live blocks and bytes per C++ class (the vtable a\n"
-	  "block starts with; text, json or html)" },
+	  "block starts with; text, json or html), and what they\n"
+	  "retain with --metric=retained_space" },
 	[OPT_DEBUGDIR] = { .name = "debug-dir", 0, required_argument, "DIR", set_debugdir, 0,
 	  "look for separate debug info in DIR too (by build-id,\n"
 	  "DIR/.build-id/xx/rest.debug); repeatable" },
@@ -430,12 +431,19 @@ static const struct opt_def {
 	  "where the memory goes: mappings, the allocator's arenas\n"
 	  "(and its own figures of them), free and in-use chunks,\n"
 	  "and which stacks' blocks pin free memory" },
+	[OPT_UNTAGGED] = { .name = "untagged", 0, no_argument, NULL, set_flag,
+	  offsetof(struct options, untagged),
+	  "count the allocator's in-use chunks that have no heapprof\n"
+	  "header (allocated before tagging started) as blocks with\n"
+	  "no stack, [untagged]; a core with no heapprof block is\n"
+	  "read so always" },
 	[OPT_WHY] = { .name = "why", 0, required_argument, "REGEX|0xADDR", set_string,
 	  offsetof(struct options, why),
 	  "why blocks are alive: for the blocks of stacks with a\n"
-	  "frame matching REGEX, or the block holding ADDR, the\n"
-	  "shortest path of pointers from a named root (largest\n"
-	  "blocks first, --top of them; text or json)" },
+	  "frame matching REGEX (else of a type matching it), or\n"
+	  "the block holding ADDR, the shortest path of pointers\n"
+	  "from a named root (largest blocks first, --top of them;\n"
+	  "text or json)" },
 	[OPT_FAILLEAK] = { .name = "fail-on-leak", 0, no_argument, NULL, set_flag,
 	  offsetof(struct options, fail_on_leak),
 	  "exit with status 3 when definitely lost bytes remain\n(implies --leaks)" },
@@ -522,6 +530,8 @@ static const struct refusal {
 	{ O(PEAK), O(LEAKS) | O(AGE) | O(OLDER) | O(MEMORY) | O(WHY) | O(EVENTS) | O(BYTHREAD),
 	  false, NULL, "--peak reports live bytes and blocks per stack: no --leaks, --age, "
 	  "--older-than, --memory, --why, --events or --by-thread with it" },
+	{ O(PEAK) | O(EVENTS), O(UNTAGGED), false, NULL,
+	  "--untagged counts the chunks live now: no --peak or --events with it" },
 	{ O(PEAK), 0, false, peak_metric, "--peak takes --metric=inuse_space or inuse_objects" },
 	{ O(EVENTS), O(BASE) | O(FOCUS) | O(IGNORE) | O(HIDE) | O(MAXFRAMES) | O(BY), false, NULL,
 	  "--events lists calls, not stacks: no --base or views with it" },

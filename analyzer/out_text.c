@@ -63,6 +63,24 @@ static void counts_summary(const struct report *r, FILE *f)
 	}
 }
 
+/* The allocator's chunks with no heapprof header that are blocks here: said before
+ * anything else is read into the figures. */
+static void untagged_line(const struct report *r, FILE *f)
+{
+	char a[32], b[32];
+
+	if (r->untagged_only)
+		fprintf(f, "  untagged:   no heapprof blocks in %s: its %s in-use chunks of %s (%s "
+			"bytes, usable sizes) are the blocks, with no stacks\n", r->source,
+			fmt_thousands(r->untagged_blocks, a), r->allocator,
+			fmt_thousands(r->untagged_bytes, b));
+	else if (r->allocator)
+		fprintf(f, "  untagged:   %s in-use chunks of %s (%s bytes, usable sizes) have no "
+			"heapprof header: blocks under [untagged]\n",
+			fmt_thousands(r->untagged_blocks, a), r->allocator,
+			fmt_thousands(r->untagged_bytes, b));
+}
+
 static void summary(const struct report *r, FILE *f)
 {
 	char a[32], b[32], c[32];
@@ -71,6 +89,7 @@ static void summary(const struct report *r, FILE *f)
 	fprintf(f, "  program:    %s\n", r->program);
 	fprintf(f, "  memory:     %s (%u-bit %s-endian)\n", r->source, r->wsize * 8,
 		r->big_endian ? "big" : "little");
+	untagged_line(r, f);
 	fprintf(f, "  live:       %s%s in %s blocks (%s bytes), %zu distinct stacks%s\n",
 		r->sample_period ? "about " : "", fmt_bytes(r->live_bytes, a),
 		fmt_thousands(r->live_blocks, b), fmt_thousands(r->live_bytes, c),
@@ -222,6 +241,8 @@ static int write_diff(const struct report *r, FILE *f)
 			fprintf(f, "    %s\n", report_overflow_mark(r->peak, buf, sizeof(buf)));
 		else if (s->flags & STACK_UNKNOWN)
 			fputs("    [unknown stack: no readable stack record]\n", f);
+		else if (s->flags & STACK_UNTAGGED)
+			fputs("    [untagged: an allocator's chunk with no heapprof header]\n", f);
 		else if (!s->nframes)
 			fputs("    [no stack: allocated before heapprof was ready]\n", f);
 		for (unsigned j = 0; j < s->nframes; j++) {
@@ -247,6 +268,7 @@ static int write_text(const struct report *r, FILE *f)
 	char a[32], b[32];
 
 	if (alone) {
+		untagged_line(r, f);
 		alone->ops->text(r, alone->data, f);
 		return ferror(f) ? -1 : 0;
 	}
@@ -274,6 +296,8 @@ static int write_text(const struct report *r, FILE *f)
 			fprintf(f, "    %s\n", report_overflow_mark(r->peak, mark, sizeof(mark)));
 		else if (s->flags & STACK_UNKNOWN)
 			fputs("    [unknown stack: no readable stack record]\n", f);
+		else if (s->flags & STACK_UNTAGGED)
+			fputs("    [untagged: an allocator's chunk with no heapprof header]\n", f);
 		else if (!s->nframes)
 			fputs("    [no stack: allocated before heapprof was ready]\n", f);
 		for (unsigned j = 0; j < s->nframes; j++)

@@ -537,10 +537,8 @@ void report_decorate(const struct report *r, const struct report_stack *s,
 	/* a cut stack's outermost frame is not the root: say so rather than invent one */
 	if (s->flags & STACK_OVERFLOW)
 		report_overflow_mark(r->peak, next_item(p, ITEM_MARK)->buf, sizeof(p->items->buf));
-	else if (s->flags & STACK_UNKNOWN)
-		mark = "[unknown stack]";
-	else if (!s->nframes)
-		mark = "[no stack]";
+	else if (stack_mark(s->flags, s->nframes))
+		mark = stack_mark(s->flags, s->nframes);
 	else if (s->flags & STACK_TRUNCATED)
 		mark = "[truncated]";
 	if (mark)

@@ -203,6 +203,9 @@ struct section_ops {
 	/* a stack's text lines, and its JSON members (",\n     \"x\": ...") */
 	void (*stack_text)(const struct report_stack *s, FILE *f);
 	void (*stack_json)(const struct report_stack *s, FILE *f);
+	/* --base: the data of NEW - OLD from each's (its row's free releases it); NULL:
+	 * NEW's section is shown as it is */
+	void *(*diff)(const void *data, const void *base);
 };
 
 struct report_section {
@@ -257,6 +260,10 @@ struct report {
 	const struct report_ring *rings; /* --events: by tid */
 	uint64_t sample_period;		/* bytes; 0 unless some block was sampled */
 	uint64_t unknown_blocks, unknown_bytes; /* under [unknown stack], as found */
+	uint64_t untagged_blocks, untagged_bytes; /* the allocator's chunks with no heapprof
+					 * header, under [untagged] (untagged.c) */
+	bool untagged_only;		/* ... and the dump has no heapprof block */
+	const char *allocator;		/* whose chunks they are: "glibc 2.36" */
 	uint64_t damaged;		/* v2 headers with a bad check naming a real site */
 	size_t all_stacks;		/* distinct stacks with a metric above 0 */
 	const struct report_stack *stacks; /* the ones shown, metric descending */

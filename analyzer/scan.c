@@ -80,6 +80,12 @@ bool scan_block_decoded(const struct image *img, const struct scan_block *b,
 	unsigned char raw[8];
 	uint64_t w;
 
+	if (b->version == SCAN_UNTAGGED) {
+		*d = (struct decoded){ .kind = DEC_BLOCK };
+		d->block = (struct hp_block){ .user = b->user, .size = b->size,
+					      .version = SCAN_UNTAGGED };
+		return true;
+	}
 	if (b->version == 2) {
 		*d = (struct decoded){ .kind = DEC_BLOCK };
 		d->block = (struct hp_block){ .user = b->user, .size = b->size, .version = 2,

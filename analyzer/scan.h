@@ -24,7 +24,7 @@ struct scan_block {
 	uint32_t below;		/* header bytes below user: v2 16 << shift, v1 48 + pcs;
 				 * 0: a slab table's block, with no header (and no chunk
 				 * of malloc's of its own) */
-	uint8_t version;
+	uint8_t version;	/* 1, 2, or SCAN_UNTAGGED */
 	uint8_t state;		/* leaks.c's */
 	uint8_t sampled;	/* v2: HP2_F_SAMPLED was set */
 	uint8_t out;		/* left out of the report (--older-than, a leak class not
@@ -34,6 +34,10 @@ struct scan_block {
 				 * is glibc's chunk size field when the block is in a
 				 * chunk of its own (scan_chunk_word); else 0 */
 };
+
+/* A block with no heapprof header: an allocator's chunk in use, its memory and usable
+ * size as the allocator gives them (untagged.c adds these to the list); no stack. */
+#define SCAN_UNTAGGED 0
 
 /*
  * The allocator's walk reads a size field per chunk; the scan, which has the bytes in
@@ -132,7 +136,8 @@ static inline bool scan_page_maybe(const struct scan_pages *pg, size_t si, uint6
 
 /*
  * A listed block as decode.c gives it: v2 from what the list kept (no read), v1 decoded
- * again (its stack lies below it, in buf). False if it cannot be read any more.
+ * again (its stack lies below it, in buf), an untagged one as version SCAN_UNTAGGED with
+ * no frames. False if it cannot be read any more.
  */
 bool scan_block_decoded(const struct image *img, const struct scan_block *b,
 			struct decode_buf *buf, struct decoded *d);

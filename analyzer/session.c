@@ -46,19 +46,20 @@ static void *graph_apply(struct session *s)
 }
 
 static const struct analysis graph_analysis = {	/* it sorts the list by address */
-	"graph", IN_LIST | IN_PAGES | IN_NONROOT, IN_GRAPH | IN_DOMINATORS, IN_LIST_ORDER,
+	"graph", IN_LIST | IN_PAGES | IN_NONROOT | IN_UNTAGGED, IN_GRAPH | IN_DOMINATORS, IN_LIST_ORDER,
 	NULL, graph_apply, NULL, NULL
 };
 
-extern const struct analysis timeline_analysis, ages_analysis, memory_analysis,
+extern const struct analysis untagged_analysis, timeline_analysis, ages_analysis, memory_analysis,
 	leaks_analysis, retained_analysis, lifetimes_analysis, why_analysis, by_analysis,
-	types_analysis;
+	types_analysis, types_retained_analysis;
 
 /* Every analysis, once. The order is the sections' in the report (the timeline's last:
  * text draws it after the summary), and the order of rows whose needs leave it open. */
 static const struct analysis *const analyses[] = {
 	&counts_analysis,
 	&alloc_analysis,
+	&untagged_analysis,
 	&graph_analysis,
 	&leaks_analysis,
 	&ages_analysis,
@@ -68,6 +69,7 @@ static const struct analysis *const analyses[] = {
 	&why_analysis,
 	&by_analysis,
 	&types_analysis,
+	&types_retained_analysis,
 	&timeline_analysis,
 };
 #define N_ANALYSES (sizeof(analyses) / sizeof(analyses[0]))
@@ -249,7 +251,14 @@ static void run(struct session *s, const struct options *o, const struct report_
 	s->o = o;
 	s->ro = *ro;
 	session_open(s, scan_kind(rows, n));
-	s->held = s->scan.list.v ? IN_LIST : 0;
+	if (s->untagged_dump && !o->untagged) {	/* its chunks are the blocks */
+		s->own_o = xmalloc(sizeof(*s->own_o));
+		*s->own_o = *o;
+		s->own_o->untagged = true;
+		s->o = o = s->own_o;
+		n = order(o, false, rows);
+	}
+	s->held = s->scan.list.v || o->untagged ? IN_LIST : 0;
 	drop_unread(s, rows, 0, n);
 	run_rows(s, rows, n);
 	with = s->ro;
@@ -278,6 +287,22 @@ static struct options *base_options(const struct options *o)
 	return b;
 }
 
+/* --base: each section that can be differenced shows NEW - OLD in the difference. */
+static void diff_sections(struct session *s)
+{
+	for (size_t i = 0; i < N_ANALYSES; i++) {
+		const struct section_ops *ops = analyses[i]->section;
+
+		if (!s->ran[i] || !s->base->ran[i] || !ops || !ops->diff || !s->state[i] ||
+		    !s->base->state[i])
+			continue;
+		s->diff_state[i] = ops->diff(s->state[i], s->base->state[i]);
+		for (size_t k = 0; k < s->diff.nsections; k++)
+			if (s->diff.sections[k].data == s->state[i])
+				s->diff.sections[k].data = s->diff_state[i];
+	}
+}
+
 const struct report *session_report(struct session *s, const struct options *o)
 {
 	struct report_opts ro = o->report;
@@ -291,10 +316,12 @@ const struct report *session_report(struct session *s, const struct options *o)
 	s->final = &s->r;
 	if (o->base || o->peak_diff) {
 		s->base = xmalloc(sizeof(*s->base));
-		run(s->base, base_options(o), &ro);
+		s->base_o = base_options(o);
+		run(s->base, s->base_o, &ro);
 		views_apply(&s->r, &o->view, false);
 		views_apply(&s->base->r, &o->view, false);
 		diff_build(&s->diff, &s->r, &s->base->r);
+		diff_sections(s);
 		s->diff.peak = s->r.peak;
 		views_cut(&s->diff, o->view.by != BY_NONE ? 0 : o->view.top, 0);
 		s->final = &s->diff;
@@ -310,8 +337,11 @@ const struct report *session_report(struct session *s, const struct options *o)
 static void end(struct session *s)
 {
 	for (size_t i = 0; i < N_ANALYSES; i++)
-		if (s->ran[i] && analyses[i]->free)
+		if (s->ran[i] && analyses[i]->free) {
 			analyses[i]->free(s->state[i]);
+			if (s->diff_state[i])
+				analyses[i]->free(s->diff_state[i]);
+		}
 	report_free(&s->r);
 	graph_free(s->graph);
 	alloc_close(&s->alloc);
@@ -319,6 +349,7 @@ static void end(struct session *s)
 	scan_result_free(&s->scan);
 	image_close(&s->img);
 	free(s->source);
+	free(s->own_o);
 }
 
 void session_end(struct session *s)
@@ -326,7 +357,7 @@ void session_end(struct session *s)
 	if (s->base) {
 		diff_free(&s->diff);
 		end(s->base);
-		free((void *)s->base->o);
+		free(s->base_o);
 		free(s->base);
 	}
 	end(s);

@@ -118,8 +118,9 @@ static void warn_missing(const struct image *img, const char *source)
 		     img->seg_name);
 }
 
-static void no_blocks(const struct options *o, const struct image *img,
-		      const struct scan_result *s, const char *source)
+/* No heapprof block: exits with the reason when heapprof.so ran or its blocks were all
+ * rejected; else returns, and the allocator's chunks are the blocks (untagged.c). */
+static void no_blocks(const struct scan_result *s, const char *source)
 {
 	uint64_t rejected = s->join.damaged;
 	enum decode_reject most = REJ_CHECK;
@@ -150,11 +151,6 @@ static void no_blocks(const struct options *o, const struct image *img,
 	if (s->join.have_proc)
 		die(EXIT_NO_REPORT, "heapprof.so was loaded in '%s' (pid %u) but no block was "
 		    "live: everything allocated had been freed", source, s->join.proc.pid);
-	if (img->truncated_segs)
-		die(EXIT_NO_REPORT, "no heapprof blocks in '%s', which is truncated (%u segments "
-		    "cut short)", source, img->truncated_segs);
-	die(EXIT_NO_REPORT, "no heapprof blocks in '%s' (was %s run with "
-	    "LD_PRELOAD=heapprof.so?)", source, o->program);
 }
 
 /* The region's known names, for the message when --region names none of them. */
@@ -176,10 +172,13 @@ static void __attribute__((noreturn)) unknown_region(const struct scan_result *s
 	die(EXIT_NO_REPORT, "no region '%s' in '%s' (known regions: %s)", name, source, list);
 }
 
-/* Whether the dump holds what the options ask for; exits with one line when not. */
-static void check_data(const struct options *o, const struct image *img,
-		       const struct scan_result *s, const char *source)
+/* Whether the dump holds what the options ask for; exits with one line when not.
+ * True when it holds no heapprof block, and the allocator's chunks are to be its. */
+static bool check_data(const struct options *o, const struct scan_result *s,
+		       const char *source)
 {
+	bool untagged = false;
+
 	enum report_metric m = o->report.metric;
 
 	if (s->join.region_unknown)
@@ -188,18 +187,21 @@ static void check_data(const struct options *o, const struct image *img,
 		if (!s->join.rings)
 			die(EXIT_NO_REPORT, "no event rings in '%s' (run with HEAPPROF_EVENTS=N)",
 			    source);
-		return;
+		return false;
 	}
 	if (m == METRIC_ALLOC_TIME && !s->join.have_time)
 		die(EXIT_NO_REPORT, "alloc_time was not recorded (run with HEAPPROF_TIME=1)");
 	if (m == METRIC_INUSE_SPACE || m == METRIC_INUSE_OBJECTS || !s->join.counted_sites) {
-		if (!s->blocks)
-			no_blocks(o, img, s, source);
+		if (!s->blocks) {
+			no_blocks(s, source);
+			untagged = true;
+		}
 	}
 	if (m != METRIC_INUSE_SPACE && m != METRIC_INUSE_OBJECTS && m != METRIC_RETAINED_SPACE &&
 	    !s->join.counted_sites)
 		die(EXIT_NO_REPORT, "'%s' holds no allocation counts (blocks of format version 1, "
 		    "or a heapprof.so before counters)", source);
+	return untagged;
 }
 
 static void warn_rejected(const struct scan_result *s)
@@ -341,8 +343,9 @@ void session_open(struct session *s, enum session_scan kind)
 	open_memory(o, &s->img, &s->source);
 	s->sym = scan_and_open_symbols(o, &s->img, kind, &s->scan);
 	sym_add_unloaded(s->sym, s->scan.found.mods, s->scan.found.nmods);
-	check_data(o, &s->img, &s->scan, s->source);
-	warn_release();
+	/* with no heapprof block the allocator must be read first: untagged.c says */
+	if (!(s->untagged_dump = check_data(o, &s->scan, s->source)))
+		warn_release();
 	warn_missing(&s->img, s->source);
 	warn_rejected(&s->scan);
 	s->r.program = sym_program(s->sym) ? sym_program(s->sym) : o->program;

@@ -18,7 +18,9 @@ struct size_count {
 
 #define STACK_TRUNCATED 0x1u	/* the writer cut the stack at its frame limit */
 #define STACK_UNKNOWN 0x2u	/* no readable stack record: "[unknown stack]" */
-#define STACK_OVERFLOW 0x4u	/* the peak table's stacks past its room, summed */
+#define STACK_UNTAGGED 0x4u	/* an allocator's chunk with no heapprof header, counted
+				 * as a block (untagged.c): "[untagged]" */
+#define STACK_OVERFLOW 0x8u	/* the peak table's stacks past its room, summed */
 /* A class an analysis splits the stacks by (--leaks: memcheck's), as its index + 1 into
  * the report's class names; 0: none. */
 #define STACK_CLASS_SHIFT 8
@@ -33,6 +35,17 @@ struct stack_counts {
 	uint64_t retained;	/* --metric=retained_space: bytes its blocks dominate
 				 * (graph.c), each block once */
 };
+
+/* The marker a stack with no frames to show stands under: "[unknown stack]",
+ * "[untagged]", "[no stack]"; NULL when it has frames and no such flag. */
+static inline const char *stack_mark(unsigned flags, unsigned nframes)
+{
+	if (flags & STACK_UNKNOWN)
+		return "[unknown stack]";
+	if (flags & STACK_UNTAGGED)
+		return "[untagged]";
+	return nframes ? NULL : "[no stack]";
+}
 
 struct stack {
 	uint64_t hash;

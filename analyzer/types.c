@@ -1,9 +1,11 @@
 /*
- * --by=type: the live blocks by what they hold. A C++ object of a class with virtual
- * functions starts with its vtable pointer, which points into a "vtable for C" symbol
- * of a module: the block is a C (its dynamic type, a derived class's own). Blocks
- * without one are untyped. Words outside every module are not looked up, so a heap of
- * pointers and strings costs a sort, not a lookup a block.
+ * --by=type: the live blocks by what they hold, each named by the first of a table of
+ * type sources that knows it. A C++ object of a class with virtual functions starts
+ * with its vtable pointer, which points into a "vtable for C" symbol of a module: the
+ * block is a C (its dynamic type, a derived class's own). Blocks no source knows are
+ * untyped. Words outside every module are not looked up, so a heap of pointers and
+ * strings costs a sort, not a lookup a block. With the heap graph
+ * (--metric=retained_space), what each type's blocks retain too.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -23,14 +25,16 @@
 struct type_row {
 	const char *name;		/* the class; NULL: untyped */
 	uint64_t bytes, blocks;		/* estimates when sampled */
+	uint64_t retained;		/* with the heap graph: what its blocks dominate */
+	uint64_t key;			/* the order: bytes, or retained with the graph */
 	double wbytes, wblocks;		/* sampled blocks' weights, added at the end */
 };
 
 struct types {
-	struct type_row *v;		/* bytes descending */
+	struct type_row *v;		/* key descending */
 	size_t n, shown;		/* shown: the --top first */
-	char **owned;			/* --short-names' names */
-	size_t nowned;
+	bool have_retained;		/* --metric=retained_space: the graph's figures */
+	struct type_names names;	/* each block's */
 };
 
 /* A block's first word, and which block. */
@@ -52,6 +56,8 @@ static int row_cmp(const void *a, const void *b)
 {
 	const struct type_row *x = a, *y = b;
 
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
 	if (x->bytes != y->bytes)
 		return x->bytes > y->bytes ? -1 : 1;
 	if (x->blocks != y->blocks)
@@ -77,68 +83,26 @@ static bool in_module(const struct sym_module_info *mods, size_t n, uint64_t w)
 	return lo && w < mods[lo - 1].end;
 }
 
-/* The class whose vtable holds w, or NULL; --short-names' copy kept in t. */
-static const char *class_of(struct session *s, struct types *t, uint64_t w)
+/* The name to show: --short-names' copy kept in tn. */
+static const char *shown_name(struct session *s, struct type_names *tn, const char *name)
+{
+	char buf[1024];
+
+	if (!s->o->report.short_names || !strcmp(short_name(name, buf, sizeof(buf)), name))
+		return name;
+	tn->owned = xrealloc(tn->owned, (tn->nowned + 1) * sizeof(*tn->owned));
+	return tn->owned[tn->nowned++] = xstrdup(buf);
+}
+
+/* The class whose vtable holds w, or NULL. */
+static const char *class_of(struct session *s, struct type_names *tn, uint64_t w)
 {
 	const struct sym_pc *p = sym_lookup(s->sym, w, false);
 	const char *name = p && p->nframes ? p->frames[0].func : NULL;
-	char buf[1024];
 
 	if (!name || strncmp(name, VTABLE_FOR, strlen(VTABLE_FOR)))
 		return NULL;
-	name += strlen(VTABLE_FOR);
-	if (!s->o->report.short_names || !strcmp(short_name(name, buf, sizeof(buf)), name))
-		return name;
-	t->owned = xrealloc(t->owned, (t->nowned + 1) * sizeof(*t->owned));
-	return t->owned[t->nowned++] = xstrdup(buf);
-}
-
-static struct type_row *row(struct types *t, const char *name, size_t *cap)
-{
-	for (size_t k = 0; k < t->n; k++)
-		if (t->v[k].name == name || (name && t->v[k].name && !strcmp(t->v[k].name, name)))
-			return &t->v[k];
-	if (t->n == *cap)
-		t->v = xrealloc(t->v, (*cap = *cap ? 2 * *cap : 16) * sizeof(*t->v));
-	t->v[t->n] = (struct type_row){ .name = name };
-	return &t->v[t->n++];
-}
-
-/* Each block counted in its type's row; a sampled block as the blocks it stands for. */
-static void count(struct session *s, struct types *t, const struct first_word *fw, size_t n)
-{
-	const struct scan_block *b = s->scan.list.v;
-	uint64_t period = s->scan.join.have_proc ? s->scan.join.proc.sample_period : 0;
-	size_t nmods, cap = 0;
-	struct sym_module_info *mods = sym_modules(s->sym, &nmods);
-
-	for (size_t k = 0; k < n;) {
-		size_t e = k;
-		const char *name = fw[k].w && !(fw[k].w % s->img.wsize) &&
-				   in_module(mods, nmods, fw[k].w) ?
-				   class_of(s, t, fw[k].w) : NULL;
-		struct type_row *r = row(t, name, &cap);
-
-		for (; e < n && fw[e].w == fw[k].w; e++) {
-			const struct scan_block *x = &b[fw[e].i];
-
-			if (x->sampled && period) {
-				double wt = decode_sample_weight(x->size, period);
-
-				r->wblocks += wt;
-				r->wbytes += wt * (double)x->size;
-			} else {
-				r->blocks++;
-				r->bytes += x->size;
-			}
-		}
-		k = e;
-	}
-	for (size_t k = 0; k < t->n; k++) {
-		t->v[k].blocks += (uint64_t)(t->v[k].wblocks + 0.5);
-		t->v[k].bytes += (uint64_t)(t->v[k].wbytes + 0.5);
-	}
-	free(mods);
+	return shown_name(s, tn, name + strlen(VTABLE_FOR));
 }
 
 /* A block's first word in the target's size and byte order; 0 when it has none. */
@@ -158,21 +122,163 @@ static uint64_t first_word(const struct image *img, const struct scan_block *b)
 	return w;
 }
 
-static void *types_run(struct session *s)
+/*
+ * C++: a block starting with a pointer into a "vtable for C" symbol is a C. The
+ * blocks are sorted by their first word, so each distinct word is looked up once, and
+ * words outside every module are not looked up at all.
+ */
+static void vtable_names(struct session *s, const uint8_t *want, struct type_names *tn)
 {
 	const struct scan_blocks *l = &s->scan.list;
 	struct first_word *fw = xmalloc((l->n ? l->n : 1) * sizeof(*fw));
-	struct types *t = xcalloc(1, sizeof(*t));
-	size_t n = 0, top = s->o->by_top;
+	size_t n = 0, nmods;
+	struct sym_module_info *mods = sym_modules(s->sym, &nmods);
+
+	for (size_t i = 0; i < l->n; i++)
+		if ((!want || want[i]) && !tn->of[i])
+			fw[n++] = (struct first_word){ first_word(&s->img, &l->v[i]), i };
+	qsort(fw, n, sizeof(*fw), word_cmp);
+	for (size_t k = 0; k < n;) {
+		size_t e = k;
+		const char *name = fw[k].w && !(fw[k].w % s->img.wsize) &&
+				   in_module(mods, nmods, fw[k].w) ? class_of(s, tn, fw[k].w) : NULL;
+
+		for (; e < n && fw[e].w == fw[k].w; e++)
+			tn->of[fw[e].i] = name;
+		k = e;
+	}
+	free(mods);
+	free(fw);
+}
+
+/* What can tell a block's type, tried in turn on the blocks still untyped. */
+static const struct type_source {
+	const char *name;
+	void (*name_blocks)(struct session *s, const uint8_t *want, struct type_names *tn);
+} sources[] = {
+	{ "C++ vtable", vtable_names },
+};
+
+void types_name_blocks(struct session *s, const uint8_t *want, struct type_names *tn)
+{
+	*tn = (struct type_names){ .of = xcalloc(s->scan.list.n ? s->scan.list.n : 1,
+						 sizeof(*tn->of)), .n = s->scan.list.n };
+	for (size_t k = 0; k < sizeof(sources) / sizeof(sources[0]); k++)
+		sources[k].name_blocks(s, want, tn);
+}
+
+void types_names_free(struct type_names *tn)
+{
+	for (size_t i = 0; i < tn->nowned; i++)
+		free(tn->owned[i]);
+	free(tn->owned);
+	free(tn->of);
+	*tn = (struct type_names){ 0 };
+}
+
+/* ---- the table ------------------------------------------------------------------- */
+
+static struct type_row *row(struct types *t, const char *name, size_t *cap)
+{
+	for (size_t k = 0; k < t->n; k++)
+		if (t->v[k].name == name || (name && t->v[k].name && !strcmp(t->v[k].name, name)))
+			return &t->v[k];
+	if (t->n == *cap)
+		t->v = xrealloc(t->v, (*cap = *cap ? 2 * *cap : 16) * sizeof(*t->v));
+	t->v[t->n] = (struct type_row){ .name = name };
+	return &t->v[t->n++];
+}
+
+/* A block's name and index, to sort by the name's address: one row lookup a name. */
+struct named {
+	const char *name;
+	size_t i;
+};
+
+static int named_cmp(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+	uintptr_t p = (uintptr_t)x->name, q = (uintptr_t)y->name;
+
+	if (p != q)
+		return p < q ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Each block shown counted in its type's row, a sampled block as the blocks it stands
+ * for; row_of[i] gets block i's row (GRAPH_NONE: not shown). */
+static void count(struct session *s, struct types *t, const uint8_t *shown, uint32_t *row_of)
+{
+	const struct scan_blocks *l = &s->scan.list;
+	uint64_t period = s->scan.join.have_proc ? s->scan.join.proc.sample_period : 0;
+	struct named *nb = xmalloc((l->n ? l->n : 1) * sizeof(*nb));
+	size_t n = 0, cap = 0;
 
 	for (size_t i = 0; i < l->n; i++) {
-		if (l->v[i].out)	/* left out of the report (--older-than, --leaks) */
-			continue;
-		fw[n++] = (struct first_word){ first_word(&s->img, &l->v[i]), i };
+		row_of[i] = GRAPH_NONE;
+		if (shown[i])
+			nb[n++] = (struct named){ t->names.of[i], i };
 	}
-	qsort(fw, n, sizeof(*fw), word_cmp);
-	count(s, t, fw, n);
-	free(fw);
+	qsort(nb, n, sizeof(*nb), named_cmp);
+	for (size_t k = 0; k < n;) {
+		size_t e = k;
+		uint32_t r = (uint32_t)(row(t, nb[k].name, &cap) - t->v);
+
+		for (; e < n && nb[e].name == nb[k].name; e++) {
+			const struct scan_block *x = &l->v[nb[e].i];
+			struct type_row *tr = &t->v[r];
+
+			row_of[nb[e].i] = r;
+			if (x->sampled && period) {
+				double wt = decode_sample_weight(x->size, period);
+
+				tr->wblocks += wt;
+				tr->wbytes += wt * (double)x->size;
+			} else {
+				tr->blocks++;
+				tr->bytes += x->size;
+			}
+		}
+		k = e;
+	}
+	for (size_t k = 0; k < t->n; k++) {
+		t->v[k].blocks += (uint64_t)(t->v[k].wblocks + 0.5);
+		t->v[k].bytes += (uint64_t)(t->v[k].wbytes + 0.5);
+	}
+	free(nb);
+}
+
+/* With the heap graph: what each type's blocks retain (each block once a type). */
+static void retained(struct session *s, struct types *t, const uint32_t *row_of)
+{
+	uint64_t *ret = xcalloc(t->n ? t->n : 1, sizeof(*ret));
+
+	graph_dominators(s->graph);
+	graph_retained_by(s->graph, row_of, t->n, ret);
+	for (size_t k = 0; k < t->n; k++)
+		t->v[k].retained = ret[k];
+	t->have_retained = true;
+	free(ret);
+}
+
+static void *types_run(struct session *s)
+{
+	const struct scan_blocks *l = &s->scan.list;
+	struct types *t = xcalloc(1, sizeof(*t));
+	uint8_t *shown = xmalloc(l->n ? l->n : 1);
+	uint32_t *row_of = xmalloc((l->n ? l->n : 1) * sizeof(*row_of));
+	size_t top = s->o->by_top;
+
+	for (size_t i = 0; i < l->n; i++)	/* not those left out (--older-than, --leaks) */
+		shown[i] = !l->v[i].out;
+	types_name_blocks(s, shown, &t->names);
+	count(s, t, shown, row_of);
+	if (s->graph && s->graph->n == l->n)
+		retained(s, t, row_of);
+	for (size_t k = 0; k < t->n; k++)
+		t->v[k].key = t->have_retained ? t->v[k].retained : t->v[k].bytes;
+	free(row_of);
+	free(shown);
 	if (t->n > 1)
 		qsort(t->v, t->n, sizeof(*t->v), row_cmp);
 	t->shown = top && top < t->n ? top : t->n;
@@ -183,39 +289,93 @@ static void types_free(void *state)
 {
 	struct types *t = state;
 
-	for (size_t i = 0; i < t->nowned; i++)
-		free(t->owned[i]);
-	free(t->owned);
+	types_names_free(&t->names);
 	free(t->v);
 	free(t);
+}
+
+/* --base: NEW - OLD by type, each figure an int64_t cast; growth first. The names are
+ * the sessions', which outlive the report. */
+static void *types_diff(const void *data, const void *base)
+{
+	const struct types *nt = data, *ot = base;
+	struct types *d = xcalloc(1, sizeof(*d));
+	size_t cap = 0, top = nt->shown < nt->n ? nt->shown : 0;
+
+	d->have_retained = nt->have_retained && ot->have_retained;
+	for (int side = 0; side < 2; side++) {
+		const struct types *t = side ? ot : nt;
+		int64_t sign = side ? -1 : 1;
+
+		for (size_t k = 0; k < t->n; k++) {
+			struct type_row *r = row(d, t->v[k].name, &cap);
+
+			r->bytes += (uint64_t)(sign * (int64_t)t->v[k].bytes);
+			r->blocks += (uint64_t)(sign * (int64_t)t->v[k].blocks);
+			r->retained += (uint64_t)(sign * (int64_t)t->v[k].retained);
+		}
+	}
+	/* signed order as unsigned: the sign bit flipped */
+	for (size_t k = 0; k < d->n; k++)
+		d->v[k].key = (d->have_retained ? d->v[k].retained : d->v[k].bytes) ^
+			      (uint64_t)1 << 63;
+	if (d->n > 1)
+		qsort(d->v, d->n, sizeof(*d->v), row_cmp);
+	d->shown = top && top < d->n ? top : d->n;
+	return d;
+}
+
+/* a figure, signed when the report is NEW - OLD */
+static const char *figure(const struct report *r, uint64_t v, char *buf)
+{
+	return r->diff ? fmt_signed_thousands((int64_t)v, buf) : fmt_thousands(v, buf);
 }
 
 static void types_text(const struct report *r, const void *data, FILE *f)
 {
 	const struct types *t = data;
 	char a[32], b[32];
+	char c[32];
 
-	fprintf(f, "live blocks by type (the class whose vtable a block starts with)%s\n",
-		r->sample_period ? "; estimates: sampled" : "");
-	fprintf(f, "%16s %12s  %s\n", "bytes", "blocks", "type");
-	for (size_t k = 0; k < t->shown; k++)
-		fprintf(f, "%16s %12s  %s\n", fmt_thousands(t->v[k].bytes, a),
-			fmt_thousands(t->v[k].blocks, b), t->v[k].name ? t->v[k].name : "[untyped]");
+	fprintf(f, "live blocks by type (the class whose vtable a block starts with)%s%s%s\n",
+		r->sample_period ? "; estimates: sampled" : "", r->diff ? "; NEW - OLD, OLD " : "",
+		r->diff ? r->base_source : "");
+	if (t->have_retained)
+		fprintf(f, "%16s %12s %16s  %s\n", "bytes", "blocks", "retained", "type");
+	else
+		fprintf(f, "%16s %12s  %s\n", "bytes", "blocks", "type");
+	for (size_t k = 0; k < t->shown; k++) {
+		fprintf(f, "%16s %12s", figure(r, t->v[k].bytes, a), figure(r, t->v[k].blocks, b));
+		if (t->have_retained)
+			fprintf(f, " %16s", figure(r, t->v[k].retained, c));
+		fprintf(f, "  %s\n", t->v[k].name ? t->v[k].name : "[untyped]");
+	}
 	if (t->shown < t->n)
 		fprintf(f, "%zu more types (--top=0 shows all)\n", t->n - t->shown);
+}
+
+/* a member's name and figure, signed when the report is NEW - OLD */
+static void json_figure(const struct report *r, const char *name, uint64_t v, FILE *f)
+{
+	if (r->diff)
+		fprintf(f, "%s%" PRId64, name, (int64_t)v);
+	else
+		fprintf(f, "%s%" PRIu64, name, v);
 }
 
 static void types_json(const struct report *r, const void *data, const struct report_out *o)
 {
 	const struct types *t = data;
 
-	(void)r;
 	fputs("  \"types\": [", o->f);
 	for (size_t k = 0; k < t->shown; k++) {
 		fputs(k ? ",\n    {\"type\": " : "\n    {\"type\": ", o->f);
 		json_str(t->v[k].name, false, o->f);
-		fprintf(o->f, ", \"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 "}", t->v[k].blocks,
-			t->v[k].bytes);
+		json_figure(r, ", \"blocks\": ", t->v[k].blocks, o->f);
+		json_figure(r, ", \"bytes\": ", t->v[k].bytes, o->f);
+		if (t->have_retained)
+			json_figure(r, ", \"retained_bytes\": ", t->v[k].retained, o->f);
+		fputc('}', o->f);
 	}
 	fputs(t->shown ? "\n  ],\n" : "],\n", o->f);
 }
@@ -238,15 +398,28 @@ static void types_html(const struct report *r, const void *data, const struct re
 /* text: the whole report, as --by=function's table is */
 const struct section_ops types_section = {
 	.name = "types", .gives = "a table of types", .alone = true, .text = types_text,
-	.json = types_json, .html = types_html,
+	.json = types_json, .html = types_html, .diff = types_diff,
 };
 
 static bool types_wanted(const struct options *o)
 {
-	return o->by_type;
+	return o->by_type && o->report.metric != METRIC_RETAINED_SPACE;
+}
+
+static bool types_retained_wanted(const struct options *o)
+{
+	return o->by_type && o->report.metric == METRIC_RETAINED_SPACE;
 }
 
 /* the blocks the report shows: after --older-than and --leaks marked the others */
 const struct analysis types_analysis = {
-	"types", IN_LIST | IN_MARKS, 0, 0, types_wanted, types_run, types_free, &types_section
+	"types", IN_LIST | IN_MARKS | IN_UNTAGGED, 0, 0, types_wanted, types_run, types_free,
+	&types_section
+};
+
+/* the same table with what each type retains: the graph's, which the plain table does
+ * not build (before the retained row takes its numbering apart) */
+const struct analysis types_retained_analysis = {
+	"types, retained", IN_LIST | IN_MARKS | IN_UNTAGGED | IN_GRAPH | IN_DOMINATORS, 0, 0,
+	types_retained_wanted, types_run, types_free, &types_section
 };

@@ -4,12 +4,15 @@
  * retain together, as a report section: alone in text, "why" in JSON.
  */
 #include <inttypes.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis.h"
 #include "fmt.h"
 #include "json.h"
+#include "types.h"
 #include "util.h"
 #include "why.h"
 
@@ -246,6 +249,28 @@ static bool why_wanted(const struct options *o)
 	return o->why != NULL;
 }
 
+/* No stack matched REGEX: the blocks whose type (--by=type's) does; 1 if none. */
+static int why_types(struct session *s, struct graph_why **w)
+{
+	struct type_names tn;
+	regex_t re;
+	uint8_t *picked;
+	int rc;
+
+	if (regcomp(&re, s->o->why, REG_EXTENDED | REG_NOSUB))
+		return 1;	/* graph_why said why already */
+	types_name_blocks(s, NULL, &tn);
+	picked = xcalloc(tn.n ? tn.n : 1, 1);
+	for (size_t i = 0; i < tn.n; i++)
+		picked[i] = tn.of[i] && !regexec(&re, tn.of[i], 0, NULL, 0);
+	rc = graph_why_picked(s->graph, &s->scan, s->sym, &s->keying, s->o->why, picked,
+			      s->o->report.top, w);
+	free(picked);
+	types_names_free(&tn);
+	regfree(&re);
+	return rc;
+}
+
 static void *why_run(struct session *s)
 {
 	struct graph_why *w = NULL;
@@ -255,6 +280,8 @@ static void *why_run(struct session *s)
 
 	if (rc < 0)
 		die(EXIT_USAGE, "%s", err);
+	if (rc > 0 && strncmp(s->o->why, "0x", 2))
+		rc = why_types(s, &w);
 	if (rc > 0)
 		die(EXIT_NO_REPORT, "no live block matches '%s'", s->o->why);
 	return w;

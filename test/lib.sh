@@ -12,6 +12,8 @@
 #                               print N, OP and M
 #   run_preloaded PROG ARGS...  start PROG under heapprof.so (or LD_PRELOAD=$HP_PRELOAD when
 #                               set), wait for its "ready" line
+#   run_plain PROG ARGS...      the same without heapprof.so (a core of a program that
+#                               ran without it)
 #   take_core FILE              gcore the program started last, then end it
 #   expect_bytes FUNC N FILE    collapsed report FILE: stacks through FUNC hold N bytes
 #   run_tap NAME CMD...         run a test program that prints ok / not ok lines itself,
@@ -202,6 +204,15 @@ run_preloaded()
 		[ $i -lt 600 ] || { echo "program never got ready" >&2; return 1; }
 		sleep 0.1
 	done
+}
+
+run_plain()
+{
+	rm -f prog.out
+	"$@" >prog.out 2>prog.err &
+	PROG_PID=$!
+	wait_for grep -q '^ready$' prog.out 2>/dev/null ||
+	{ kill -9 "$PROG_PID" 2>/dev/null; cat prog.err >&2; return 1; }
 }
 
 # path_without_gdb DIR: DIR made to serve as a PATH with every command of /usr/bin and /bin

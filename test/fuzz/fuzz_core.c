@@ -24,6 +24,7 @@
 #include "report.h"
 #include "scan.h"
 #include "sym.h"
+#include "untagged.h"
 #include "util.h"
 #include "views.h"
 
@@ -64,8 +65,9 @@ static void fuzz_diff(const struct report *r)
 }
 
 /* --leaks=all with suppressions, --memory and retained sizes: the scan that lists
- * blocks, the allocator's chunks (glibc's walk on hostile bytes), the heap graph, then
- * the classifier and the dominator tree on it */
+ * blocks, the allocator's chunks (glibc's walk on hostile bytes; with no heapprof
+ * block, its untagged chunks as the blocks), the heap graph, then the classifier and
+ * the dominator tree on it */
 static void fuzz_leaks(const struct image *img, struct sym *sym)
 {
 	struct scan_result scan;
@@ -79,9 +81,13 @@ static void fuzz_leaks(const struct image *img, struct sym *sym)
 	struct report r = { .program = program, .source = "fuzz" };
 	struct report_opts ro = { .top = 5, .sizes = true };
 
+	uint64_t bytes, own;
+
 	scan_image_blocks_with(img, 1, &jo, &scan);
-	if (scan.blocks) {
-		alloc_open(&alloc, img, sym, &scan.list, NULL);
+	alloc_open(&alloc, img, sym, &scan.list, NULL);
+	if (!scan.blocks)
+		untagged_blocks(&alloc, &scan.list, &bytes, &own);
+	if (scan.list.n) {
 		memory_apply(img, sym, &alloc, &mem);
 		pinned_apply(&pinned, &alloc, img, &scan, sym, 3);
 		mem.pinned = &pinned;
@@ -95,8 +101,8 @@ static void fuzz_leaks(const struct image *img, struct sym *sym)
 		report_free(&r);
 		graph_free(g);
 		pinned_free(&pinned);
-		alloc_close(&alloc);
 	}
+	alloc_close(&alloc);
 	scan_result_free(&scan);
 }
 

@@ -4,7 +4,9 @@
  * to five arenas of up to three heaps, chunks, fastbins and a tcache), their next and
  * prev links and free lists chosen by the bytes (loops, links into garbage), then any
  * word of the image overwritten, through alloc_glibc_walk: the chunks it lists must
- * be fewer than the image's bytes hold. Odd: a heap graph (random, a list pointing
+ * be fewer than the image's bytes hold, and its untagged chunks as blocks (a core
+ * taken without heapprof) each inside its chunk, then their heap graph and what each
+ * retains. Odd: a heap graph (random, a list pointing
  * back to its owner, a long chain, unreached cycles) through the dominator tree,
  * checked against dominator sets when small, and --why's cut of its paths. Nothing may
  * crash, hang or leak. Build and run: make fuzz (needs clang).
@@ -15,7 +17,10 @@
 
 #include "alloc.h"
 #include "alloc_int.h"
+#include "graph.h"
 #include "image.h"
+#include "scan.h"
+#include "untagged.h"
 #include "../helpers/graph_check.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -213,6 +218,40 @@ static void make_tcache(struct made *m, struct bytes *b)
 	}
 }
 
+/* The untagged chunks as blocks: no more than the chunks, each inside its own; their
+ * graph and what each retains, as a core taken without heapprof gives them. */
+static void untagged_graph(struct alloc *a, const struct image *img)
+{
+	struct scan_result scan = { 0 };
+	uint64_t bytes, own, *ret;
+	uint32_t *group;
+	struct graph *g;
+	size_t n;
+
+	a->reader = &alloc_glibc_reader;	/* the walk alone leaves it unset */
+	a->known = true;
+	n = untagged_blocks(a, &scan.list, &bytes, &own);
+	if (n > a->nchunks)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		const struct alloc_chunk *c = alloc_find(a, scan.list.v[i].user);
+
+		if (!c || scan.list.v[i].user + scan.list.v[i].size > c->addr + c->size + 8)
+			abort();
+	}
+	g = graph_build(img, &scan, a);
+	graph_dominators(g);
+	group = malloc((g->n ? g->n : 1) * sizeof(*group));
+	ret = calloc(3, sizeof(*ret));
+	for (size_t i = 0; i < g->n; i++)
+		group[i] = i % 4 == 3 ? GRAPH_NONE : (uint32_t)(i % 3);
+	graph_retained_by(g, group, 3, ret);
+	free(group);
+	free(ret);
+	graph_free(g);
+	free(scan.list.v);
+}
+
 static void fuzz_arenas(struct bytes *b)
 {
 	struct made *m = calloc(1, sizeof(*m));
@@ -276,6 +315,7 @@ static void fuzz_arenas(struct bytes *b)
 		if (a.chunks[i].addr < a.chunks[i - 1].addr)
 			abort();
 	alloc_find(&a, BRK + 0x100);
+	untagged_graph(&a, &m->img);
 	alloc_close(&a);
 	for (size_t i = 0; i < m->img.nsegs; i++)
 		free(m->mem[i]);

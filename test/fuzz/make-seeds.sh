@@ -117,4 +117,15 @@ if command -v gcore >/dev/null 2>&1 && [ -x "$B/progs/plugin_host" ]; then
 	kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
 	[ -f "$tmp/core.$pid" ] && $GEN cut "$tmp/core.$pid" "$out/core/real-plugin-host"
 fi
+# a real core of a program run without heapprof.so, cut to libc's data and the heap:
+# its untagged chunks are the blocks
+if command -v gcore >/dev/null 2>&1 && [ -x "$B/progs/sites" ]; then
+	"$B/progs/sites" small=10x100 >"$tmp/out" &
+	pid=$!
+	i=0
+	while ! grep -q ready "$tmp/out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	gcore -o "$tmp/plain" "$pid" >/dev/null 2>&1 || true
+	kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+	[ -f "$tmp/plain.$pid" ] && $GEN cut-untagged "$tmp/plain.$pid" "$out/core/real-untagged-sites"
+fi
 du -sh "$out"

@@ -6,7 +6,10 @@
   pyname OUT                      fuzz_scan's input: a Python name record at 0x7000
   cut CORE OUT                    a 64-bit LE core cut to its CORE notes (file list,
                                   auxv, registers), the pages holding heapprof words
-                                  and those starting with an ELF header"""
+                                  and those starting with an ELF header
+  cut-untagged CORE OUT           the same of a core taken without heapprof: notes,
+                                  the files' ELF headers, libc's written data and
+                                  the brk heap's (keep_written)"""
 import struct
 import sys
 
@@ -87,7 +90,39 @@ def pyname(out):
     open(out, 'wb').write(bytes([0]) + struct.pack('<Q', at) + rec)
 
 
-def cut(src, dst):
+def keep_heapprof(flags, chunk):
+    """heapprof's words, and ELF headers (libdwfl lists modules from them)"""
+    return chunk[:4] == b'\x7fELF' or any(chunk[k + 6:k + 8] == b'\xe1\xa3'
+                                           for k in range(0, len(chunk), 8))
+
+
+def keep_written(flags, chunk, path, vaddr):
+    """a core taken without heapprof (x86_64's layout): the files' ELF headers, and the
+    written pages that are not all zeros of libc (main_arena) and of the brk heap
+    (anonymous, below the libraries), where the allocator's walk reads"""
+    if chunk[:4] == b'\x7fELF':
+        return path is not None
+    return bool(flags & 2) and chunk.count(0) != len(chunk) and (
+        (path is None and vaddr < 0x7f0000000000) or (path and b'/libc.so' in path))
+
+
+def file_map(notes):
+    """NT_FILE's mappings: (start, end, path)"""
+    pos, out = 0, []
+    while pos + 12 <= len(notes):
+        nsz, dsz, typ = struct.unpack_from('<III', notes, pos)
+        desc = pos + 12 + (nsz + 3 & ~3)
+        if typ == 0x46494c45:
+            count, _ = struct.unpack_from('<QQ', notes, desc)
+            names = notes[desc + 16 + 24 * count:desc + dsz].split(b'\0')
+            for i in range(count):
+                start, end, _ = struct.unpack_from('<QQQ', notes, desc + 16 + 24 * i)
+                out.append((start, end, names[i]))
+        pos = desc + (dsz + 3 & ~3)
+    return out
+
+
+def cut(src, dst, keep=None):
     d = open(src, 'rb').read()
     assert d[:4] == b'\x7fELF' and d[4] == 2 and d[5] == 1, 'a 64-bit LE core'
     phoff, = struct.unpack_from('<Q', d, 0x20)
@@ -105,12 +140,17 @@ def cut(src, dst):
                 if body[pos + 12:pos + 16] == b'CORE' and typ in (1, 6, 0x46494c45):
                     notes += body[pos:pos + size]
                 pos += size
-        elif p_type == 1:
+    files = file_map(notes)
+    for i in range(phnum):
+        p_type, p_flags, off, vaddr, _, filesz, _, _ = struct.unpack_from(
+            '<IIQQQQQQ', d, phoff + i * phentsize)
+        body = d[off:off + filesz]
+        if p_type == 1:
+            path = next((f for s, e, f in files if s <= vaddr < e), None)
             for page in range(0, len(body), 4096):
                 chunk = body[page:page + 4096]
-                # heapprof's words, and ELF headers (libdwfl lists modules from them)
-                if chunk[:4] == b'\x7fELF' or any(chunk[k + 6:k + 8] == b'\xe1\xa3'
-                                                 for k in range(0, len(chunk), 8)):
+                if (keep(p_flags, chunk, path, vaddr + page) if keep
+                        else keep_heapprof(p_flags, chunk)):
                     loads.append((p_flags, vaddr + page, chunk))
     n = 1 + len(loads)
     out = bytearray(d[:64])
@@ -137,6 +177,8 @@ def main(a):
         pyname(a[1])
     elif a[0] == 'cut':
         cut(a[1], a[2])
+    elif a[0] == 'cut-untagged':
+        cut(a[1], a[2], keep_written)
     else:
         sys.exit(__doc__)
 

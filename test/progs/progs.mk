@@ -13,7 +13,7 @@ TEST_PROGS := $(P)/fakeeval $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)
 	$(P)/snaplife $(P)/snaplife-linked $(P)/rebuild $(P)/rebuild-extra $(P)/libopenswap.so \
 	$(P)/libslowopen.so $(P)/mallocptr $(P)/resident $(P)/manystacks $(P)/peaks $(P)/lifetimes \
 	$(P)/manysamples $(P)/tiocsti $(P)/bigmap $(P)/threadexit $(P)/snaproots $(P)/cxxglobal $(P)/otherstacks $(P)/libc_callers \
-	$(P)/types $(P)/attachee $(P)/liblate.so $(P)/oomleak
+	$(P)/types $(P)/attachee $(P)/liblate.so $(P)/oomleak $(P)/shop
 
 check-build: $(TEST_PROGS)
 
@@ -110,6 +110,10 @@ $(P)/cxx: test/progs/cxx.cc
 	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -fno-ipa-icf -std=c++17 -Wall -Wextra -o $@ $<
 
 $(P)/types: test/progs/types.cc
+	@mkdir -p $(@D)
+	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -std=c++17 -Wall -Wextra -o $@ $<
+
+$(P)/shop: test/progs/shop.cc
 	@mkdir -p $(@D)
 	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -std=c++17 -Wall -Wextra -o $@ $<
 
