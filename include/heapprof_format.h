@@ -211,6 +211,26 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   max(HEAPPROF_PEAK_STEP, 1% of the last peak). Entries with 0 bytes and 0 blocks
  *   are left out.
  *
+ * Map table (64 bytes + N entries of 3 words; HEAPPROF_MAPS=N; one per process): the
+ * anonymous mappings made through the process's mmap, mmap64 and mremap while heapprof
+ * was loaded, each with the stack that made it, and heapprof's own mappings. Memory
+ * the C library maps itself (malloc's heaps and big chunks, thread stacks) and the
+ * loader's never pass through these calls and are not in it.
+ *   w0 HP2_MAPS_MAGIC   w1 check (of w2)
+ *   w2 N, the entries it has room for (0..31, 1..HP2_MAPS_MAX) | words per entry
+ *      (32..39, 3)
+ *   w3 entries used (0..N)   w4 changes so far, odd while one is under way
+ *   w5 calls whose effect it could not record (table full; a signal handler that
+ *      mapped while its thread was changing the table)   w6, w7 reserved (0)
+ *   (w3..w7 and the entries change: not checked)
+ *   then N entries of 3 words, the first w3 of them used, sorted by start, none
+ *   overlapping the next:
+ *     e0 start (page-aligned)   e1 end: one past the last byte (page-aligned)
+ *     e2 stack id (0..31; 0: no stack) | origin (32..39: HP2_MAP_*) |
+ *        flags (40..47: HP2_MAPF_*)
+ *   munmap and mremap cut, move and resize entries, so each entry is the part of a
+ *   mapping still there. Memory not in the table has no known origin here.
+ *
  * Process record (64 bytes): one per process
  *   w0 HP2_PROC_MAGIC   w1 check
  *   w2 version 2 (0..15) | wsize (16..23) | flags (24..31) | pid (32..63)
@@ -221,7 +241,7 @@ static inline uint64_t hp_check_final(uint64_t x)
  *
  * A record's check: x = mix(SEED2, address of w0), x = mix(x, w) for each checked
  * word from w2 on (stack: w2, then every pc; site: w2, w3; thread: w2;
- * timeline, peak table: w2; process: w2..w7),
+ * timeline, peak table, map table: w2; process: w2..w7),
  * check = final(x). A block's check: x = mix(SEED2, user), mix(x, info),
  * mix(x, tag with the check bits 0), mix(x, size word) when BIG; check =
  * final(x) & HP2_CHECK_MASK.
@@ -248,6 +268,14 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_PEAK_WORDS 16			/* peak table words before the entries */
 #define HP2_PEAK_ENTRY_WORDS 3
 #define HP2_PEAK_MAX (1u << 24)			/* E's limit */
+#define HP2_MAPS_MAGIC 0xA3E14D4150535632ULL
+#define HP2_MAPS_WORDS 8			/* map table words before the entries */
+#define HP2_MAP_ENTRY_WORDS 3
+#define HP2_MAPS_MAX (1u << 24)			/* N's limit */
+#define HP2_MAP_PROGRAM 1u			/* origin: the program's call, e2 its stack */
+#define HP2_MAP_HEAPPROF 2u			/* origin: heapprof's own (a call from its code) */
+#define HP2_MAPF_SHARED 0x1u			/* MAP_SHARED */
+#define HP2_MAPF_REMAPPED 0x2u			/* moved or resized by mremap since */
 #define HP2_SEED 0xBB67AE8584CAA73BULL
 
 #define HP2_CHECK_BITS 27

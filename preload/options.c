@@ -47,6 +47,7 @@ static const struct option_def defs[] = {
 	NUM("HEAPPROF_PEAK_STEP", peak_step, 0, (uint64_t)1 << 62, PEAK_STEP_DEFAULT),
 	NUM("HEAPPROF_WAIT_MS", wait_ms, 0, 86400000, 60000),
 	NUM("HEAPPROF_PYTHON", python, 0, 1, 1),
+	NUM("HEAPPROF_MAPS", maps, 0, HP2_MAPS_MAX, HP_DEFAULT_MAPS),
 };
 
 /*
