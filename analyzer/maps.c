@@ -61,25 +61,29 @@ static void read_entries(struct maps *m, const struct image *img, const struct h
 {
 	uint64_t last_end = 0;
 	struct maps_entry e;
+	size_t cap = 0;
 
-	m->v = xcalloc(t->used ? (size_t)t->used : 1, sizeof(*m->v));
 	for (uint64_t i = 0; i < t->used; i++) {
 		if (!read_entry(img, t, i, &e)) {
 			m->bad += t->used - i;	/* the rest of the table is not in the dump */
 			break;
 		}
 		if (e.end <= e.start || e.start % PAGE_ALIGN || e.end % PAGE_ALIGN ||
-		    e.start < last_end || (e.origin != HP2_MAP_PROGRAM && e.origin != HP2_MAP_HEAPPROF)) {
+		    e.start < last_end || e.origin < HP2_MAP_PROGRAM || e.origin > HP2_MAP_ALLOCATOR) {
 			m->bad++;
 			continue;
 		}
+		if (m->n == cap)	/* grown as read: w3 is not trusted with memory */
+			m->v = xrealloc(m->v, (cap = cap ? 2 * cap : 64) * sizeof(*m->v));
 		m->v[m->n++] = e;
 		last_end = e.end;
 		if (e.origin == HP2_MAP_PROGRAM) {
 			m->program_bytes += e.end - e.start;
 			m->program_n++;
-		} else {
+		} else if (e.origin == HP2_MAP_HEAPPROF) {
 			m->heapprof_bytes += e.end - e.start;
+		} else {
+			m->allocator_bytes += e.end - e.start;
 		}
 	}
 }
@@ -154,7 +158,7 @@ void maps_apply(struct maps *m, const struct image *img, const struct scan_resul
 		}
 		s = v[i].id ? collect_stack(&scan->found, v[i].id) : NULL;
 		v[i].unknown = v[i].id && !s;
-		if (s && s->nframes) {
+		if (s && s->nframes && sym) {
 			v[i].truncated = s->flags & HP2_STACK_TRUNCATED;
 			v[i].frames = report_symbolize(NULL, s->pcs, s->nframes, sym, false,
 						       &v[i].nframes);
@@ -239,7 +243,7 @@ void maps_write_text(const struct maps *m, FILE *f)
 			fmt_thousands(m->rest_bytes, a), fmt_thousands(m->rest_mappings, b),
 			m->all - m->nstacks);
 	if (m->lost)
-		fprintf(f, "  map table: %s calls not recorded (table full: raise HEAPPROF_MAPS)\n",
+		fprintf(f, "  map table: %s calls not recorded (the table was full, HEAPPROF_MAPS, or a signal handler mapped while its thread changed it)\n",
 			fmt_thousands(m->lost, a));
 	if (m->bad)
 		fprintf(f, "  map table: %s entries skipped (damaged or not in the dump)\n",
@@ -256,9 +260,10 @@ void maps_write_json(const struct maps *m, FILE *f,
 		     void (*frame)(const struct report_frame *fr, FILE *f))
 {
 	fprintf(f, ",\n    \"map_table\": {\"found\": %s, \"program_bytes\": %" PRIu64
-		", \"heapprof_bytes\": %" PRIu64 ", \"program_mappings\": %zu, \"lost_calls\": %" PRIu64
+		", \"heapprof_bytes\": %" PRIu64 ", \"allocator_bytes\": %" PRIu64
+		", \"program_mappings\": %zu, \"lost_calls\": %" PRIu64
 		", \"skipped_entries\": %" PRIu64 ", \"changing\": %s, \"stacks\": %zu}",
-		m->found ? "true" : "false", m->program_bytes, m->heapprof_bytes, m->program_n, m->lost,
+		m->found ? "true" : "false", m->program_bytes, m->heapprof_bytes, m->allocator_bytes, m->program_n, m->lost,
 		m->bad, m->changing ? "true" : "false", m->all);
 	fputs(",\n    \"mapped\": [", f);
 	for (size_t i = 0; i < m->nstacks; i++) {

@@ -44,6 +44,7 @@ struct maps {
 	bool changing;		/* a change was under way: one entry may be off */
 	unsigned tables;	/* map tables found (1 expected) */
 	uint64_t program_bytes, heapprof_bytes;
+	uint64_t allocator_bytes;	/* mapped by the allocator behind heapprof itself */
 	size_t program_n;	/* entries of the program's */
 	struct maps_stack *stacks;	/* shown: bytes descending, then id */
 	size_t nstacks, all;	/* shown, distinct */
@@ -52,7 +53,8 @@ struct maps {
 
 /*
  * Read the dump's map table into *m (zeroed first; none: m->found false), and sum its
- * program entries per stack, the top (0: all) largest symbolized with sym. Bad entries
+ * program entries per stack, the top (0: all) largest symbolized with sym (NULL: not
+ * symbolized, no frames). Bad entries
  * are skipped and counted, never trusted: the table's size is bounded by what the dump
  * holds.
  */

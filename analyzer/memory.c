@@ -134,6 +134,10 @@ static void split(const struct image *img, const struct alloc *al, const struct 
 	n = n < left ? n : left;
 	out[MEM_MMAPPED] += n;
 	left -= n;
+	n = maps_bytes_in(maps, a, b, HP2_MAP_ALLOCATOR);	/* jemalloc's, say */
+	n = n < left ? n : left;
+	out[MEM_ARENAS] += n;
+	left -= n;
 	n = maps_bytes_in(maps, a, b, HP2_MAP_PROGRAM);
 	n = n < left ? n : left;
 	out[MEM_MAPPED] += n;

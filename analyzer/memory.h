@@ -17,7 +17,8 @@ struct report_frame;
 struct sym;
 
 enum memory_kind {
-	MEM_ARENAS,		/* the allocator's heaps */
+	MEM_ARENAS,		/* the allocator's heaps; what an allocator other than
+				 * glibc's mapped for itself (maps.h) */
 	MEM_MMAPPED,		/* chunks in mappings of their own */
 	MEM_STACKS,		/* segments holding a thread's stack pointer, kept stacks
 				 * of exited threads, and their guard areas */

@@ -228,6 +228,9 @@ static inline uint64_t hp_check_final(uint64_t x)
  *     e0 start (page-aligned)   e1 end: one past the last byte (page-aligned)
  *     e2 stack id (0..31; 0: no stack) | origin (32..39: HP2_MAP_*) |
  *        flags (40..47: HP2_MAPF_*)
+ *   Origin 3 (HP2_MAP_ALLOCATOR): a call from the object of the allocator heapprof
+ *   passes blocks to (jemalloc behind heapprof.so, say), which may hold its lock: no
+ *   stack is taken.
  *   munmap and mremap cut, move and resize entries, so each entry is the part of a
  *   mapping still there. Memory not in the table has no known origin here.
  *
@@ -274,6 +277,8 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_MAPS_MAX (1u << 24)			/* N's limit */
 #define HP2_MAP_PROGRAM 1u			/* origin: the program's call, e2 its stack */
 #define HP2_MAP_HEAPPROF 2u			/* origin: heapprof's own (a call from its code) */
+#define HP2_MAP_ALLOCATOR 3u			/* origin: the allocator behind heapprof (a call
+						 * from its object, e.g. jemalloc's arenas) */
 #define HP2_MAPF_SHARED 0x1u			/* MAP_SHARED */
 #define HP2_MAPF_REMAPPED 0x2u			/* moved or resized by mremap since */
 #define HP2_SEED 0xBB67AE8584CAA73BULL

@@ -41,6 +41,8 @@ static void resolve(void)
 	table_init(hp_opt.sample, hp_frames, hp_opt.time ? HP2_P_TIME : 0);
 	live_init();
 	real_resolve();
+	if (maps_allocator)
+		maps_allocator((void *)hp_real.malloc);
 	start_unwinder();
 }
 

@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <link.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -38,6 +39,10 @@ static int maps_lock;		/* 0 free, 1 held */
 static uintptr_t page_mask;
 /* The thread holds maps_lock: a signal handler's call in it passes untracked. */
 static HP_TLS bool maps_busy;
+
+/* The object of the allocator heapprof passes blocks to (maps_allocator): a call from
+ * there may hold the allocator's lock, so it gets no stack (unwinding may allocate). */
+static uintptr_t alloc_lo, alloc_hi;
 
 /* heapprof.so's own bytes, from its ELF header to its end: a call from in there is
  * heapprof's (its tables, the signal thread's stack, snapshot buffers). */
@@ -184,6 +189,34 @@ void maps_init(void)
 	__atomic_store_n(&maps, t, __ATOMIC_RELEASE);
 }
 
+static int find_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	uintptr_t fn = (uintptr_t)arg, lo = UINTPTR_MAX, hi = 0;
+
+	(void)size;
+	for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		if (info->dlpi_addr + ph->p_vaddr < lo)
+			lo = info->dlpi_addr + ph->p_vaddr;
+		if (info->dlpi_addr + ph->p_vaddr + ph->p_memsz > hi)
+			hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+	}
+	if (fn < lo || fn >= hi)
+		return 0;
+	alloc_lo = lo;
+	alloc_hi = hi;
+	return 1;
+}
+
+void maps_allocator(void *fn)
+{
+	if (fn)
+		dl_iterate_phdr(find_object, fn);
+}
+
 void maps_after_fork(void)
 {
 	maps_lock = 0;	/* the thread that held it is not in the child */
@@ -225,6 +258,8 @@ static void *do_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 		/* before the lock: the stack table may map memory for the record */
 		if (from_heapprof(st->pc))
 			what = entry_word(0, HP2_MAP_HEAPPROF, mf);
+		else if (st->pc >= alloc_lo && st->pc < alloc_hi)
+			what = entry_word(0, HP2_MAP_ALLOCATOR, mf);
 		else
 			what = entry_word(hooks_stack_id(st), HP2_MAP_PROGRAM, mf);
 	}

@@ -9,9 +9,13 @@
 
 /* Make the table (HEAPPROF_MAPS entries), once the options are read. */
 HP_HIDDEN void maps_init(void);
+/* The allocator is known: fn is its malloc. Its own mappings are then the allocator's
+ * (no stack: it may call mmap holding its lock, and unwinding may allocate). */
+HP_HIDDEN void maps_allocator(void *fn);
 /* In a forked child: the lock is free (its holder is not in the child). */
 HP_HIDDEN void maps_after_fork(void);
 #pragma weak maps_init
 #pragma weak maps_after_fork
+#pragma weak maps_allocator
 
 #endif

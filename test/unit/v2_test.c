@@ -552,6 +552,7 @@ static void doc_vectors(void)
 	uint64_t s8[3] = { 0x0800000200000003ULL, 0x401000, 0x402000 };
 	uint64_t s4[3] = { 0x0400000200000003ULL, 0x401000, 0x402000 };
 	uint64_t site[2] = { 0x0000000300000007ULL, 0x000000010000002aULL };
+	uint64_t maps[1] = { 65536 | (uint64_t)HP2_MAP_ENTRY_WORDS << 32 };
 
 	ok(hp2_time_encode(1500) == 0x23b && hp2_time_decode(0x23b) == 1496,
 	   "FORMAT.md: 1500 ms is time code 0x23b, read back as 1496 ms");
@@ -564,6 +565,8 @@ static void doc_vectors(void)
 	ok(doc_rec(0x5000, s8, 3) == 0x239157cc8df34869ULL, "FORMAT.md: stack vector, wsize 8");
 	ok(doc_rec(0x5000, s4, 3) == 0x8bbb47d70a2f6bbbULL, "FORMAT.md: stack vector, wsize 4");
 	ok(doc_rec(0x6000, site, 2) == 0xf31bbfddcf72cc6dULL, "FORMAT.md: site vector");
+	ok(maps[0] == 0x0000000300010000ULL && doc_rec(0x8000, maps, 1) == 0xdbb46bd40e74cf44ULL,
+	   "FORMAT.md: map table vector");
 }
 
 int main(void)
