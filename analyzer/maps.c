@@ -55,11 +55,12 @@ static bool read_entry(const struct image *img, const struct hp_maps_rec *t, uin
 	return true;
 }
 
-/* Entries that are empty, unaligned, of no known origin or not after the last kept
- * are skipped: the rest stay sorted and apart, whatever the table holds. */
+/* Entries that are empty, unaligned, of no known origin or not below the last kept
+ * are skipped: the rest stay sorted and apart, whatever the table holds. The table
+ * holds them highest first; m->v gets them lowest first. */
 static void read_entries(struct maps *m, const struct image *img, const struct hp_maps_rec *t)
 {
-	uint64_t last_end = 0;
+	uint64_t last_start = UINT64_MAX;
 	struct maps_entry e;
 	size_t cap = 0;
 
@@ -69,14 +70,14 @@ static void read_entries(struct maps *m, const struct image *img, const struct h
 			break;
 		}
 		if (e.end <= e.start || e.start % PAGE_ALIGN || e.end % PAGE_ALIGN ||
-		    e.start < last_end || e.origin < HP2_MAP_PROGRAM || e.origin > HP2_MAP_ALLOCATOR) {
+		    e.end > last_start || e.origin < HP2_MAP_PROGRAM || e.origin > HP2_MAP_ALLOCATOR) {
 			m->bad++;
 			continue;
 		}
 		if (m->n == cap)	/* grown as read: w3 is not trusted with memory */
 			m->v = xrealloc(m->v, (cap = cap ? 2 * cap : 64) * sizeof(*m->v));
 		m->v[m->n++] = e;
-		last_end = e.end;
+		last_start = e.start;
 		if (e.origin == HP2_MAP_PROGRAM) {
 			m->program_bytes += e.end - e.start;
 			m->program_n++;
@@ -85,6 +86,11 @@ static void read_entries(struct maps *m, const struct image *img, const struct h
 		} else {
 			m->allocator_bytes += e.end - e.start;
 		}
+	}
+	for (size_t i = 0; i < m->n / 2; i++) {
+		e = m->v[i];
+		m->v[i] = m->v[m->n - 1 - i];
+		m->v[m->n - 1 - i] = e;
 	}
 }
 

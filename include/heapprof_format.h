@@ -223,8 +223,9 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w5 calls whose effect it could not record (table full; a signal handler that
  *      mapped while its thread was changing the table)   w6, w7 reserved (0)
  *   (w3..w7 and the entries change: not checked)
- *   then N entries of 3 words, the first w3 of them used, sorted by start, none
- *   overlapping the next:
+ *   then N entries of 3 words, the first w3 of them used, sorted by start, highest
+ *   first (the kernel maps top-down: a new mapping mostly goes last), none overlapping
+ *   the next:
  *     e0 start (page-aligned)   e1 end: one past the last byte (page-aligned)
  *     e2 stack id (0..31; 0: no stack) | origin (32..39: HP2_MAP_*) |
  *        flags (40..47: HP2_MAPF_*)

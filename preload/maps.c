@@ -88,15 +88,19 @@ static void unlock(void)
 	__atomic_store_n(&maps_lock, 0, __ATOMIC_RELEASE);
 }
 
-/* The first entry whose end is past a (ends are sorted as starts are). */
-static size_t first_after(uintptr_t a)
+/*
+ * Entries are sorted by start, highest first: the kernel maps top-down, so a new
+ * mapping usually lands at the end of the array and the memmoves stay short.
+ * The first entry that starts below b.
+ */
+static size_t first_below(uintptr_t b)
 {
 	size_t lo = 0, hi = maps->used;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (maps->e[mid][1] <= a)
+		if (maps->e[mid][0] >= b)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -118,24 +122,24 @@ static bool room_at(size_t i)
 /* [a, b) is no longer mapped (or no longer what it was): cut it out of every entry. */
 static void cut(uintptr_t a, uintptr_t b)
 {
-	size_t i = first_after(a), j;
+	size_t i = first_below(b), j;
 
 	if (i < maps->used && maps->e[i][0] < a && maps->e[i][1] > b) {	/* a hole inside */
 		if (room_at(i + 1)) {
 			memcpy(maps->e[i + 1], maps->e[i], sizeof(maps->e[0]));
-			maps->e[i + 1][0] = b;
+			maps->e[i + 1][1] = a;
 		}
-		maps->e[i][1] = a;
+		maps->e[i][0] = b;
 		return;
 	}
-	if (i < maps->used && maps->e[i][0] < a) {
-		maps->e[i][1] = a;
+	if (i < maps->used && maps->e[i][1] > b) {	/* its start is inside */
+		maps->e[i][0] = b;
 		i++;
 	}
-	for (j = i; j < maps->used && maps->e[j][1] <= b; j++)
+	for (j = i; j < maps->used && maps->e[j][0] >= a; j++)
 		;	/* entries wholly inside go */
-	if (j < maps->used && maps->e[j][0] < b)
-		maps->e[j][0] = b;
+	if (j < maps->used && maps->e[j][1] > a)
+		maps->e[j][1] = a;
 	memmove(maps->e[i], maps->e[j], (maps->used - j) * sizeof(maps->e[0]));
 	maps->used -= j - i;
 }
@@ -143,7 +147,7 @@ static void cut(uintptr_t a, uintptr_t b)
 /* [a, b) is a new mapping: after cut(a, b). */
 static void add(uintptr_t a, uintptr_t b, uint64_t what)
 {
-	size_t i = first_after(a);
+	size_t i = first_below(b);
 
 	if (!room_at(i))
 		return;
@@ -155,9 +159,9 @@ static void add(uintptr_t a, uintptr_t b, uint64_t what)
 /* What the entry holding a says (0: none). */
 static uint64_t what_at(uintptr_t a)
 {
-	size_t i = first_after(a);
+	size_t i = first_below(a + 1);
 
-	return i < maps->used && maps->e[i][0] <= a ? maps->e[i][2] : 0;
+	return i < maps->used && maps->e[i][1] > a ? maps->e[i][2] : 0;
 }
 
 static uint64_t entry_word(uint32_t stack, unsigned origin, unsigned flags)

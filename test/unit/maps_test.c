@@ -2,7 +2,8 @@
  * Unit test of the map table reader (analyzer/maps.c): a table written by hand from
  * include/heapprof_format.h for both byte orders and word sizes, read whole; then
  * claiming more entries than it has room for, half-changed, with entries empty,
- * unaligned, overlapping, out of order or of no known origin, claiming 2^24 entries
+ * unaligned, overlapping, out of order (the table is highest first) or of no known
+ * origin, claiming 2^24 entries
  * in a small dump, and cut at every word: each is skipped and counted or read, never
  * a crash (under the sanitizers in make check).
  */
@@ -64,10 +65,10 @@ static void fixture(struct fixture *f, struct target t)
 	f->t = t;
 	encode2_stack(f->buf + (STACK_AT - BASE), STACK_AT, 1, 0, pcs, 2, t, 0);
 	table(f, ROOM, 4, 2);
-	entry(f, 0, 0x100000, 0x101000, 0, HP2_MAP_HEAPPROF);
-	entry(f, 1, 0x200000, 0x204000, 1, HP2_MAP_PROGRAM);
-	entry(f, 2, 0x300000, 0x302000, 1, HP2_MAP_PROGRAM);
-	entry(f, 3, 0x400000, 0x401000, 0, HP2_MAP_PROGRAM);
+	entry(f, 0, 0x400000, 0x401000, 0, HP2_MAP_PROGRAM);	/* highest first */
+	entry(f, 1, 0x300000, 0x302000, 1, HP2_MAP_PROGRAM);
+	entry(f, 2, 0x200000, 0x204000, 1, HP2_MAP_PROGRAM);
+	entry(f, 3, 0x100000, 0x101000, 0, HP2_MAP_HEAPPROF);
 }
 
 /* Scan size bytes of f and read its table into *m (maps_free after). */
@@ -121,10 +122,10 @@ static void order(struct target t, const char *name)
 
 	fixture(f, t);
 	table(f, ROOM, 8, 2);
-	entry(f, 4, 0x400800, 0x402000, 1, HP2_MAP_PROGRAM);	/* overlaps and unaligned */
-	entry(f, 5, 0x500000, 0x500000, 1, HP2_MAP_PROGRAM);	/* empty */
-	entry(f, 6, 0x600000, 0x601000, 1, 7);			/* no such origin */
-	entry(f, 7, 0x0ff000, 0x100000, 1, HP2_MAP_PROGRAM);	/* before the last kept */
+	entry(f, 4, 0x0ff800, 0x100800, 1, HP2_MAP_PROGRAM);	/* overlaps and unaligned */
+	entry(f, 5, 0x0f0000, 0x0f0000, 1, HP2_MAP_PROGRAM);	/* empty */
+	entry(f, 6, 0x0e0000, 0x0e1000, 1, 7);			/* no such origin */
+	entry(f, 7, 0x500000, 0x501000, 1, HP2_MAP_PROGRAM);	/* above the last kept */
 	run(f, SIZE, &m);
 	ok(m.found && m.n == 4 && m.bad == 4 && m.program_bytes == 0x7000,
 	   "%s: bad entries skipped and counted (%zu kept, %llu bad)", name, m.n,
