@@ -164,6 +164,11 @@ static void split(const struct image *img, const struct alloc *al, const struct 
 		out[MEM_FILES] += n;
 		left -= n;
 	}
+	for (size_t mi = 0; mi < nmods && left == b - a; mi++)
+		if (a == ((mods[mi].end + PAGE_MIN - 1) & ~(uint64_t)(PAGE_MIN - 1))) {
+			out[MEM_MODULES] += left;	/* the rest of its bss, mapped apart */
+			return;
+		}
 	if (left && (tk = tcb_in(img, a, b)) != TCB_NONE) {
 		out[tk == TCB_STACK ? MEM_STACKS : MEM_LOADER] += left;
 		return;
