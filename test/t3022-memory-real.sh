@@ -30,11 +30,16 @@ WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 100000)
 INSERT INTO t SELECT x, printf('%0200d', x) FROM c;
 SELECT 'ready';
 EOF
+# the SQL, then stdin kept open: sqlite3 waits for more
+start_writer()
+{
+	{ cat load.sql; sleep 300; } >in &
+	writer=$!
+}
 if command -v sqlite3 >/dev/null 2>&1; then
 	test_case 'sqlite3 with a 64 MiB cache: other <= 2%, smaps agrees' '
 		mkfifo in &&
-		{ cat load.sql; sleep 300; } >in &
-		writer=$! &&
+		start_writer &&
 		run_preloaded sh -c "exec sqlite3 :memory: <in" &&
 		check sqlite3 "$(command -v sqlite3)"
 		rc=$?; kill $writer 2>/dev/null; [ $rc = 0 ]
