@@ -15,7 +15,6 @@
 #include "maps.h"
 #include "rd.h"
 #include "report.h"
-#include "report_int.h"
 #include "scan.h"
 #include "util.h"
 
