@@ -42,7 +42,8 @@ ATTACH_OBJS := $(PRELOAD_SRCS:preload/%.c=$(B)/attach/%.o) $(B)/attach/attach.o
 # libheapprof.a, for static links: the same core, entered through ld --wrap. What only
 # a dynamic process has (dlclose, module records, C++ operators and thread names by
 # interposition) stays out: in a static program libstdc++'s new reaches our malloc.
-STATIC_OUT := hooks new_delete exports modules real_dlsym sigmask
+# maps.c too: its mmap would clash with the libc's in a static link.
+STATIC_OUT := hooks new_delete exports modules real_dlsym sigmask maps
 STATIC_OBJS := $(filter-out $(STATIC_OUT:%=$(B)/preload/%.o),$(PRELOAD_OBJS)) \
 	$(B)/static/hooks.o $(B)/static/sigmask.o $(B)/preload/real_wrap.o
 # the Rust crate's C core (rust/heapprof, HEAPPROF_LIB_DIR): entry points of its own

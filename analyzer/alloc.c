@@ -45,6 +45,7 @@ void alloc_close(struct alloc *a)
 	free(a->chunks);
 	free(a->nonroot);
 	free(a->heaps);
+	free(a->spans);
 	memset(a, 0, sizeof(*a));
 }
 

@@ -86,6 +86,10 @@ struct alloc {
 	size_t nnonroot;
 	struct alloc_range *heaps;	/* the arenas' heaps */
 	size_t nheaps;
+	struct alloc_range *spans;	/* the address space each heap holds: the brk heap,
+					 * a heap_info heap's whole reservation (its part
+					 * past the heap's size is mapped PROT_NONE) */
+	size_t nspans;
 	struct alloc_stats st;
 	struct alloc_figure own[ALLOC_MAX_FIGURES]; /* the figures its own statistics
 					 * call give (reader->own_name) */

@@ -389,6 +389,13 @@ static bool memo_word(const struct gl *g, size_t i, uint64_t c, uint64_t *sw)
 	return scan_chunk_word(&g->blocks->v[g->tag[i]], sw);
 }
 
+static void add_span(struct gl *g, uint64_t start, uint64_t end)
+{
+	if (g->a->nspans % 16 == 0)
+		g->a->spans = xrealloc(g->a->spans, (g->a->nspans + 16) * sizeof(*g->a->spans));
+	g->a->spans[g->a->nspans++] = (struct alloc_range){ start, end };
+}
+
 static void walk_heap(struct gl *g, const char *what, uint64_t start, uint64_t end, uint64_t top)
 {
 	uint64_t p = start;
@@ -494,6 +501,7 @@ static void walk_main(struct gl *g, uint64_t s)
 	start = (end - sys + ALIGN - 1) & ~(uint64_t)(ALIGN - 1);
 	g->main_top = top;
 	g->main_heap = (struct alloc_range){ start, end };
+	add_span(g, start, end);
 	walk_heap(g, "main arena", start, end, top);
 }
 
@@ -528,6 +536,7 @@ static bool walk_one_heap(struct gl *g, const char *what, uint64_t s, uint64_t h
 		start = h + g->heap_info;
 		nonroot(g, h, start);
 	}
+	add_span(g, h, h + HEAP_MAX);
 	walk_heap(g, what, start, h + size, top);
 	return true;
 }

@@ -382,6 +382,7 @@ static uint64_t rec_addr(const struct decoded *d)
 	case DEC_RING: return d->ring.addr;
 	case DEC_TIMELINE: return d->timeline.addr;
 	case DEC_PEAK: return d->peak.addr;
+	case DEC_MAPS: return d->maps.addr;
 	default: return d->proc.addr;
 	}
 }
@@ -411,7 +412,7 @@ static bool rec_same(const struct decoded *x, const struct decoded *y)
 	if (x->kind == DEC_REGION)
 		return !strcmp(x->region.name, y->region.name);
 	if (x->kind == DEC_THREAD || x->kind == DEC_RING || x->kind == DEC_TIMELINE ||
-	    x->kind == DEC_PEAK)
+	    x->kind == DEC_PEAK || x->kind == DEC_MAPS)
 		return true;	/* one tid, several records: a reused tid, or a fork */
 	return x->proc.sample_period == y->proc.sample_period && x->proc.pid == y->proc.pid &&
 	       x->proc.start_mono_ns == y->proc.start_mono_ns;

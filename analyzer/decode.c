@@ -459,6 +459,25 @@ size_t decode_slab_blocks(const struct decode_src *src, const struct hp_slab_rec
 	return k;
 }
 
+static enum decode_reject maps_rec(const struct decode_src *src, uint64_t addr,
+				   struct decoded *out)
+{
+	uint64_t w[HP2_MAPS_WORDS];
+	uint32_t n;
+
+	if (!read_words(src, addr, w, HP2_MAPS_WORDS))
+		return REJ_TRUNCATED;
+	if (rec_check(addr, w + 2, 1) != w[1])
+		return REJ_CHECK;
+	n = (uint32_t)w[2];
+	if (n < 1 || n > HP2_MAPS_MAX || (w[2] >> 32) != HP2_MAP_ENTRY_WORDS)
+		return REJ_LAYOUT;
+	out->kind = DEC_MAPS;
+	out->maps = (struct hp_maps_rec){ .addr = addr, .n = n, .used = w[3], .writes = w[4],
+					  .lost = w[5] };
+	return DECODE_OK;
+}
+
 static enum decode_reject proc_rec(const struct decode_src *src, uint64_t addr,
 				   struct decoded *out)
 {
@@ -555,6 +574,7 @@ enum decode_reject decode_at(const struct decode_src *src, uint64_t addr, uint64
 	case HP2_MODULE_MAGIC: why = module_rec(src, addr, buf, out); break;
 	case HP2_TIMELINE_MAGIC: why = timeline_rec(src, addr, out); break;
 	case HP2_PEAK_MAGIC: why = peak_rec(src, addr, out); break;
+	case HP2_MAPS_MAGIC: why = maps_rec(src, addr, out); break;
 	case HP2_PYCODE_MAGIC: why = pycode_rec(src, addr, out); break;
 	case HP2_SLAB_MAGIC: why = slab_rec(src, addr, out); break;
 	default: return v2_block(src, addr, word, out);

@@ -38,6 +38,7 @@ enum decode_kind {
 	DEC_MODULE,	/* v2 module record (a shared object dlclose unloaded) */
 	DEC_TIMELINE,	/* v2 timeline (its header; samples read by timeline.c) */
 	DEC_PEAK,	/* v2 peak table (its header; entries read by timeline.c) */
+	DEC_MAPS,	/* v2 map table (its header; entries read by maps.c) */
 	DEC_PYCODE,	/* a Python name record (read by address, from a stack's frames) */
 	DEC_SLAB,	/* v2 slab table (its header; the blocks in its slots are read by
 			 * decode_slab_blocks) */
@@ -149,6 +150,15 @@ struct hp_slab_rec {
 	uint32_t n;		/* slots: 1..HP2_SLAB_MAX */
 };
 
+/* A map table's header (w2..w5; entries follow at addr + HP2_MAPS_WORDS * 8). */
+struct hp_maps_rec {
+	uint64_t addr;
+	uint32_t n;		/* room: 1..HP2_MAPS_MAX entries */
+	uint64_t used;		/* entries in use (not checked: may exceed n) */
+	uint64_t writes;	/* odd: a change was under way */
+	uint64_t lost;		/* calls not recorded */
+};
+
 struct hp_proc_rec {
 	uint64_t addr;
 	unsigned version, wsize, flags;
@@ -183,6 +193,7 @@ struct decoded {
 		struct hp_timeline_rec timeline;
 		struct hp_peak_rec peak;
 		struct hp_slab_rec slab;
+		struct hp_maps_rec maps;
 	};
 	/* when rejected: the version found (REJ_VERSION), and whether the candidate was
 	 * only a v2 block tag (16-bit magic) whose check failed: noise, unless its site

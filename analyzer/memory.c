@@ -2,6 +2,7 @@
  * --memory (see memory.h): the dump's segments split by what they hold, and the
  * allocator's chunks summed. Knows no chunk layout: alloc.h gives the chunks.
  */
+#include <elf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,10 +11,13 @@
 #include "alloc.h"
 #include "analysis.h"
 #include "fmt.h"
+#include "heapprof_format.h"
 #include "image.h"
 #include "json.h"
+#include "maps.h"
 #include "memory.h"
 #include "pinned.h"
+#include "rd.h"
 #include "report.h"
 #include "sym.h"
 #include "util.h"
@@ -38,25 +42,90 @@ static uint64_t mmapped_in(const struct alloc *al, uint64_t a, uint64_t b, size_
 	return n;
 }
 
+#define TCB_WINDOW 65536u	/* where a thread's control block sits: its stack's top */
+#define GUARD_MAX 65536u	/* the largest guard area taken for one below a stack */
+#define STACK_MIN 16384u	/* PTHREAD_STACK_MIN: below a TCB, a stack has at least this */
+#define PAGE_MIN 4096u		/* every target's pages are multiples of it */
+#define VSYSCALL 0xffffffffff600000ull	/* x86_64's legacy vsyscall page */
+
+enum tcb_kind { TCB_NONE, TCB_STACK, TCB_LOADER };
+
+/*
+ * A glibc x86_64 thread control block near the top of [a, b): a word that holds its
+ * own address, with the same at +16 (tcbhead_t's tcb and self). At least STACK_MIN
+ * above a: a thread stack (an exited thread's, kept by glibc for the next); a listed
+ * thread's thread pointer with no stack under it: the main thread's, which the loader
+ * mapped. Other machines: not recognized (TCB_NONE).
+ */
+static enum tcb_kind tcb_in(const struct image *img, uint64_t a, uint64_t b)
+{
+	static unsigned char buf[TCB_WINDOW];	/* memory_apply runs in one thread */
+	uint64_t from = b - a > TCB_WINDOW ? b - TCB_WINDOW : a, w, self;
+
+	if (b - from < 24 || img->machine != EM_X86_64 || img->wsize != 8 || !image_read(img, from, buf, b - from))
+		return TCB_NONE;
+	for (uint64_t off = (b - from - 24) & ~(uint64_t)7; off + 24 <= b - from; off -= 8) {
+		uint64_t x = from + off;
+
+		memcpy(&w, buf + off, 8);
+		memcpy(&self, buf + off + 16, 8);
+		if (img->big_endian != host_big_endian()) {
+			w = __builtin_bswap64(w);
+			self = __builtin_bswap64(self);
+		}
+		if (w == x && self == x) {
+			for (size_t t = 0; t < img->nthreads; t++)
+				if (img->threads[t].have_tls && img->threads[t].tls == x)
+					return TCB_LOADER;
+			return x - a >= STACK_MIN ? TCB_STACK : TCB_NONE;
+		}
+		if (!off)
+			break;
+	}
+	return TCB_NONE;
+}
+
+/* A thread's stack pointer inside [a, b), or an exited thread's kept stack. */
+static bool stack_in(const struct image *img, uint64_t a, uint64_t b)
+{
+	for (size_t t = 0; t < img->nthreads; t++)
+		if (img->threads[t].have_sp && img->threads[t].sp >= a && img->threads[t].sp < b)
+			return true;
+	return false;
+}
+
+/* [a, b) is the guard area of a stack right above it (glibc maps a stack and its guard
+ * as one mapping, then protects the guard: two mappings). */
+static bool guard_below_stack(const struct image *img, uint64_t a, uint64_t b)
+{
+	const struct seg *s = image_find(img, b);
+
+	return b - a <= GUARD_MAX && s && s->vaddr == b &&
+	       (stack_in(img, b, b + s->size) || tcb_in(img, b, b + s->size) == TCB_STACK);
+}
+
 /*
  * Bytes of [a, b) per kind, for a dumped segment and a resident mapping alike: all of
  * it a stack when a thread's stack pointer is inside, else the arenas' heaps, mmapped
- * chunks and modules in that order, each given no more than is left; *j as mmapped_in.
+ * chunks, the map table's mappings and modules in that order, each given no more than
+ * is left; *j as mmapped_in. The allocator's memory never passes through the calls the
+ * table records: taken first, it cannot be counted twice even so. What is left of a
+ * mapping nothing claimed may still be a kept thread stack, its guard, or the loader's.
  */
-static void split(const struct image *img, const struct alloc *al,
+static void split(const struct image *img, const struct alloc *al, const struct maps *maps,
 		  const struct sym_module_info *mods, size_t nmods, uint64_t a, uint64_t b,
 		  size_t *j, uint64_t out[MEM_NKINDS])
 {
 	uint64_t left = b - a, n;
+	enum tcb_kind tk;
 
 	memset(out, 0, MEM_NKINDS * sizeof(*out));
-	for (size_t t = 0; t < img->nthreads; t++)
-		if (img->threads[t].have_sp && img->threads[t].sp >= a && img->threads[t].sp < b) {
-			out[MEM_STACKS] = left;
-			return;
-		}
-	for (size_t h = 0; h < al->nheaps; h++) {
-		n = overlap(a, b, al->heaps[h].start, al->heaps[h].end);
+	if (stack_in(img, a, b)) {
+		out[MEM_STACKS] = left;
+		return;
+	}
+	for (size_t h = 0; h < al->nspans; h++) {
+		n = overlap(a, b, al->spans[h].start, al->spans[h].end);
 		n = n < left ? n : left;
 		out[MEM_ARENAS] += n;
 		left -= n;
@@ -65,17 +134,54 @@ static void split(const struct image *img, const struct alloc *al,
 	n = n < left ? n : left;
 	out[MEM_MMAPPED] += n;
 	left -= n;
+	n = maps_bytes_in(maps, a, b, HP2_MAP_ALLOCATOR);	/* jemalloc's, say */
+	n = n < left ? n : left;
+	out[MEM_ARENAS] += n;
+	left -= n;
+	n = maps_bytes_in(maps, a, b, HP2_MAP_PROGRAM);
+	n = n < left ? n : left;
+	out[MEM_MAPPED] += n;
+	left -= n;
+	n = maps_bytes_in(maps, a, b, HP2_MAP_HEAPPROF);
+	n = n < left ? n : left;
+	out[MEM_HEAPPROF] += n;
+	left -= n;
 	for (size_t mi = 0; mi < nmods && left; mi++) {
-		n = overlap(a, b, mods[mi].start, mods[mi].end);
+		/* a module's bss runs on to the end of its last page */
+		n = overlap(a, b, mods[mi].start & ~(uint64_t)(PAGE_MIN - 1),
+			    (mods[mi].end + PAGE_MIN - 1) & ~(uint64_t)(PAGE_MIN - 1));
 		n = n < left ? n : left;
 		out[MEM_MODULES] += n;
 		left -= n;
+	}
+	if (img->machine == EM_X86_64 && a >= VSYSCALL) {	/* the kernel's page */
+		out[MEM_MODULES] += left;
+		return;
+	}
+	for (size_t fi = 0; fi < img->nfiles && left; fi++) {
+		n = overlap(a, b, img->files[fi].start, img->files[fi].end);
+		n = n < left ? n : left;
+		out[MEM_FILES] += n;
+		left -= n;
+	}
+	for (size_t mi = 0; mi < nmods && left == b - a; mi++)
+		if (a == ((mods[mi].end + PAGE_MIN - 1) & ~(uint64_t)(PAGE_MIN - 1))) {
+			out[MEM_MODULES] += left;	/* the rest of its bss, mapped apart */
+			return;
+		}
+	if (left && (tk = tcb_in(img, a, b)) != TCB_NONE) {
+		out[tk == TCB_STACK ? MEM_STACKS : MEM_LOADER] += left;
+		return;
+	}
+	if (left == b - a && guard_below_stack(img, a, b)) {
+		out[MEM_STACKS] = left;
+		return;
 	}
 	out[MEM_OTHER] += left;
 }
 
 /* Each mapping's resident bytes shared out over the kinds its bytes fall in. */
-static void resident_apply(const struct image *img, const struct alloc *al,
+static void resident_apply(const struct image *img, const struct alloc *al, const struct maps *maps,
 			   const struct sym_module_info *mods, size_t nmods,
 			   struct memory_summary *m)
 {
@@ -87,7 +193,7 @@ static void resident_apply(const struct image *img, const struct alloc *al,
 		const struct image_resident *r = &img->resident[i];
 		uint64_t size = r->end - r->start, given = 0;
 
-		split(img, al, mods, nmods, r->start, r->end, &j, part);
+		split(img, al, maps, mods, nmods, r->start, r->end, &j, part);
 		for (int k = 0; k < MEM_NKINDS; k++) {
 			uint64_t share = (uint64_t)((unsigned __int128)r->rss * part[k] / size);
 
@@ -102,7 +208,7 @@ static void resident_apply(const struct image *img, const struct alloc *al,
 }
 
 void memory_apply(const struct image *img, struct sym *sym, const struct alloc *al,
-		  struct memory_summary *m)
+		  const struct maps *maps, struct memory_summary *m)
 {
 	struct sym_module_info *mods;
 	uint64_t part[MEM_NKINDS];
@@ -110,16 +216,17 @@ void memory_apply(const struct image *img, struct sym *sym, const struct alloc *
 
 	memset(m, 0, sizeof(*m));
 	m->alloc = al;
+	m->maps = maps;
 	mods = sym_modules(sym, &nmods);
 	for (size_t i = 0; i < img->nsegs; i++) {
 		const struct seg *s = &img->segs[i];
 
 		m->dumped += s->size;
-		split(img, al, mods, nmods, s->vaddr, s->vaddr + s->size, &j, part);
+		split(img, al, maps, mods, nmods, s->vaddr, s->vaddr + s->size, &j, part);
 		for (int k = 0; k < MEM_NKINDS; k++)
 			m->bytes[k] += part[k];
 	}
-	resident_apply(img, al, mods, nmods, m);
+	resident_apply(img, al, maps, mods, nmods, m);
 	free(mods);
 }
 
@@ -210,7 +317,8 @@ static void memory_text(const struct report *r, const void *data, FILE *f)
 {
 	const struct memory_summary *m = data;
 	static const char *const kind[MEM_NKINDS] = { "heap arenas", "mmapped chunks",
-		"thread stacks", "modules' data", "other anonymous" };
+		"thread stacks", "mapped by the program", "heapprof's own", "modules' data",
+		"other mapped files", "the loader's", "other anonymous" };
 	const struct alloc *al = m->alloc;
 	const struct alloc_stats *st = &al->st;
 	char buf[400], a[32], b[32], c[32];
@@ -221,6 +329,8 @@ static void memory_text(const struct report *r, const void *data, FILE *f)
 	for (int k = 0; k < MEM_NKINDS; k++)
 		line(f, kind[k], m->bytes[k], 0);
 	write_resident_text(m, kind, f);
+	if (m->maps)
+		maps_write_text(m->maps, f);
 	fprintf(f, "  allocator:  %s", alloc_describe(al, buf, sizeof(buf)));
 	if (!al->known) {
 		fputc('\n', f);
@@ -291,7 +401,8 @@ static void memory_json(const struct report *r, const void *data, const struct r
 {
 	const struct memory_summary *m = data;
 	FILE *f = o->f;
-	static const char *const kind[MEM_NKINDS] = { "arenas", "mmapped", "stacks", "modules",
+	static const char *const kind[MEM_NKINDS] = { "arenas", "mmapped", "stacks", "mapped",
+						      "heapprof", "modules", "files", "loader",
 						      "other" };
 	const struct alloc *al = m->alloc;
 	const struct alloc_stats *st = &al->st;
@@ -313,7 +424,10 @@ static void memory_json(const struct report *r, const void *data, const struct r
 			fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", kind[k], m->resident[k]);
 		fputc('}', f);
 	}
-	fputs("},\n    \"allocator\": {\"known\": ", f);
+	fputc('}', f);
+	if (m->maps)
+		maps_write_json(m->maps, f, o->frame);
+	fputs(",\n    \"allocator\": {\"known\": ", f);
 	fputs(al->known ? "true, \"name\": " : "false, \"reason\": ", f);
 	json_str(al->known ? al->name : alloc_describe(al, buf, sizeof(buf)), false, f);
 	if (al->known) {
@@ -376,6 +490,7 @@ const struct section_ops memory_section = {
 struct memory_state {
 	struct memory_summary m;
 	struct pinned pinned;
+	struct maps maps;
 };
 
 static bool memory_wanted(const struct options *o)
@@ -387,7 +502,8 @@ static void *memory_run(struct session *s)
 {
 	struct memory_state *st = xmalloc(sizeof(*st));
 
-	memory_apply(&s->img, s->sym, &s->alloc, &st->m);
+	maps_apply(&st->maps, &s->img, &s->scan, s->sym, s->o->report.top);
+	memory_apply(&s->img, s->sym, &s->alloc, &st->maps, &st->m);
 	pinned_apply(&st->pinned, &s->alloc, &s->img, &s->scan, s->sym, s->o->report.top);
 	st->m.pinned = &st->pinned;
 	return st;
@@ -398,6 +514,7 @@ static void memory_release(void *state)
 	struct memory_state *st = state;
 
 	pinned_free(&st->pinned);
+	maps_free(&st->maps);
 	free(st);
 }
 

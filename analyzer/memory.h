@@ -11,16 +11,25 @@
 
 struct alloc;
 struct image;
+struct maps;
 struct pinned;
 struct report_frame;
 struct sym;
 
 enum memory_kind {
-	MEM_ARENAS,		/* the allocator's heaps */
+	MEM_ARENAS,		/* the allocator's heaps; what an allocator other than
+				 * glibc's mapped for itself (maps.h) */
 	MEM_MMAPPED,		/* chunks in mappings of their own */
-	MEM_STACKS,		/* segments holding a thread's stack pointer */
-	MEM_MODULES,		/* inside a module's address range: its data and bss */
-	MEM_OTHER,		/* other anonymous memory (heapprof's tables among it) */
+	MEM_STACKS,		/* segments holding a thread's stack pointer, kept stacks
+				 * of exited threads, and their guard areas */
+	MEM_MAPPED,		/* mapped by the program, with a stack (maps.h) */
+	MEM_HEAPPROF,		/* heapprof's own tables (maps.h) */
+	MEM_MODULES,		/* inside a module's address range: its data and bss (to
+				 * its last page's end); the vsyscall page */
+	MEM_FILES,		/* other mapped files (written private pages) */
+	MEM_LOADER,		/* the main thread's TLS and control block (ld.so maps it) */
+	MEM_OTHER,		/* anonymous memory of no known origin: mapped before
+				 * heapprof started, by a raw system call */
 	MEM_NKINDS
 };
 
@@ -36,11 +45,13 @@ struct memory_summary {
 	uint64_t resident_total, swapped_total;
 	size_t resident_maps;
 	const struct pinned *pinned;	/* free memory pinned, by stack (pinned.h); NULL: none */
+	const struct maps *maps;	/* the map table (maps.h) */
 };
 
-/* Fill *m from img; alloc (opened on the same image) must outlive it. */
+/* Fill *m from img; alloc (opened on the same image) and maps (maps_apply, on the same
+ * scan) must outlive it. */
 void memory_apply(const struct image *img, struct sym *sym, const struct alloc *alloc,
-		  struct memory_summary *m);
+		  const struct maps *maps, struct memory_summary *m);
 
 /* The report's section: MEMORY (text), "memory" (JSON, the page); its data is the
  * memory_summary. */

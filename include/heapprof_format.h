@@ -241,6 +241,30 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   memory. When the allocator hands the run to another size class, the writer zeroes
  *   w0 before it writes a table for the run again.
  *
+ * Map table (64 bytes + N entries of 3 words; HEAPPROF_MAPS=N; one per process): the
+ * anonymous mappings made through the process's mmap, mmap64 and mremap while heapprof
+ * was loaded, each with the stack that made it, and heapprof's own mappings. Memory
+ * the C library maps itself (malloc's heaps and big chunks, thread stacks) and the
+ * loader's never pass through these calls and are not in it.
+ *   w0 HP2_MAPS_MAGIC   w1 check (of w2)
+ *   w2 N, the entries it has room for (0..31, 1..HP2_MAPS_MAX) | words per entry
+ *      (32..39, 3)
+ *   w3 entries used (0..N)   w4 changes so far, odd while one is under way
+ *   w5 calls whose effect it could not record (table full; a signal handler that
+ *      mapped while its thread was changing the table)   w6, w7 reserved (0)
+ *   (w3..w7 and the entries change: not checked)
+ *   then N entries of 3 words, the first w3 of them used, sorted by start, highest
+ *   first (the kernel maps top-down: a new mapping mostly goes last), none overlapping
+ *   the next:
+ *     e0 start (page-aligned)   e1 end: one past the last byte (page-aligned)
+ *     e2 stack id (0..31; 0: no stack) | origin (32..39: HP2_MAP_*) |
+ *        flags (40..47: HP2_MAPF_*)
+ *   Origin 3 (HP2_MAP_ALLOCATOR): a call from the object of the allocator heapprof
+ *   passes blocks to (jemalloc behind heapprof.so, say), which may hold its lock: no
+ *   stack is taken.
+ *   munmap and mremap cut, move and resize entries, so each entry is the part of a
+ *   mapping still there. Memory not in the table has no known origin here.
+ *
  * Process record (64 bytes): one per process
  *   w0 HP2_PROC_MAGIC   w1 check
  *   w2 version 2 (0..15) | wsize (16..23) | flags (24..31) | pid (32..63)
@@ -251,7 +275,7 @@ static inline uint64_t hp_check_final(uint64_t x)
  *
  * A record's check: x = mix(SEED2, address of w0), x = mix(x, w) for each checked
  * word from w2 on (stack: w2, then every pc; site: w2, w3; thread: w2;
- * timeline, peak table: w2; slab table: w2, w3; process: w2..w7),
+ * timeline, peak table, map table: w2; slab table: w2, w3; process: w2..w7),
  * check = final(x). A block's check: x = mix(SEED2, user), mix(x, info),
  * mix(x, tag with the check bits 0), mix(x, size word) when BIG; check =
  * final(x) & HP2_CHECK_MASK.
@@ -283,6 +307,16 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_SLAB_MAX 65536			/* N's limit */
 #define HP2_SLAB_FLAGS_SHIFT 60
 #define HP2_SLAB_TIME_SHIFT 48
+#define HP2_MAPS_MAGIC 0xA3E14D4150535632ULL
+#define HP2_MAPS_WORDS 8			/* map table words before the entries */
+#define HP2_MAP_ENTRY_WORDS 3
+#define HP2_MAPS_MAX (1u << 24)			/* N's limit */
+#define HP2_MAP_PROGRAM 1u			/* origin: the program's call, e2 its stack */
+#define HP2_MAP_HEAPPROF 2u			/* origin: heapprof's own (a call from its code) */
+#define HP2_MAP_ALLOCATOR 3u			/* origin: the allocator behind heapprof (a call
+						 * from its object, e.g. jemalloc's arenas) */
+#define HP2_MAPF_SHARED 0x1u			/* MAP_SHARED */
+#define HP2_MAPF_REMAPPED 0x2u			/* moved or resized by mremap since */
 #define HP2_SEED 0xBB67AE8584CAA73BULL
 
 #define HP2_CHECK_BITS 27

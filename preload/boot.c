@@ -9,6 +9,7 @@
 #include "boot.h"
 #include "heapprof_format.h"
 #include "live.h"
+#include "maps.h"
 #include "options.h"
 #include "real.h"
 #include "table.h"
@@ -34,10 +35,14 @@ static void start_unwinder(void)
 static void resolve(void)
 {
 	options_read();
+	if (maps_init)
+		maps_init();	/* before table_init maps the first tables */
 	hp_frames = (unsigned)hp_opt.frames;
 	table_init(hp_opt.sample, hp_frames, hp_opt.time ? HP2_P_TIME : 0);
 	live_init();
 	real_resolve();
+	if (maps_allocator)
+		maps_allocator((void *)hp_real.malloc);
 	start_unwinder();
 }
 

@@ -26,6 +26,7 @@
 #include "events.h"
 #include "hooks.h"
 #include "oom.h"
+#include "maps.h"
 #include "options.h"
 #include "pymalloc.h"
 #include "python.h"
@@ -658,28 +659,36 @@ HP_EXPORT void *HP_ENTRY(malloc)(size_t size)
 }
 
 /*
+ * The id of the stack record of the hook's caller at st (hooks.h), Python frames
+ * included; 0 while this thread is inside a hook already or stacks are not taken yet.
+ */
+uint32_t hooks_stack_id(const struct unwind_start *st)
+{
+	unsigned pairs = __atomic_load_n(&python_pairs, __ATOMIC_RELAXED);
+	uintptr_t pcs[hp_frames + 1 + 2 * pairs];
+	unsigned n, keep, nw;
+	uint32_t stack;
+	uint64_t py;
+
+	if (in_hook || !hp_stacks)
+		return 0;
+	in_hook = true;
+	n = unwind_capture(pcs, hp_frames + 1, st);
+	keep = n > hp_frames ? hp_frames : n;
+	nw = pairs ? python_append(pcs, n, keep, &py) : 0;
+	stack = table_stack_id(pcs, keep + nw, python_close(pcs, n, keep, nw, unwind_cut));
+	in_hook = false;
+	return stack;
+}
+
+/*
  * A free in the ring names its own stack (a stack record without a site: free has no
  * counters of its own), so that the analyzer shows who freed the block, not who made
  * it; the block's site still goes in the slot. Out of line: only with HEAPPROF_EVENTS.
  */
 static uint32_t free_stack(const struct unwind_start *st)
 {
-	uint32_t stack = 0;
-
-	if (hp_stacks) {
-		unsigned pairs = __atomic_load_n(&python_pairs, __ATOMIC_RELAXED);
-		uintptr_t pcs[hp_frames + 1 + 2 * pairs];
-		unsigned n, keep, nw;
-		uint64_t py;
-
-		in_hook = true;
-		n = unwind_capture(pcs, hp_frames + 1, st);
-		keep = n > hp_frames ? hp_frames : n;
-		nw = pairs ? python_append(pcs, n, keep, &py) : 0;
-		stack = table_stack_id(pcs, keep + nw, python_close(pcs, n, keep, nw, unwind_cut));
-		in_hook = false;
-	}
-	return stack;
+	return hooks_stack_id(st);
 }
 
 static __attribute__((noinline, cold)) void free_event(void *p, const struct unwind_start *st)
@@ -949,6 +958,8 @@ static void hooks_fork_child(void)
 	pymalloc_after_fork();
 	live_after_fork();
 	hooks_after_fork();
+	if (maps_after_fork)
+		maps_after_fork();
 	events_after_fork();
 	snapshot_after_fork();
 	snap_threads_after_fork();

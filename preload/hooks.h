@@ -25,6 +25,11 @@ HP_HIDDEN void hooks_free(void *p);
 HP_HIDDEN void hooks_enable(bool on);
 HP_HIDDEN bool hooks_enabled(void);
 
+/* The id of the stack record (table.h) of a hook's caller, st filled by UNWIND_START
+ * in the exported function (unwind.h); 0: no stack (inside a hook, or too early). */
+struct unwind_start;
+HP_HIDDEN uint32_t hooks_stack_id(const struct unwind_start *st);
+
 /* heapprof_thread_enable(): the same for the calling thread alone. */
 HP_HIDDEN void hooks_thread_enable(bool on);
 

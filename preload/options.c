@@ -49,6 +49,7 @@ static const struct option_def defs[] = {
 	NUM("HEAPPROF_PEAK_ENTRIES", peak_entries, 16, HP2_PEAK_MAX, PEAK_ENTRIES_DEFAULT),
 	NUM("HEAPPROF_WAIT_MS", wait_ms, 0, 86400000, 60000),
 	NUM("HEAPPROF_PYTHON", python, 0, 1, 1),
+	NUM("HEAPPROF_MAPS", maps, 0, HP2_MAPS_MAX, HP_DEFAULT_MAPS),
 };
 
 /*

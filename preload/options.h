@@ -34,11 +34,13 @@ struct hp_options {
 	uint64_t peak_entries;	/* HEAPPROF_PEAK_ENTRIES: stacks a peak table may grow to */
 	uint64_t wait_ms;	/* HEAPPROF_WAIT_MS: how long exit and the API wait for a writer */
 	uint64_t python;	/* HEAPPROF_PYTHON: 1 = Python frames in stacks (python.h) */
+	uint64_t maps;		/* HEAPPROF_MAPS: entries of the map table (maps.c), 0 = none */
 };
 
 extern struct hp_options hp_opt HP_HIDDEN;
 
 #define HP_DEFAULT_FRAMES 128
+#define HP_DEFAULT_MAPS 65536
 
 /*
  * HEAPPROF_REPLAY unset: replay, unless sampling takes a point less often than every

@@ -7,14 +7,15 @@
 # pthread_setname_np: a thread that names itself is seen at once (preload/threads.c);
 # C++17's replaceable operator new and delete, all of them (preload/new_delete.c);
 # the calls that set signal masks or start programs: heapprof's signals stay blocked in
-# the program's threads, and unblocked in the programs it starts (preload/sigmask.c)
-test_case 'heapprof.so exports only the malloc family, new and delete, dlclose, pthread_setname_np, the mask and exec calls and the API' '
+# the program's threads, and unblocked in the programs it starts (preload/sigmask.c);
+# mmap, mmap64, munmap and mremap, for the map table (preload/maps.c)
+test_case 'heapprof.so exports only the malloc family, new and delete, dlclose, pthread_setname_np, the mask, exec and mmap calls and the API' '
 	nm -D --defined-only $PRELOAD | awk "{ print \$3 }" | sort >exports &&
 	sz=$(nm -D --defined-only $PRELOAD | sed -n "s/.* _Znw\([mj]\)\$/\1/p") &&
 	{ printf "%s\n" aligned_alloc calloc dlclose free malloc malloc_usable_size memalign \
 		heapprof_api_v1 posix_memalign pthread_setname_np pvalloc realloc reallocarray valloc \
 		sigprocmask pthread_sigmask sigsuspend ppoll pselect epoll_pwait \
-		execve execv execvp execvpe fexecve posix_spawn posix_spawnp
+		execve execv execvp execvpe fexecve posix_spawn posix_spawnp mmap mmap64 munmap mremap
 	  for op in _Znw _Zna; do
 		for v in "" RKSt9nothrow_t St11align_val_t St11align_val_tRKSt9nothrow_t; do
 			echo "$op$sz$v"

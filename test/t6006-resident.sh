@@ -2,22 +2,22 @@
 # Resident memory in --memory: heapprof's snapshots record what the kernel said was
 # resident per mapping (/proc/PID/smaps, heapprof_format.h's resident note); other
 # cores say it was not recorded, and why. progs/resident maps 8 MiB and touches 3 MiB
-# of it between two snapshots: the anonymous memory's resident figure must rise by
-# 3 MiB, to within 16 pages (what else the program's own pages may do meanwhile:
-# its stack, stdio's buffer).
+# of it between two snapshots: the resident figure of the memory the program mapped
+# (the map table's) must rise by 3 MiB, to within 16 pages (what else the program's own
+# pages may do meanwhile: its stack, stdio's buffer).
 . "$(dirname "$0")/lib.sh"
 
-# other=N: the resident bytes of other anonymous memory, from the JSON report
-other_resident()
+# the resident bytes of the memory the program mapped, from the JSON report
+mapped_resident()
 {
 	heapprof-analyze --memory -f json --top=0 $PROGS/resident "$1" |
-		sed -n "s/.*\"resident\": {\"known\": true.*\"other\": \([0-9]*\)}.*/\1/p"
+		sed -n "s/.*\"resident\": {\"known\": true.*\"by_kind\": {[^}]*\"mapped\": \([0-9]*\),.*/\1/p"
 }
 
 test_case 'a snapshot records resident memory: touching 3 MiB adds 3 MiB' '
 	LD_PRELOAD=$PRELOAD $PROGS/resident snap a.snap b.snap 2>snap.err &&
-	a=$(other_resident a.snap) && b=$(other_resident b.snap) &&
-	echo "other anonymous resident: $a before, $b after" &&
+	a=$(mapped_resident a.snap) && b=$(mapped_resident b.snap) &&
+	echo "resident memory the program mapped: $a before, $b after" &&
 	page=$(getconf PAGESIZE) && d=$((b - a - 3145728)) &&
 	[ ${d#-} -le $((16 * page)) ] &&
 	heapprof-analyze --memory --top=0 $PROGS/resident b.snap >b.txt &&

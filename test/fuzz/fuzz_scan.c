@@ -1,7 +1,7 @@
 /*
  * libFuzzer target: any bytes as a raw memory image of any target (the first byte
  * picks word size and byte order, the next eight the address), through the scan, the
- * stack totals and the timeline and peak table readers; the same bytes as Python name
+ * stack totals, the timeline and peak table readers and the map table's; the same bytes as Python name
  * records, code objects and location tables (analyzer/python.c), and as a stack's words
  * with Python pairs (sym_stack in each --python mode). Build and run: make fuzz (needs
  * clang).
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "image.h"
+#include "maps.h"
 #include "python.h"
 #include "scan.h"
 #include "sym.h"
@@ -74,6 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	scan_image(&img, 1, &r);
 	{
 		struct timeline_data t;
+		struct maps mp;
 		struct report rep = { 0 };
 		struct join_opts jo = { 0 };
 		const char *why;
@@ -82,6 +84,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		timeline_read(&t, &rep, &r, &img);
 		timeline_peak_apply(&t, &r, &img, &jo, &why);
 		timeline_free(&t);
+		maps_apply(&mp, &img, &r, NULL, 0);
+		maps_free(&mp);
 	}
 	scan_result_free(&r);
 	m = python_mem_image(&img);

@@ -55,6 +55,9 @@ for t in "8 0" "8 1" "4 0" "4 1"; do
 	$GEN module "$w" "$be" $a 0x10200 "$tmp/m.bin" "$tmp/mod.bin"
 	$GEN scan "$w" "$be" $a "$tmp/mod.bin" "$out/scan/module-$tag"
 	$GEN core "$w" "$be" $a "$tmp/mod.bin" "$out/core/module-$tag"
+	$GEN maps "$w" "$be" $a 0x10180 "$tmp/m.bin" "$tmp/maps.bin"
+	$GEN scan "$w" "$be" $a "$tmp/maps.bin" "$out/scan/maps-$tag"
+	$GEN core "$w" "$be" $a "$tmp/maps.bin" "$out/core/maps-$tag"
 done
 # compressed cores: fuzz_core reads them as CORE is read, through source.c and spool.c
 gzip -9 -n -c "$out/core/v2-w8le" >"$out/core/v2-w8le.gz"

@@ -3,6 +3,7 @@
   scan W BE ADDR IMAGE OUT        fuzz_scan's input: flags byte, address, image
   core W BE ADDR IMAGE OUT        a minimal ELF core: one note, the image as a PT_LOAD
   module W BE ADDR AT IMAGE OUT   IMAGE with a module record (an unloaded plugin) at AT
+  maps W BE ADDR AT IMAGE OUT     IMAGE with a map table at AT: good entries and spoilt
   pyname OUT                      fuzz_scan's input: a Python name record at 0x7000
   cut CORE OUT                    a 64-bit LE core cut to its CORE notes (file list,
                                   auxv, registers), the pages holding heapprof words
@@ -17,6 +18,7 @@ M64 = (1 << 64) - 1
 MUL = 0x9E3779B97F4A7C15
 SEED2 = 0xBB67AE8584CAA73B
 MODULE_MAGIC = 0xA3E14D4F44563253
+MAPS_MAGIC = 0xA3E14D4150535632
 PYCODE_MAGIC = 0xA3E15059434F4445
 MACHINE = {(8, 0): 62, (4, 0): 3, (8, 1): 22, (4, 1): 8}  # x86_64, i386, s390x, mips
 
@@ -72,6 +74,24 @@ def module(w, be, addr, at, image, out):
     for v in words:
         x = mix(x, v)
     rec = struct.pack(e + 'QQ', MODULE_MAGIC, x ^ (x >> 31)) + body
+    o = at - addr
+    data[o:o + len(rec)] = rec
+    open(out, 'wb').write(bytes(data))
+
+
+def maps(w, be, addr, at, image, out):
+    """A map table of room 8 holding 7 entries: stack 1's two mappings, heapprof's, and
+    an overlapping, an empty, an unaligned and an unknown-origin one."""
+    data = bytearray(open(image, 'rb').read())
+    e = '>' if be else '<'
+    w2 = 8 | 3 << 32
+    x = mix(mix(SEED2, at), w2)
+    head = struct.pack(e + '8Q', MAPS_MAGIC, x ^ (x >> 31), w2, 7, 2, 1, 0, 0)
+    ents = [(0x600000, 0x601000, 1 | 1 << 32 | 2 << 40), (0x200000, 0x204000, 1 | 1 << 32),
+            (0x203000, 0x205000, 1 | 1 << 32), (0x100000, 0x100000, 1 << 32),
+            (0x0f0800, 0x0f2000, 1 << 32), (0x0e0000, 0x0e2000, 1 | 7 << 32),
+            (0x0d0000, 0x0d1000, 2 << 32)]  # highest first
+    rec = head + b''.join(struct.pack(e + 'QQQ', *t) for t in ents)
     o = at - addr
     data[o:o + len(rec)] = rec
     open(out, 'wb').write(bytes(data))
@@ -173,6 +193,8 @@ def main(a):
         core(num(a[1]), num(a[2]), num(a[3]), a[4], a[5])
     elif a[0] == 'module':
         module(num(a[1]), num(a[2]), num(a[3]), num(a[4]), a[5], a[6])
+    elif a[0] == 'maps':
+        maps(num(a[1]), num(a[2]), num(a[3]), num(a[4]), a[5], a[6])
     elif a[0] == 'pyname':
         pyname(a[1])
     elif a[0] == 'cut':

@@ -680,6 +680,7 @@ static void doc_vectors(void)
 	uint64_t s4[3] = { 0x0400000200000003ULL, 0x401000, 0x402000 };
 	uint64_t site[2] = { 0x0000000300000007ULL, 0x000000010000002aULL };
 	uint64_t slab[2] = { 0x7f0000004000ULL, 0x000000ff00400030ULL };
+	uint64_t maps[1] = { 65536 | (uint64_t)HP2_MAP_ENTRY_WORDS << 32 };
 
 	ok(hp2_time_encode(1500) == 0x23b && hp2_time_decode(0x23b) == 1496,
 	   "FORMAT.md: 1500 ms is time code 0x23b, read back as 1496 ms");
@@ -696,6 +697,8 @@ static void doc_vectors(void)
 	   hp2_slab_slot(7, 48, 0x23b, HP2_F_SAMPLED) == 0x123b003000000007ULL &&
 	   encode2_slot(7, 48, 0x23b, 1) == 0x123b003000000007ULL,
 	   "FORMAT.md: slab table vector and its slot word");
+	ok(maps[0] == 0x0000000300010000ULL && doc_rec(0x8000, maps, 1) == 0xdbb46bd40e74cf44ULL,
+	   "FORMAT.md: map table vector");
 }
 
 int main(void)
