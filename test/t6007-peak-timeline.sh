@@ -92,7 +92,17 @@ test_case 'rise: text --peak says the peak and now, --timeline charts it' '
 test_case '--peak-diff: what grew to the peak and went away since' '
 	heapprof-analyze --peak-diff -f collapsed $PROGS/peaks rise.snap >diff.txt &&
 	expect_bytes hold_a -$((10 * MIB)) diff.txt && expect_bytes hold_b -$((5 * MIB)) diff.txt &&
-	within_step rise $((80 * MIB)) diff.txt
+	within_step rise $((80 * MIB)) diff.txt &&
+	# one dump against itself: its sides are the peak and now, not new and old
+	heapprof-analyze --peak-diff $PROGS/peaks rise.snap >diff.text &&
+	sed -n "1p; /^  peak: /p; /^  now: /p; /^  new: /p; /^  old: /p" diff.text |
+		sed "s/: [0-9,]* bytes in [0-9,]* blocks/: N bytes in N blocks/" >got &&
+	cat >want <<-EOF &&
+	heapprof-analyze difference report (PEAK - NOW)
+	  peak:       rise.snap: N bytes in N blocks
+	  now:        rise.snap: N bytes in N blocks
+	EOF
+	expect_same want got
 '
 
 test_case 'a ring filled many times: from the start to the snapshot, the spike kept' '
