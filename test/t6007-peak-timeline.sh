@@ -121,6 +121,20 @@ test_case 'a ring filled many times: from the start to the snapshot, the spike k
 		40 * $MIB - $STEP < max(live) <= 41 * $MIB + j[\"summary\"][\"live_bytes\"] - $now"
 '
 
+test_case '--timeline of a long timeline: a dozen rows, the peak and now; =all lists every one' '
+	n=$(python3 -c "import json, sys; print(len(json.load(open(sys.argv[1]))[\"timeline\"]))" big.json) &&
+	expect_num "samples in ring.snap" "$n" -gt 100 &&
+	heapprof-analyze --timeline $PROGS/peaks ring.snap >tl.txt &&
+	heapprof-analyze --timeline=all $PROGS/peaks ring.snap >tla.txt &&
+	rows() { sed -n "/^    time_s /,/^\$/p" "$1" | sed "1d; /^\$/d" | wc -l; } &&
+	expect_num "rows of --timeline" $(rows tl.txt) -le 13 &&
+	expect_num "rows of --timeline" $(rows tl.txt) -ge 10 &&
+	expect_grep "  peak$" tl.txt && expect_grep "  now$" tl.txt &&
+	expect_grep "^$(rows tl.txt) of $n samples (--timeline=all lists every one):$" tl.txt &&
+	expect_num "rows of --timeline=all" $(rows tla.txt) -eq $n &&
+	expect_no_grep "samples (--timeline=all" tla.txt
+'
+
 test_case 'threads crossing the peak together: the peak table adds up' '
 	snap threads threads &&
 	heapprof-analyze --peak -f collapsed $PROGS/peaks threads.snap >peak.txt 2>peak.err &&
