@@ -65,6 +65,7 @@ struct options {
 	bool peak;			/* --peak: the stacks at the peak */
 	bool peak_diff;			/* --peak-diff: the peak minus now, one dump */
 	bool timeline;			/* --timeline: text draws the timeline */
+	bool timeline_all;		/* --timeline=all: its table lists every sample */
 	enum sym_python python;		/* --python */
 };
 

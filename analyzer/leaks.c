@@ -27,6 +27,7 @@
 #include "alloc.h"
 #include "analysis.h"
 #include "decode.h"
+#include "fmt.h"
 #include "graph.h"
 #include "image.h"
 #include "json.h"
@@ -544,16 +545,18 @@ static void leaks_text(const struct report *r, const void *data, FILE *f)
 	size_t used = 0;
 
 	(void)r;
-	fprintf(f, "  roots:      registers of %u threads, %llu bytes of memory outside blocks%s\n",
-		sum->threads, (unsigned long long)sum->root_bytes,
+	char n1[32];
+
+	fprintf(f, "  roots:      registers of %u threads, %s bytes of memory outside blocks%s\n",
+		sum->threads, fmt_thousands(sum->root_bytes, n1),
 		sum->stack_cut ? " (stacks from sp up)" : "");
 	if (sum->dead_stacks)
-		fprintf(f, "  exited:     %u stacks of exited threads (%llu bytes) kept by the C "
+		fprintf(f, "  exited:     %u stacks of exited threads (%s bytes) kept by the C "
 			"library for reuse are no roots\n", sum->dead_stacks,
-			(unsigned long long)sum->dead_stack_bytes);
+			fmt_thousands(sum->dead_stack_bytes, n1));
 	if (sum->allocator_known)
-		fprintf(f, "  allocator:  %s; %llu bytes of free chunks and its metadata are no "
-			"roots\n", sum->allocator, (unsigned long long)sum->allocator_bytes);
+		fprintf(f, "  allocator:  %s; %s bytes of free chunks and its metadata are no "
+			"roots\n", sum->allocator, fmt_thousands(sum->allocator_bytes, n1));
 	else if (sum->allocator[0])
 		fprintf(f, "  allocator:  %s\n", sum->allocator);
 	if (sum->allocator_problems > 1)
@@ -563,18 +566,22 @@ static void leaks_text(const struct report *r, const void *data, FILE *f)
 		fprintf(f, "  not walked: %s\n", sum->allocator_damage);
 	fprintf(f, "LEAK SUMMARY:\n");
 	for (int c = 0; c < LEAK_NCLASSES; c++) {
-		fprintf(f, "  %s: %llu bytes in %llu blocks%s\n", label[c],
-			(unsigned long long)sum->bytes[c], (unsigned long long)sum->blocks[c],
+		char a[32], b[32];
+
+		fprintf(f, "  %s: %s bytes in %s blocks%s\n", label[c],
+			fmt_thousands(sum->bytes[c], a), fmt_thousands(sum->blocks[c], b),
 			sum->mask & 1u << c ? "" : " (not shown)");
 		sb += sum->supp_bytes[c];
 		sn += sum->supp_blocks[c];
 	}
 	for (size_t i = 0; sum->supp && i < sum->supp->n; i++)
 		used += sum->supp->hits[i] != 0;
-	if (sum->supp)
-		fprintf(f, "       suppressed: %llu bytes in %llu blocks (%zu of %zu patterns "
-			"matched)\n", (unsigned long long)sb, (unsigned long long)sn, used,
-			sum->supp->n);
+	if (sum->supp) {
+		char a[32], b[32];
+
+		fprintf(f, "       suppressed: %s bytes in %s blocks (%zu of %zu patterns "
+			"matched)\n", fmt_thousands(sb, a), fmt_thousands(sn, b), used, sum->supp->n);
+	}
 }
 
 static void leaks_json(const struct report *r, const void *data, const struct report_out *o)

@@ -267,6 +267,15 @@ static void set_leaks(struct options *o, const struct opt_def *d, const char *ar
 			  "comma-separated, not '%s'", arg);
 }
 
+static void set_timeline(struct options *o, const struct opt_def *d, const char *arg)
+{
+	(void)d;
+	if (arg && strcmp(arg, "all"))
+		bad_usage("--timeline takes all (every sample in the table), not '%s'", arg);
+	o->timeline = true;
+	o->timeline_all = arg != NULL;
+}
+
 static void set_maxratio(struct options *o, const struct opt_def *d, const char *arg)
 {
 	(void)o, (void)d;
@@ -386,10 +395,10 @@ static const struct opt_def {
 	  offsetof(struct options, peak_diff),
 	  "the peak minus now, of one dump: what grew to the peak\n"
 	  "and went away since (as --base does for two)" },
-	[OPT_TIMELINE] = { .name = "timeline", 0, no_argument, NULL, set_flag,
-	  offsetof(struct options, timeline),
+	[OPT_TIMELINE] = { .name = "timeline", 0, optional_argument, "all", set_timeline, 0,
 	  "text: chart and table of live memory over the process's\n"
-	  "life (JSON holds the timeline always)" },
+	  "life, the table a dozen samples (=all: every one; JSON\n"
+	  "holds the timeline always)" },
 	[OPT_BASEPROG] = { .name = "base-program", 0, required_argument, "FILE", set_string,
 	  offsetof(struct options, base_program),
 	  "OLD's executable, when PROGRAM was rebuilt since OLD" },

@@ -217,11 +217,14 @@ static int write_diff(const struct report *r, FILE *f)
 	int64_t db = (int64_t)(r->live_bytes - r->base_live_bytes);
 	int64_t dn = (int64_t)(r->live_blocks - r->base_live_blocks);
 
-	fprintf(f, "heapprof-analyze difference report (NEW - OLD)\n");
+	/* --peak-diff compares one dump with itself: its sides are the peak and now */
+	const char *nw = r->peak ? "peak:  " : "new:   ", *od = r->peak ? "now:   " : "old:   ";
+
+	fprintf(f, "heapprof-analyze difference report (%s)\n", r->peak ? "PEAK - NOW" : "NEW - OLD");
 	fprintf(f, "  program:    %s\n", r->program);
-	fprintf(f, "  new:        %s: %s bytes in %s blocks\n", r->source,
+	fprintf(f, "  %s     %s: %s bytes in %s blocks\n", nw, r->source,
 		fmt_thousands(r->live_bytes, a), fmt_thousands(r->live_blocks, b));
-	fprintf(f, "  old:        %s: %s bytes in %s blocks\n", r->base_source,
+	fprintf(f, "  %s     %s: %s bytes in %s blocks\n", od, r->base_source,
 		fmt_thousands(r->base_live_bytes, c), fmt_thousands(r->base_live_blocks, d));
 	fprintf(f, "  change:     %s bytes, %s blocks; %zu stacks changed\n",
 		fmt_signed_thousands(db, a), fmt_signed_thousands(dn, b), r->all_stacks);

@@ -385,6 +385,7 @@ void timeline_free(struct timeline_data *t)
 
 #define CHART_W 64
 #define CHART_H 8
+#define TABLE_ROWS 16	/* a longer timeline's table shows about a dozen samples */
 
 /* Each column: the most live bytes of the samples in its slice of time, or the last
  * sample's before it (memory stays until the next sample says otherwise). */
@@ -407,6 +408,30 @@ static void columns(const struct report *r, uint64_t *col, unsigned w, int *peak
 			if (j == r->timeline_peak)
 				*peak_col = (int)c;
 		}
+	}
+}
+
+static void table(const struct report *r, bool all, FILE *f)
+{
+	/* a timeline holds up to 1,024 samples: a dozen evenly spaced, the highest and the
+	 * snapshot tell its course; --timeline=all lists them */
+	size_t step = all || r->ntimeline <= TABLE_ROWS ? 1 : (r->ntimeline + 9) / 10, shown = 0;
+
+	for (size_t i = 0; i < r->ntimeline; i++)
+		shown += i % step == 0 || i == r->timeline_peak || i == r->ntimeline - 1;
+	if (shown < r->ntimeline)
+		fprintf(f, "%zu of %zu samples (--timeline=all lists every one):\n", shown,
+			r->ntimeline);
+	fprintf(f, "%10s %16s %12s %12s %16s\n", "time_s", "live_bytes", "live_blocks",
+		"alloc_calls", "alloc_bytes");
+	for (size_t i = 0; i < r->ntimeline; i++) {
+		const struct report_sample *s = &r->timeline[i];
+
+		if (i % step && i != r->timeline_peak && i != r->ntimeline - 1)
+			continue;
+		fprintf(f, "%10.3f %16" PRIu64 " %12" PRIu64 " %12" PRIu64 " %16" PRIu64 "%s\n",
+			s->time_s, s->live_bytes, s->live_blocks, s->alloc_calls, s->alloc_bytes,
+			i == r->ntimeline - 1 ? "  now" : i == r->timeline_peak ? "  peak" : "");
 	}
 }
 
@@ -455,15 +480,7 @@ static void timeline_text(const struct report *r, const void *data, FILE *f)
 		fputc((int)c == peak_col ? '^' : c == w - 1 ? '|' : ' ', f);
 	fprintf(f, "\n%10s  0 s to %.3f s; ^ the highest sample, | the snapshot\n\n", "",
 		r->timeline[r->ntimeline - 1].time_s);
-	fprintf(f, "%10s %16s %12s %12s %16s\n", "time_s", "live_bytes", "live_blocks",
-		"alloc_calls", "alloc_bytes");
-	for (size_t i = 0; i < r->ntimeline; i++) {
-		const struct report_sample *s = &r->timeline[i];
-
-		fprintf(f, "%10.3f %16" PRIu64 " %12" PRIu64 " %12" PRIu64 " %16" PRIu64 "%s\n",
-			s->time_s, s->live_bytes, s->live_blocks, s->alloc_calls, s->alloc_bytes,
-			i == r->ntimeline - 1 ? "  now" : i == r->timeline_peak ? "  peak" : "");
-	}
+	table(r, t->all, f);
 }
 
 /* text: drawn with --timeline, after the other sections; the JSON report and the
@@ -488,6 +505,7 @@ static void *timeline_run(struct session *s)
 
 	timeline_read(t, &s->r, &s->scan, &s->img);
 	t->chart = s->o->timeline;
+	t->all = s->o->timeline_all;
 	if (s->o->timeline && !t->n)
 		warn("'%s' holds no timeline (a heapprof.so before timelines, or "
 		     "HEAPPROF_TIMELINE=0)", s->source);

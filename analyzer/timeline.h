@@ -19,6 +19,7 @@ struct timeline_data {
 	struct report_peak peak;
 	bool have_peak;
 	bool chart;		/* --timeline: the text report draws it */
+	bool all;		/* --timeline=all: its table lists every sample */
 };
 
 /*

@@ -19,3 +19,13 @@ test_case 'heapprof-analyze.1 names every long option of --help' '
 	MANWIDTH=200 man -l "$SRC_DIR/doc/heapprof-analyze.1" 2>/dev/null | sed "s/‐/-/g" >page &&
 	while read o; do grep -q -- "$o" page || { echo "missing $o"; exit 1; }; done <opts
 '
+
+# libdwfl asks debuginfod when DEBUGINFOD_URLS is set: reports that depend on the network
+# and a cache in HOME, which the page and the README must say
+test_case 'heapprof-analyze.1 ENVIRONMENT and the README name DEBUGINFOD_URLS' '
+	groff -man -Tutf8 "$SRC_DIR/doc/heapprof-analyze.1" 2>/dev/null | sed "s/.\x08//g; s/‐/-/g" |
+		sed -n "/^ENVIRONMENT/,/^EXAMPLES/p" | grep -o "^ *DEBUGINFOD_URLS$" | tr -d " " >got &&
+	grep -o "debuginfod servers when .DEBUGINFOD_URLS. is set" "$SRC_DIR/README.md" >>got &&
+	printf "%s\n" DEBUGINFOD_URLS "debuginfod servers when \`DEBUGINFOD_URLS\` is set" >want &&
+	expect_same want got
+'

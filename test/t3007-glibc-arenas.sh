@@ -49,7 +49,7 @@ test_case 'pointers in free chunks and malloc links are no roots: lost as memche
 	by_class lost.txt >got && expect_same lost.expected got &&
 	heapprof-analyze --leaks $PROGS/arenas arenas.core >lost.text &&
 	grep -q "definitely lost: 336 bytes in 21 blocks" lost.text &&
-	grep -q "^  allocator:  glibc 2\.[0-9]*; [0-9]* bytes of free chunks" lost.text
+	grep -q "^  allocator:  glibc 2\.[0-9]*; [0-9,]* bytes of free chunks" lost.text
 '
 
 if command -v valgrind >/dev/null 2>&1 && [ -n "$(valgrind --version 2>/dev/null)" ]; then

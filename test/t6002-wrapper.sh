@@ -358,6 +358,17 @@ snap_case 'report: a snapshot naming a library only root may read gets no names 
 	grep -q "libsite.so.*Permission denied" t15/root/rep.err
 '
 
+snap_case 'report -o FILE in root'\''s directory: the failure says whose rights the analyzer had' '
+	tree t30 && start_user t30/u $PROGS/sites small=1x100 &&
+	{ (cd t30/root && "$WRAP" report $pid -o out.txt) 2>o.err; rc=$?; } &&
+	sed "s/uid [0-9]*/uid N/; s/process [0-9]*/process N/" o.err >got &&
+	cat >want <<-EOF &&
+	heapprof-analyze: cannot write '\''out.txt'\'': Permission denied
+	heapprof: the analyzer ran as process N'\''s user (uid N), not as you: the files it writes or reads (-o FILE, --suppressions FILE...) must be open to that user
+	EOF
+	expect_same want got && test $rc = 2 && ! test -e t30/root/out.txt
+'
+
 # Stand-ins for what the wrapper may run as the user (first in PATH) and for
 # heapprof-analyze: run as someone else than root, one notes in rec/log its ids,
 # session, controlling terminal (tty_nr of /proc/PID/stat), fds 0-2, environment,

@@ -92,7 +92,17 @@ test_case 'rise: text --peak says the peak and now, --timeline charts it' '
 test_case '--peak-diff: what grew to the peak and went away since' '
 	heapprof-analyze --peak-diff -f collapsed $PROGS/peaks rise.snap >diff.txt &&
 	expect_bytes hold_a -$((10 * MIB)) diff.txt && expect_bytes hold_b -$((5 * MIB)) diff.txt &&
-	within_step rise $((80 * MIB)) diff.txt
+	within_step rise $((80 * MIB)) diff.txt &&
+	# one dump against itself: its sides are the peak and now, not new and old
+	heapprof-analyze --peak-diff $PROGS/peaks rise.snap >diff.text &&
+	sed -n "1p; /^  peak: /p; /^  now: /p; /^  new: /p; /^  old: /p" diff.text |
+		sed "s/: [0-9,]* bytes in [0-9,]* blocks/: N bytes in N blocks/" >got &&
+	cat >want <<-EOF &&
+	heapprof-analyze difference report (PEAK - NOW)
+	  peak:       rise.snap: N bytes in N blocks
+	  now:        rise.snap: N bytes in N blocks
+	EOF
+	expect_same want got
 '
 
 test_case 'a ring filled many times: from the start to the snapshot, the spike kept' '
@@ -109,6 +119,20 @@ test_case 'a ring filled many times: from the start to the snapshot, the spike k
 	heapprof-analyze -f json $PROGS/peaks ring.snap >big.json &&
 	json_check big.json "len(t) > 17 and
 		40 * $MIB - $STEP < max(live) <= 41 * $MIB + j[\"summary\"][\"live_bytes\"] - $now"
+'
+
+test_case '--timeline of a long timeline: a dozen rows, the peak and now; =all lists every one' '
+	n=$(python3 -c "import json, sys; print(len(json.load(open(sys.argv[1]))[\"timeline\"]))" big.json) &&
+	expect_num "samples in ring.snap" "$n" -gt 100 &&
+	heapprof-analyze --timeline $PROGS/peaks ring.snap >tl.txt &&
+	heapprof-analyze --timeline=all $PROGS/peaks ring.snap >tla.txt &&
+	rows() { sed -n "/^    time_s /,/^\$/p" "$1" | sed "1d; /^\$/d" | wc -l; } &&
+	expect_num "rows of --timeline" $(rows tl.txt) -le 13 &&
+	expect_num "rows of --timeline" $(rows tl.txt) -ge 10 &&
+	expect_grep "  peak$" tl.txt && expect_grep "  now$" tl.txt &&
+	expect_grep "^$(rows tl.txt) of $n samples (--timeline=all lists every one):$" tl.txt &&
+	expect_num "rows of --timeline=all" $(rows tla.txt) -eq $n &&
+	expect_no_grep "samples (--timeline=all" tla.txt
 '
 
 test_case 'threads crossing the peak together: the peak table adds up' '
