@@ -283,10 +283,14 @@ snap_case 'many snapshots from 4 allocating threads: no deadlock, none lost or c
 	HEAPPROF_OUTPUT=load-%n.snap LD_PRELOAD=$PRELOAD timeout 60 $PROGS/snapapi load 25 \
 		>got.out 2>load.err &&
 	expect_same want.out got.out &&
-	i=0 && while [ "$(ls load-*.snap 2>/dev/null | wc -l)" != 25 ] && [ $i -lt 100 ]; do
+	i=0 && while [ "$(ls load-*.snap 2>/dev/null | wc -l)" != 25 ] && [ $i -lt 600 ]; do
 		sleep 0.1; i=$((i + 1)); done &&
-	test "$(ls load-*.snap | wc -l)" = 25 && ! ls *.part 2>/dev/null &&
-	test "$(grep -c "written: " load.err)" = 25 &&
-	for f in load-*.snap; do readelf -lW "$f" >/dev/null 2>re.err && ! test -s re.err || exit 1; done &&
+	expect_eq "snapshots written within 60 s" 25 "$(ls load-*.snap | wc -l)" &&
+	expect_eq "files still being written" "" "$(ls *.part 2>/dev/null)" &&
+	expect_eq "\"written: \" lines on stderr" 25 "$(grep -c "written: " load.err)" &&
+	for f in load-*.snap; do
+		readelf -lW "$f" >/dev/null 2>re.err && ! test -s re.err ||
+			{ echo "$f: not a readable ELF core:"; show_file re.err; exit 1; }
+	done &&
 	collapsed $PROGS/snapapi load-25.snap >load.txt
 '
