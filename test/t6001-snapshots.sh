@@ -283,7 +283,8 @@ snap_case 'many snapshots from 4 allocating threads: no deadlock, none lost or c
 	HEAPPROF_OUTPUT=load-%n.snap LD_PRELOAD=$PRELOAD timeout 60 $PROGS/snapapi load 25 \
 		>got.out 2>load.err &&
 	expect_same want.out got.out &&
-	i=0 && while [ "$(ls load-*.snap 2>/dev/null | wc -l)" != 25 ] && [ $i -lt 600 ]; do
+	i=0 && while { [ "$(ls load-*.snap 2>/dev/null | wc -l)" != 25 ] ||
+			[ "$(grep -c "written: " load.err)" != 25 ]; } && [ $i -lt 600 ]; do
 		sleep 0.1; i=$((i + 1)); done &&
 	expect_eq "snapshots written within 60 s" 25 "$(ls load-*.snap | wc -l)" &&
 	expect_eq "files still being written" "" "$(ls *.part 2>/dev/null)" &&
