@@ -45,7 +45,11 @@ demo_norm()
 	sed -E "s/(pid |demo\.core[. ])[0-9]+/\1PID/g; s/0x[0-9a-f]{16}/ADDR/g; s/^(  scanned: ).*/\1.../"
 }
 
-if command -v gcore >/dev/null 2>&1; then
+if [ -n "${SANITIZE:-}" ]; then
+	# the sanitizers' runtime brings libstdc++ into the demo, and its 72,704-byte
+	# emergency pool is one more block than the README's plain build shows
+	skip_case 'the README shows what make demo prints' 'the README shows the plain build'
+elif command -v gcore >/dev/null 2>&1; then
 	test_case 'the README shows what make demo prints' '
 		sh "$SRC_DIR/scripts/demo.sh" "$BUILD" >demo.out 2>demo.err &&
 		demo_norm <demo.out >got &&
