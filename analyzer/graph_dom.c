@@ -192,11 +192,12 @@ static void lengauer_tarjan(uint32_t nn, const uint32_t *poff, const uint32_t *p
 void graph_dominators(struct graph *g)
 {
 	size_t nn = g->n + 1;
-	uint32_t *poff, *pred, *up = xmalloc(nn * sizeof(*up)), *idom;
+	uint32_t *poff, *pred, *up, *idom;
 	uint8_t *leader;
 
 	if (g->idom && g->order)
-		return;
+		return;	/* made already (--why by type asks after --why by stack) */
+	up = xmalloc(nn * sizeof(*up));
 	free(g->idom);	/* graph_add_retained dropped the numbering: made again */
 	free(g->ret);
 	free(g->pre);
