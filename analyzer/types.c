@@ -3,7 +3,9 @@
  * functions starts with its vtable pointer, which points into a "vtable for C" symbol
  * of a module: the block is a C (its dynamic type, a derived class's own). Blocks
  * without one are untyped. Words outside every module are not looked up, so a heap of
- * pointers and strings costs a sort, not a lookup a block.
+ * pointers and strings costs a sort, not a lookup a block. In a dump of a Python
+ * interpreter, a block holding a Python object is of its type (pyobj.c), with the
+ * buffers sys.getsizeof counts with it: blocks counts objects, bytes their blocks.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -14,6 +16,7 @@
 #include "fmt.h"
 #include "json.h"
 #include "names.h"
+#include "pyobj.h"
 #include "rd.h"
 #include "types.h"
 #include "util.h"
@@ -31,6 +34,10 @@ struct types {
 	size_t n, shown;		/* shown: the --top first */
 	char **owned;			/* --short-names' names */
 	size_t nowned;
+	struct py_mem mem;		/* Python objects' recognizer and its reader, */
+	struct pyobj *py;		/* whose names the rows use; NULL: no Python */
+	const struct image *img;	/* the reader's: the image and the files the */
+	const char *sysroot;		/* target mapped */
 };
 
 /* A block's first word, and which block. */
@@ -104,40 +111,180 @@ static struct type_row *row(struct types *t, const char *name, size_t *cap)
 	return &t->v[t->n++];
 }
 
+struct named {
+	const char *name;
+	size_t k;
+};
+
+static int named_cmp(const void *a, const void *b)
+{
+	const struct named *x = a, *y = b;
+
+	if (x->name != y->name)
+		return (uintptr_t)x->name < (uintptr_t)y->name ? -1 : 1;
+	return (x->k > y->k) - (x->k < y->k);
+}
+
+/* row_of[k]: the row of name_of[k]; one look-up per distinct name, not per block. */
+static void rows(struct types *t, const char **name_of, size_t n, size_t *row_of)
+{
+	struct named *v = xmalloc((n ? n : 1) * sizeof(*v));
+	size_t cap = 0;
+
+	for (size_t k = 0; k < n; k++)
+		v[k] = (struct named){ name_of[k], k };
+	qsort(v, n, sizeof(*v), named_cmp);
+	for (size_t k = 0, r = 0; k < n; k++) {
+		if (!k || v[k].name != v[k - 1].name)
+			r = (size_t)(row(t, v[k].name, &cap) - t->v);
+		row_of[v[k].k] = r;
+	}
+	free(v);
+}
+
+/* Whether the dump holds a Python interpreter: only then are blocks asked for objects. */
+static bool has_python(const struct sym_module_info *mods, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		const char *base = strrchr(mods[k].name ? mods[k].name : "", '/');
+
+		base = base ? base + 1 : mods[k].name ? mods[k].name : "";
+		if (!strncmp(base, "python3", 7) || !strncmp(base, "libpython3", 10))
+			return true;
+	}
+	return false;
+}
+
+/* Python's reader: a static type's name is in its module's read-only pages, which a
+ * core leaves out. */
+static bool read_mapped(const void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct types *t = ctx;
+
+	return image_read_mapped(t->img, t->sysroot, addr, buf, len);
+}
+
+/* A block's weight: the blocks it stands for when sampled, else 1. */
+static double weight(const struct scan_block *x, uint64_t period)
+{
+	return x->sampled && period ? decode_sample_weight(x->size, period) : 1;
+}
+
+static void add(struct type_row *r, double wt, uint64_t bytes)
+{
+	if (wt == 1) {
+		r->blocks++;
+		r->bytes += bytes;
+	} else {
+		r->wblocks += wt;
+		r->wbytes += wt * (double)bytes;
+	}
+}
+
+/* A block's bytes from one row to another (its blocks stay counted where they were). */
+static void move(struct type_row *from, struct type_row *to, double wt, uint64_t bytes)
+{
+	if (wt == 1) {
+		from->bytes -= bytes;
+		to->bytes += bytes;
+	} else {
+		from->wbytes -= wt * (double)bytes;
+		to->wbytes += wt * (double)bytes;
+	}
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * A Python object's own buffers (a dict's keys table, a list's items) count with it,
+ * as sys.getsizeof counts them: each block found among the untyped ones at a part's
+ * address moves to the owner's row, once. blocks counts objects, bytes their blocks.
+ */
+static void python_parts(struct session *s, struct types *t, const char **name_of,
+			 const struct first_word *fw, size_t n, const size_t *row_of)
+{
+	const struct scan_block *b = s->scan.list.v;
+	uint64_t period = s->scan.join.have_proc ? s->scan.join.proc.sample_period : 0;
+	uint64_t *addr = xmalloc((n ? n : 1) * 2 * sizeof(*addr));	/* user, k pairs */
+	bool *taken = xcalloc(n ? n : 1, sizeof(*taken));
+	size_t m = 0;
+
+	for (size_t k = 0; k < n; k++)
+		if (!name_of[k]) {
+			addr[2 * m] = b[fw[k].i].user;
+			addr[2 * m++ + 1] = k;
+		}
+	qsort(addr, m, 2 * sizeof(*addr), u64_cmp);
+	for (size_t k = 0; k < n; k++) {
+		struct pyobj_info pi;
+		const struct scan_block *x = &b[fw[k].i];
+
+		if (!name_of[k] || !pyobj_block(t->py, x->user, x->size, &pi))
+			continue;
+		for (unsigned j = 0; j < pi.nparts; j++) {
+			uint64_t key[2] = { pi.part[j], 0 };
+			uint64_t *hit = bsearch(key, addr, m, 2 * sizeof(*addr), u64_cmp);
+			size_t o;
+
+			if (!hit || taken[o = (size_t)hit[1]])
+				continue;
+			taken[o] = true;
+			move(&t->v[row_of[o]], &t->v[row_of[k]], weight(&b[fw[o].i], period),
+			     b[fw[o].i].size);
+		}
+	}
+	free(taken);
+	free(addr);
+}
+
 /* Each block counted in its type's row; a sampled block as the blocks it stands for. */
 static void count(struct session *s, struct types *t, const struct first_word *fw, size_t n)
 {
 	const struct scan_block *b = s->scan.list.v;
 	uint64_t period = s->scan.join.have_proc ? s->scan.join.proc.sample_period : 0;
-	size_t nmods, cap = 0;
+	size_t nmods;
 	struct sym_module_info *mods = sym_modules(s->sym, &nmods);
+	const char **name_of = xcalloc(n ? n : 1, sizeof(*name_of));
+	size_t *row_of = xmalloc((n ? n : 1) * sizeof(*row_of));
 
+	if (has_python(mods, nmods)) {
+		t->img = &s->img;
+		t->sysroot = s->o->sysroot;
+		t->mem = (struct py_mem){ read_mapped, t };
+		t->py = pyobj_open(&t->mem, s->img.wsize, s->img.big_endian);
+	}
 	for (size_t k = 0; k < n;) {
 		size_t e = k;
 		const char *name = fw[k].w && !(fw[k].w % s->img.wsize) &&
 				   in_module(mods, nmods, fw[k].w) ?
 				   class_of(s, t, fw[k].w) : NULL;
-		struct type_row *r = row(t, name, &cap);
 
 		for (; e < n && fw[e].w == fw[k].w; e++) {
 			const struct scan_block *x = &b[fw[e].i];
 
-			if (x->sampled && period) {
-				double wt = decode_sample_weight(x->size, period);
-
-				r->wblocks += wt;
-				r->wbytes += wt * (double)x->size;
-			} else {
-				r->blocks++;
-				r->bytes += x->size;
-			}
+			name_of[e] = name ? name : pyobj_type(t->py, x->user, x->size);
 		}
 		k = e;
 	}
-	for (size_t k = 0; k < t->n; k++) {
-		t->v[k].blocks += (uint64_t)(t->v[k].wblocks + 0.5);
-		t->v[k].bytes += (uint64_t)(t->v[k].wbytes + 0.5);
+	rows(t, name_of, n, row_of);
+	for (size_t k = 0; k < n; k++) {
+		const struct scan_block *x = &b[fw[k].i];
+
+		add(&t->v[row_of[k]], weight(x, period), x->size);
 	}
+	if (t->py)
+		python_parts(s, t, name_of, fw, n, row_of);
+	for (size_t k = 0; k < t->n; k++) {	/* a move may leave -0.0001 */
+		t->v[k].blocks += (uint64_t)(t->v[k].wblocks > 0 ? t->v[k].wblocks + 0.5 : 0);
+		t->v[k].bytes += (uint64_t)(t->v[k].wbytes > 0 ? t->v[k].wbytes + 0.5 : 0);
+	}
+	free(row_of);
+	free(name_of);
 	free(mods);
 }
 
@@ -187,6 +334,7 @@ static void types_free(void *state)
 		free(t->owned[i]);
 	free(t->owned);
 	free(t->v);
+	pyobj_close(t->py);
 	free(t);
 }
 
@@ -195,8 +343,8 @@ static void types_text(const struct report *r, const void *data, FILE *f)
 	const struct types *t = data;
 	char a[32], b[32];
 
-	fprintf(f, "live blocks by type (the class whose vtable a block starts with)%s\n",
-		r->sample_period ? "; estimates: sampled" : "");
+	fprintf(f, "live blocks by type (the C++ class whose vtable a block starts with, the "
+		"Python object's type)%s\n", r->sample_period ? "; estimates: sampled" : "");
 	fprintf(f, "%16s %12s  %s\n", "bytes", "blocks", "type");
 	for (size_t k = 0; k < t->shown; k++)
 		fprintf(f, "%16s %12s  %s\n", fmt_thousands(t->v[k].bytes, a),
