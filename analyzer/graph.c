@@ -504,8 +504,23 @@ static bool edge_visit(struct graph *g, size_t j, uint64_t addr, bool start)
 	return true;
 }
 
+/* Block i's words up to e, but a runtime's bookkeeping. */
+static void scan_contents(struct graph *g, const struct graph_runtime *rt, size_t i, uint64_t e)
+{
+	uint64_t lo, hi;
+
+	if (rt && rt->bookkeeping(rt->ctx, g->b[i].user, g->b[i].size, &lo, &hi) &&
+	    lo >= g->b[i].user && lo <= hi && hi <= e) {
+		g->skipped_bytes += hi - lo;
+		scan_span(g, g->b[i].user, lo, edge_visit);
+		scan_span(g, hi, e, edge_visit);
+		return;
+	}
+	scan_span(g, g->b[i].user, e, edge_visit);
+}
+
 /* The virtual root's edges: every rooted block; then each block's, in address order. */
-static void build_edges(struct graph *g)
+static void build_edges(struct graph *g, const struct graph_runtime *rt)
 {
 	g->eoff = xcalloc(g->n + 2, sizeof(*g->eoff));
 	for (size_t i = 0; i < g->n; i++)
@@ -518,7 +533,7 @@ static void build_edges(struct graph *g)
 		g->eoff[i + 1] = (uint32_t)g->nedges;
 		g->find = (uint32_t)(i + 1);
 		g->scanned_bytes += e - g->b[i].user;
-		scan_span(g, g->b[i].user, e, edge_visit);
+		scan_contents(g, rt, i, e);
 		if (g->nedges > UINT32_MAX - 1)
 			die(EXIT_NO_REPORT, "too many pointers between blocks (%zu)", g->nedges);
 	}
@@ -634,7 +649,7 @@ static bool pages_cover(const struct graph *g, const struct scan_pages *pg)
 }
 
 struct graph *graph_build(const struct image *img, struct scan_result *scan,
-			  const struct alloc *alloc)
+			  const struct alloc *alloc, const struct graph_runtime *rt)
 {
 	struct graph *g = xcalloc(1, sizeof(*g));
 
@@ -648,7 +663,7 @@ struct graph *graph_build(const struct image *img, struct scan_result *scan,
 	find_tls(g);
 	g->rooted = xcalloc(g->n ? g->n : 1, 1);
 	walk_roots(g);
-	build_edges(g);
+	build_edges(g, rt);
 	return g;
 }
 

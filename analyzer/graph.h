@@ -74,6 +74,7 @@ struct graph {
 	uint64_t root_bytes;		/* memory scanned as roots */
 	uint64_t allocator_bytes;	/* left out: free chunks, malloc's metadata */
 	uint64_t scanned_bytes;		/* block contents scanned */
+	uint64_t skipped_bytes;		/* ... of them a runtime's bookkeeping, no edges */
 	bool stack_cut;			/* some stack was scanned from its pointer up */
 	unsigned dead_stacks;		/* stacks of exited threads left out (graph.c) */
 	uint64_t dead_stack_bytes;	/* ... their bytes below the TLS */
@@ -106,15 +107,26 @@ struct graph {
 };
 
 /*
+ * A runtime's own words in a block (Python's collector list links in front of an
+ * object): its bookkeeping, not the block's references, so no edges. true with
+ * [*lo, *hi) inside [user, user + size) when the block has such words.
+ */
+struct graph_runtime {
+	bool (*bookkeeping)(void *ctx, uint64_t user, uint64_t size, uint64_t *lo, uint64_t *hi);
+	void *ctx;
+};
+
+/*
  * Build the graph of scan's listed blocks (scan_image_blocks_with): sorts scan->list by
  * address and keeps one block per address (their state cleared); alloc (may be NULL or
  * not known) says what is no root. Roots: every thread's registers, every byte of the
  * image outside blocks (stacks from their thread's stack pointer up, less x86-64's red
- * zone), less the allocator's free chunks and metadata. Exits (EXIT_NO_REPORT) only on
+ * zone), less the allocator's free chunks and metadata. Edges: each block's words
+ * but rt's bookkeeping (rt may be NULL: every word). Exits (EXIT_NO_REPORT) only on
  * more than GRAPH_MAX_BLOCKS blocks.
  */
 struct graph *graph_build(const struct image *img, struct scan_result *scan,
-			  const struct alloc *alloc);
+			  const struct alloc *alloc, const struct graph_runtime *rt);
 void graph_free(struct graph *g);
 
 /* The block w points into (start or interior), or SIZE_MAX. */

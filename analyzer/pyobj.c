@@ -51,6 +51,8 @@ struct type_entry {
 
 struct pyobj {
 	struct py_mem m;
+	const struct image *img;	/* pyobj_open_image's reader */
+	const char *sysroot;
 	struct type_entry *v;	/* open addressing by addr */
 	size_t cap, n, nbad;
 };
@@ -72,6 +74,38 @@ struct pyobj *pyobj_open(const struct py_mem *m, unsigned wsize, bool big_endian
 	p->m = *m;
 	p->cap = 1024;
 	p->v = xcalloc(p->cap, sizeof(*p->v));
+	return p;
+}
+
+static bool read_mapped(const void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	const struct pyobj *p = ctx;
+
+	return image_read_mapped(p->img, p->sysroot, addr, buf, len);
+}
+
+static bool python_mapped(const struct image *img)
+{
+	for (size_t i = 0; i < img->nfiles; i++) {
+		const char *base = strrchr(img->files[i].name, '/');
+
+		base = base ? base + 1 : img->files[i].name;
+		if (!strncmp(base, "python3", 7) || !strncmp(base, "libpython3", 10))
+			return true;
+	}
+	return false;
+}
+
+struct pyobj *pyobj_open_image(const struct image *img, const char *sysroot)
+{
+	struct py_mem m = { read_mapped, NULL };
+	struct pyobj *p;
+
+	if (!python_mapped(img) || !(p = pyobj_open(&m, img->wsize, img->big_endian)))
+		return NULL;
+	p->img = img;
+	p->sysroot = sysroot;
+	p->m.ctx = p;
 	return p;
 }
 

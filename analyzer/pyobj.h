@@ -45,6 +45,14 @@ void pyobj_close(struct pyobj *p);
  */
 bool pyobj_block(struct pyobj *p, uint64_t addr, uint64_t size, struct pyobj_info *out);
 
+/*
+ * A recognizer for a dump: it reads img, and a module's read-only pages the dump left
+ * out from the file the target mapped (image_read_mapped, under sysroot); NULL when no
+ * mapped file is a Python interpreter (python3*, libpython3*), or the word size is not
+ * 8. img must outlive it.
+ */
+struct pyobj *pyobj_open_image(const struct image *img, const char *sysroot);
+
 /* Just the type's name, or NULL (p may be NULL: then NULL). */
 const char *pyobj_type(struct pyobj *p, uint64_t addr, uint64_t size);
 

@@ -34,10 +34,8 @@ struct types {
 	size_t n, shown;		/* shown: the --top first */
 	char **owned;			/* --short-names' names */
 	size_t nowned;
-	struct py_mem mem;		/* Python objects' recognizer and its reader, */
-	struct pyobj *py;		/* whose names the rows use; NULL: no Python */
-	const struct image *img;	/* the reader's: the image and the files the */
-	const char *sysroot;		/* target mapped */
+	struct pyobj *py;		/* Python objects' recognizer, whose names the rows
+					 * use; NULL: no Python in the dump */
 };
 
 /* A block's first word, and which block. */
@@ -142,28 +140,6 @@ static void rows(struct types *t, const char **name_of, size_t n, size_t *row_of
 	free(v);
 }
 
-/* Whether the dump holds a Python interpreter: only then are blocks asked for objects. */
-static bool has_python(const struct sym_module_info *mods, size_t n)
-{
-	for (size_t k = 0; k < n; k++) {
-		const char *base = strrchr(mods[k].name ? mods[k].name : "", '/');
-
-		base = base ? base + 1 : mods[k].name ? mods[k].name : "";
-		if (!strncmp(base, "python3", 7) || !strncmp(base, "libpython3", 10))
-			return true;
-	}
-	return false;
-}
-
-/* Python's reader: a static type's name is in its module's read-only pages, which a
- * core leaves out. */
-static bool read_mapped(const void *ctx, uint64_t addr, void *buf, size_t len)
-{
-	const struct types *t = ctx;
-
-	return image_read_mapped(t->img, t->sysroot, addr, buf, len);
-}
-
 /* A block's weight: the blocks it stands for when sampled, else 1. */
 static double weight(const struct scan_block *x, uint64_t period)
 {
@@ -252,12 +228,7 @@ static void count(struct session *s, struct types *t, const struct first_word *f
 	const char **name_of = xcalloc(n ? n : 1, sizeof(*name_of));
 	size_t *row_of = xmalloc((n ? n : 1) * sizeof(*row_of));
 
-	if (has_python(mods, nmods)) {
-		t->img = &s->img;
-		t->sysroot = s->o->sysroot;
-		t->mem = (struct py_mem){ read_mapped, t };
-		t->py = pyobj_open(&t->mem, s->img.wsize, s->img.big_endian);
-	}
+	t->py = pyobj_open_image(&s->img, s->o->sysroot);
 	for (size_t k = 0; k < n;) {
 		size_t e = k;
 		const char *name = fw[k].w && !(fw[k].w % s->img.wsize) &&
