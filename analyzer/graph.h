@@ -75,6 +75,8 @@ struct graph {
 	uint64_t allocator_bytes;	/* left out: free chunks, malloc's metadata */
 	uint64_t scanned_bytes;		/* block contents scanned */
 	uint64_t skipped_bytes;		/* ... of them a runtime's bookkeeping, no edges */
+	struct { uint32_t from, to; } *weak;	/* graph.c's while it builds: bookkeeping */
+	size_t nweak, weak_cap;			/* links, by block */
 	bool stack_cut;			/* some stack was scanned from its pointer up */
 	unsigned dead_stacks;		/* stacks of exited threads left out (graph.c) */
 	uint64_t dead_stack_bytes;	/* ... their bytes below the TLS */
@@ -173,6 +175,14 @@ bool graph_counted(const struct graph *g, const struct scan_result *scan,
  * k->region, blocks of other regions add nothing; what they retain still counts.
  */
 void graph_add_retained(struct graph *g, struct scan_result *scan, const struct graph_keying *k);
+
+/*
+ * Retained bytes by a key of the caller's (--by=type's types): key[i] for block i, below
+ * nkeys, or GRAPH_NONE; out[k] (nkeys of them, zeroed by the caller) gets the bytes the
+ * dominator subtrees of key k's blocks hold, each block once (a block below another of
+ * its key counts in that one's). Makes the dominator tree if it is not there.
+ */
+void graph_retained_by(struct graph *g, const uint32_t *key, size_t nkeys, uint64_t *out);
 
 /*
  * --why's path to one block, as data: the shortest path of pointers from a root, with
