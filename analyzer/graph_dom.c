@@ -410,17 +410,17 @@ void graph_stacks(struct graph *g, const struct scan_result *scan)
 }
 
 /*
- * Walk the dominator tree depth first; a block adds its subtree to its stack only when
- * no block of the same stack dominates it, so nested blocks of one stack count once.
+ * Walk the dominator tree depth first; a block adds its subtree to its key (its stack)
+ * only when no block of the same key dominates it, so nested blocks count once.
  * The tree is kept as first child and next sibling (two words a node), and the walk's
  * stack grows with the tree's depth, not its size.
  */
-static void sum_retained(struct graph *g)
+static void sum_keyed(const struct graph *g, const uint32_t *key, size_t nkeys, uint64_t *out)
 {
 	size_t nn = g->n + 1, sp = 0, cap = 1024;
 	uint32_t *first = xmalloc(nn * sizeof(*first)), *next = xmalloc(nn * sizeof(*next));
 	uint32_t *stack = xmalloc(cap * sizeof(*stack));
-	uint32_t *active = xcalloc(g->nids ? g->nids : 1, sizeof(*active));
+	uint32_t *active = xcalloc(nkeys ? nkeys : 1, sizeof(*active));
 
 	memset(first, 0xff, nn * sizeof(*first));
 	for (size_t v = nn; v-- > 1;) {	/* children in address order, as before */
@@ -434,24 +434,40 @@ static void sum_retained(struct graph *g)
 
 		if (first[u] != NONE) {
 			uint32_t v = first[u];
-			uint32_t s = g->sid[v - 1];
+			uint32_t s = key[v - 1];
 
 			first[u] = next[v];
 			if (s != NONE && !active[s]++)
-				g->ids[s].retained += g->ret[v];
+				out[s] += g->ret[v];
 			if (sp == cap)
 				stack = xrealloc(stack, (cap *= 2) * sizeof(*stack));
 			stack[sp++] = v;
 			continue;
 		}
-		if (u && g->sid[u - 1] != NONE)
-			active[g->sid[u - 1]]--;
+		if (u && key[u - 1] != NONE)
+			active[key[u - 1]]--;
 		sp--;
 	}
 	free(first);
 	free(next);
 	free(stack);
 	free(active);
+}
+
+static void sum_retained(struct graph *g)
+{
+	uint64_t *out = xcalloc(g->nids ? g->nids : 1, sizeof(*out));
+
+	sum_keyed(g, g->sid, g->nids, out);
+	for (size_t i = 0; i < g->nids; i++)
+		g->ids[i].retained += out[i];
+	free(out);
+}
+
+void graph_retained_by(struct graph *g, const uint32_t *key, size_t nkeys, uint64_t *out)
+{
+	graph_dominators(g);
+	sum_keyed(g, key, nkeys, out);
 }
 
 void graph_add_retained(struct graph *g, struct scan_result *scan, const struct graph_keying *k)

@@ -70,7 +70,7 @@ static const struct analysis graph_analysis = {	/* it sorts the list by address 
 
 extern const struct analysis timeline_analysis, ages_analysis, memory_analysis,
 	leaks_analysis, retained_analysis, lifetimes_analysis, why_analysis, by_analysis,
-	types_analysis;
+	types_analysis, types_retained_analysis;
 
 /* Every analysis, once. The order is the sections' in the report (the timeline's last:
  * text draws it after the summary), and the order of rows whose needs leave it open. */
@@ -86,6 +86,7 @@ static const struct analysis *const analyses[] = {
 	&why_analysis,
 	&by_analysis,
 	&types_analysis,
+	&types_retained_analysis,
 	&timeline_analysis,
 };
 #define N_ANALYSES (sizeof(analyses) / sizeof(analyses[0]))

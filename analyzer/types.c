@@ -27,11 +27,13 @@ struct type_row {
 	const char *name;		/* the class; NULL: untyped */
 	uint64_t bytes, blocks;		/* estimates when sampled */
 	double wbytes, wblocks;		/* sampled blocks' weights, added at the end */
+	uint64_t retained;		/* with the graph: what its blocks dominate */
 };
 
 struct types {
 	struct type_row *v;		/* bytes descending */
 	size_t n, shown;		/* shown: the --top first */
+	bool retained;			/* --metric=retained_space: rows have retained bytes */
 	char **owned;			/* --short-names' names */
 	size_t nowned;
 	struct pyobj *py;		/* Python objects' recognizer, whose names the rows
@@ -57,6 +59,8 @@ static int row_cmp(const void *a, const void *b)
 {
 	const struct type_row *x = a, *y = b;
 
+	if (x->retained != y->retained)	/* 0 for all without the graph */
+		return x->retained > y->retained ? -1 : 1;
 	if (x->bytes != y->bytes)
 		return x->bytes > y->bytes ? -1 : 1;
 	if (x->blocks != y->blocks)
@@ -218,6 +222,25 @@ static void python_parts(struct session *s, struct types *t, const char **name_o
 	free(addr);
 }
 
+/* Each row's retained bytes: the graph's blocks are the list's, in its order. */
+static void add_retained(struct session *s, struct types *t, const struct first_word *fw, size_t n,
+		     const size_t *row_of)
+{
+	struct graph *g = s->graph;
+	uint32_t *key = xmalloc((g->n ? g->n : 1) * sizeof(*key));
+	uint64_t *out = xcalloc(t->n ? t->n : 1, sizeof(*out));
+
+	for (size_t i = 0; i < g->n; i++)
+		key[i] = GRAPH_NONE;	/* left out of the report */
+	for (size_t k = 0; k < n; k++)
+		key[fw[k].i] = (uint32_t)row_of[k];
+	graph_retained_by(g, key, t->n, out);
+	for (size_t k = 0; k < t->n; k++)
+		t->v[k].retained = out[k];
+	free(out);
+	free(key);
+}
+
 /* Each block counted in its type's row; a sampled block as the blocks it stands for. */
 static void count(struct session *s, struct types *t, const struct first_word *fw, size_t n)
 {
@@ -254,6 +277,8 @@ static void count(struct session *s, struct types *t, const struct first_word *f
 		t->v[k].blocks += (uint64_t)(t->v[k].wblocks > 0 ? t->v[k].wblocks + 0.5 : 0);
 		t->v[k].bytes += (uint64_t)(t->v[k].wbytes > 0 ? t->v[k].wbytes + 0.5 : 0);
 	}
+	if (t->retained)
+		add_retained(s, t, fw, n, row_of);
 	free(row_of);
 	free(name_of);
 	free(mods);
@@ -276,13 +301,14 @@ static uint64_t first_word(const struct image *img, const struct scan_block *b)
 	return w;
 }
 
-static void *types_run(struct session *s)
+static void *run(struct session *s, bool with_graph)
 {
 	const struct scan_blocks *l = &s->scan.list;
 	struct first_word *fw = xmalloc((l->n ? l->n : 1) * sizeof(*fw));
 	struct types *t = xcalloc(1, sizeof(*t));
 	size_t n = 0, top = s->o->by_top;
 
+	t->retained = with_graph;
 	for (size_t i = 0; i < l->n; i++) {
 		if (l->v[i].out)	/* left out of the report (--older-than, --leaks) */
 			continue;
@@ -295,6 +321,16 @@ static void *types_run(struct session *s)
 		qsort(t->v, t->n, sizeof(*t->v), row_cmp);
 	t->shown = top && top < t->n ? top : t->n;
 	return t;
+}
+
+static void *types_run(struct session *s)
+{
+	return run(s, false);
+}
+
+static void *types_run_retained(struct session *s)
+{
+	return run(s, true);
 }
 
 static void types_free(void *state)
@@ -312,14 +348,19 @@ static void types_free(void *state)
 static void types_text(const struct report *r, const void *data, FILE *f)
 {
 	const struct types *t = data;
-	char a[32], b[32];
+	char a[32], b[32], c[32];
 
 	fprintf(f, "live blocks by type (the C++ class whose vtable a block starts with, the "
 		"Python object's type)%s\n", r->sample_period ? "; estimates: sampled" : "");
+	if (t->retained)
+		fprintf(f, "%16s ", "retained");
 	fprintf(f, "%16s %12s  %s\n", "bytes", "blocks", "type");
-	for (size_t k = 0; k < t->shown; k++)
+	for (size_t k = 0; k < t->shown; k++) {
+		if (t->retained)
+			fprintf(f, "%16s ", fmt_thousands(t->v[k].retained, c));
 		fprintf(f, "%16s %12s  %s\n", fmt_thousands(t->v[k].bytes, a),
 			fmt_thousands(t->v[k].blocks, b), t->v[k].name ? t->v[k].name : "[untyped]");
+	}
 	if (t->shown < t->n)
 		fprintf(f, "%zu more types (--top=0 shows all)\n", t->n - t->shown);
 }
@@ -333,8 +374,11 @@ static void types_json(const struct report *r, const void *data, const struct re
 	for (size_t k = 0; k < t->shown; k++) {
 		fputs(k ? ",\n    {\"type\": " : "\n    {\"type\": ", o->f);
 		json_str(t->v[k].name, false, o->f);
-		fprintf(o->f, ", \"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64 "}", t->v[k].blocks,
+		fprintf(o->f, ", \"blocks\": %" PRIu64 ", \"bytes\": %" PRIu64, t->v[k].blocks,
 			t->v[k].bytes);
+		if (t->retained)
+			fprintf(o->f, ", \"retained\": %" PRIu64, t->v[k].retained);
+		fputc('}', o->f);
 	}
 	fputs(t->shown ? "\n  ],\n" : "],\n", o->f);
 }
@@ -362,10 +406,22 @@ const struct section_ops types_section = {
 
 static bool types_wanted(const struct options *o)
 {
-	return o->by_type;
+	return o->by_type && o->report.metric != METRIC_RETAINED_SPACE;
+}
+
+static bool types_retained_wanted(const struct options *o)
+{
+	return o->by_type && o->report.metric == METRIC_RETAINED_SPACE;
 }
 
 /* the blocks the report shows: after --older-than and --leaks marked the others */
 const struct analysis types_analysis = {
 	"types", IN_LIST | IN_MARKS, 0, 0, types_wanted, types_run, types_free, &types_section
+};
+
+/* the same with --metric=retained_space: each type's retained bytes too, before the
+ * retained row takes the dominator numbering apart */
+const struct analysis types_retained_analysis = {
+	"types-retained", IN_LIST | IN_MARKS | IN_GRAPH | IN_DOMINATORS, 0, 0,
+	types_retained_wanted, types_run_retained, types_free, &types_section
 };

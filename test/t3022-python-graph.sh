@@ -4,7 +4,8 @@
 # bytes object each, and counts their bytes with sys.getsizeof. The collector's list
 # links in front of each list are no ownership edges, so the dict's block retains the
 # cache (within 10%), as --why=0xDICT and --metric=retained_space (its stack: one block)
-# say, and --why's path to a cached bytes object runs through the dict and its keys.
+# say, and --why's path to a cached bytes object runs through the dict and its keys;
+# --by=type's dict row retains it too.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIR/python_heap.sh"
 need_tool python3
@@ -36,9 +37,12 @@ for label in $PY_HEAP; do
 	py=$(python_path "$label")
 	[ -n "$py" ] || { skip_case "$label: the dict retains the cache" "no python $label here"; continue; }
 	ran=1
+	# the program runs outside the case, whose subshell cannot stop it
+	rm -f cache.snap
+	run_preloaded "$py" "$TEST_DIR/python_cache.py" 27000 && py_snap cache.snap
+	[ -n "$PROG_PID" ] && kill -9 "$PROG_PID" 2>/dev/null && wait "$PROG_PID" 2>/dev/null
+	PROG_PID=
 	test_case "$label: a module-global dict retains its 27 MB cache (10%), --why through it" '
-		run_preloaded "$py" "$TEST_DIR/python_cache.py" 27000 &&
-		py_snap cache.snap &&
 		cache=$(sed -n "s/^cache //p" prog.out) &&
 		heapprof-analyze -q -f json --why=value --top=1 "$py" cache.snap >why.json &&
 		heapprof-analyze -q -f json --metric=retained_space --top=0 "$py" cache.snap >ret.json &&
@@ -50,6 +54,16 @@ for label in $PY_HEAP; do
 		[ $((retains * 10)) -ge $((cache * 9)) ] && [ $((retains * 10)) -le $((cache * 11)) ] &&
 		all_ok cmp 2
 	'
-	kill -9 "$PROG_PID" 2>/dev/null; wait "$PROG_PID" 2>/dev/null
+	test_case "$label: --by=type --metric=retained_space: the dict row retains the cache" '
+		cache=$(sed -n "s/^cache //p" prog.out) &&
+		heapprof-analyze -q -f json --by=type --metric=retained_space "$py" cache.snap >types.json &&
+		python3 - types.json "$cache" <<-PY
+		import json, sys
+		rows = {t["type"]: t for t in json.load(open(sys.argv[1]))["types"]}
+		d, cache = rows["dict"], int(sys.argv[2])
+		print("dict: %d bytes in %d, retained %d; the cache %d" % (d["bytes"], d["blocks"], d.get("retained", 0), cache))
+		sys.exit(not d.get("retained", 0) >= 0.9 * cache)
+		PY
+	'
 done
 [ $ran = 1 ] || exit 77
