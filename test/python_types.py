@@ -1,4 +1,4 @@
-# Run by t3023-python-types.sh (PYTHONMALLOC=malloc, under heapprof.so or not): a heap of
+# Run by t3025-python-types.sh (PYTHONMALLOC=malloc, under heapprof.so or not): a heap of
 # known Python types, and what the script counts of them itself, then waits to be dumped.
 #   count TYPE BYTES N   sys.getsizeof summed over N objects of TYPE: every object the
 #                        collector tracks (gc.get_objects()) and what they refer to,
