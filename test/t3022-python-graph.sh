@@ -1,5 +1,5 @@
 #!/bin/sh
-# A Python-aware heap graph (issue 33): test/python_cache.py under heapprof.so
+# A Python-aware heap graph (issue 33): test/helpers/python_cache.py under heapprof.so
 # (PYTHONMALLOC=malloc) keeps a module-global dict that alone holds 27,000 lists of a
 # bytes object each, and counts their bytes with sys.getsizeof. The collector's list
 # links in front of each list are no ownership edges, so the dict's block retains the
@@ -7,7 +7,7 @@
 # say, and --why's path to a cached bytes object runs through the dict and its keys;
 # --by=type's dict row retains it too.
 . "$(dirname "$0")/lib.sh"
-. "$TEST_DIR/python_heap.sh"
+. "$TEST_DIR/helpers/python_heap.sh"
 need_tool python3
 
 # check WHY.json RETAINED.json CACHE: "ok"/"not ok" lines
@@ -39,7 +39,7 @@ for label in $PY_HEAP; do
 	ran=1
 	# the program runs outside the case, whose subshell cannot stop it
 	rm -f cache.snap
-	run_preloaded "$py" "$TEST_DIR/python_cache.py" 27000 && py_snap cache.snap
+	run_preloaded "$py" "$TEST_DIR/helpers/python_cache.py" 27000 && py_snap cache.snap
 	[ -n "$PROG_PID" ] && kill -9 "$PROG_PID" 2>/dev/null && wait "$PROG_PID" 2>/dev/null
 	PROG_PID=
 	test_case "$label: a module-global dict retains its 27 MB cache (10%), --why through it" '

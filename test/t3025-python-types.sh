@@ -1,5 +1,5 @@
 #!/bin/sh
-# --by=type on Python objects (issue 34): test/python_types.py under heapprof.so
+# --by=type on Python objects (issue 34): test/helpers/python_types.py under heapprof.so
 # (PYTHONMALLOC=malloc) keeps 20,000 Record objects, each with a str, a list and a
 # dict, and a dict of 20,000 str keys and values; it counts sys.getsizeof itself. The
 # analyzer's dict, str, list and Record rows agree with it within 5% (bytes and
@@ -7,7 +7,7 @@
 # 3.13 keeps an instance's attribute values in its own block, which its sys.getsizeof
 # leaves out: there a Record's bytes are at least the script's.
 . "$(dirname "$0")/lib.sh"
-. "$TEST_DIR/python_heap.sh"
+. "$TEST_DIR/helpers/python_heap.sh"
 need_tool python3
 
 # compare FILE.json [AT_LEAST] with the script's count lines: one "ok"/"not ok" line
@@ -41,7 +41,7 @@ for label in $PY_HEAP; do
 	[ "$label" = debian-3.11 ] && command -v gcore >/dev/null && core=1
 	# the program runs outside the cases, whose subshells cannot stop it
 	rm -f types.snap types.core
-	if run_preloaded "$py" "$TEST_DIR/python_types.py" && py_snap types.snap; then
+	if run_preloaded "$py" "$TEST_DIR/helpers/python_types.py" && py_snap types.snap; then
 		[ -z "$core" ] || take_core types.core
 	fi
 	[ -n "$PROG_PID" ] && kill -9 "$PROG_PID" 2>/dev/null && wait "$PROG_PID" 2>/dev/null
