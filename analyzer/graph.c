@@ -504,8 +504,110 @@ static bool edge_visit(struct graph *g, size_t j, uint64_t addr, bool start)
 	return true;
 }
 
+/* A bookkeeping word's target: kept apart (root_held), no edge. */
+static bool weak_visit(struct graph *g, size_t j, uint64_t addr, bool start)
+{
+	(void)addr;
+	(void)start;
+	if (g->nweak == g->weak_cap)
+		g->weak = xrealloc(g->weak, (g->weak_cap = g->weak_cap ? 2 * g->weak_cap : 1024) *
+						    sizeof(*g->weak));
+	g->weak[g->nweak].from = g->find;
+	g->weak[g->nweak++].to = (uint32_t)(j + 1);
+	return true;
+}
+
+/* Block i's words up to e, but a runtime's bookkeeping; true if it had some. */
+static bool scan_contents(struct graph *g, const struct graph_runtime *rt, size_t i, uint64_t e)
+{
+	uint64_t lo, hi;
+
+	if (rt && rt->bookkeeping(rt->ctx, g->b[i].user, g->b[i].size, &lo, &hi) &&
+	    lo >= g->b[i].user && lo <= hi && hi <= e) {
+		g->skipped_bytes += hi - lo;
+		scan_span(g, g->b[i].user, lo, edge_visit);
+		scan_span(g, lo, hi, weak_visit);
+		scan_span(g, hi, e, edge_visit);
+		return true;
+	}
+	scan_span(g, g->b[i].user, e, edge_visit);
+	return false;
+}
+
+/* Mark what the queue's nodes reach, from q[*head] on; nodes are queued once. */
+static void reach(const struct graph *g, uint8_t *seen, uint32_t *q, size_t *head, size_t *nq)
+{
+	while (*head < *nq) {
+		uint32_t v = q[(*head)++];
+
+		for (uint32_t e = g->eoff[v]; e < g->eoff[v + 1]; e++) {
+			uint32_t w = GRAPH_NODE(g->edge[e]);
+
+			if (!seen[w]) {
+				seen[w] = 1;
+				q[(*nq)++] = w;
+			}
+		}
+	}
+}
+
+/*
+ * The blocks no root reaches but through a runtime's bookkeeping (Python's garbage
+ * awaiting the collector, whose list holds it) become roots: the runtime holds them,
+ * so --leaks calls them reachable, as before the links were left out. Every
+ * bookkeeping link is taken only once what the roots reach by contents is marked,
+ * so no block a root owns through contents is made a root. Their edges go after the
+ * root's others.
+ */
+static void root_held(struct graph *g)
+{
+	size_t nn = g->n + 1, head = 0, nq = 0, nextra = 0, w = 0, scanned = 0;
+	uint8_t *seen = xcalloc(nn, 1);
+	uint32_t *q = xmalloc(nn * sizeof(*q)), *extra = xmalloc(nn * sizeof(*extra));
+	uint32_t *woff = xcalloc(nn + 1, sizeof(*woff));
+
+	for (size_t k = 0; k < g->nweak; k++)	/* by block, in scan order already */
+		woff[g->weak[k].from + 1]++;
+	for (size_t v = 0; v < nn; v++)
+		woff[v + 1] += woff[v];
+	seen[0] = 1;
+	q[nq++] = 0;
+	reach(g, seen, q, &head, &nq);
+	for (; scanned < nq; scanned++)
+		for (w = woff[q[scanned]]; w < woff[q[scanned] + 1]; w++) {
+			uint32_t t = g->weak[w].to;
+
+			if (seen[t])
+				continue;
+			g->rooted[t - 1] = GRAPH_ROOT_START;
+			extra[nextra++] = t;
+			seen[t] = 1;
+			q[nq++] = t;
+			reach(g, seen, q, &head, &nq);
+		}
+	if (nextra) {
+		if (g->nedges + nextra > UINT32_MAX - 1)
+			die(EXIT_NO_REPORT, "too many pointers between blocks (%zu)", g->nedges + nextra);
+		g->edge = xrealloc(g->edge, (g->nedges + nextra) * sizeof(*g->edge));
+		memmove(g->edge + g->eoff[1] + nextra, g->edge + g->eoff[1],
+			(g->nedges - g->eoff[1]) * sizeof(*g->edge));
+		memcpy(g->edge + g->eoff[1], extra, nextra * sizeof(*extra));
+		for (size_t v = 1; v <= nn; v++)
+			g->eoff[v] += (uint32_t)nextra;
+		g->nedges += nextra;
+		g->edge_cap = g->nedges;
+	}
+	free(woff);
+	free(extra);
+	free(q);
+	free(seen);
+	free(g->weak);
+	g->weak = NULL;
+	g->nweak = g->weak_cap = 0;
+}
+
 /* The virtual root's edges: every rooted block; then each block's, in address order. */
-static void build_edges(struct graph *g)
+static void build_edges(struct graph *g, const struct graph_runtime *rt)
 {
 	g->eoff = xcalloc(g->n + 2, sizeof(*g->eoff));
 	for (size_t i = 0; i < g->n; i++)
@@ -518,7 +620,7 @@ static void build_edges(struct graph *g)
 		g->eoff[i + 1] = (uint32_t)g->nedges;
 		g->find = (uint32_t)(i + 1);
 		g->scanned_bytes += e - g->b[i].user;
-		scan_span(g, g->b[i].user, e, edge_visit);
+		scan_contents(g, rt, i, e);
 		if (g->nedges > UINT32_MAX - 1)
 			die(EXIT_NO_REPORT, "too many pointers between blocks (%zu)", g->nedges);
 	}
@@ -526,6 +628,8 @@ static void build_edges(struct graph *g)
 	g->eoff[g->n + 1] = (uint32_t)g->nedges;
 	g->edge = xrealloc(g->edge, (g->nedges ? g->nedges : 1) * sizeof(*g->edge));
 	g->edge_cap = g->nedges;
+	if (g->nweak)
+		root_held(g);
 }
 
 static bool first_visit(struct graph *g, size_t j, uint64_t addr, bool start)
@@ -634,7 +738,7 @@ static bool pages_cover(const struct graph *g, const struct scan_pages *pg)
 }
 
 struct graph *graph_build(const struct image *img, struct scan_result *scan,
-			  const struct alloc *alloc)
+			  const struct alloc *alloc, const struct graph_runtime *rt)
 {
 	struct graph *g = xcalloc(1, sizeof(*g));
 
@@ -648,7 +752,7 @@ struct graph *graph_build(const struct image *img, struct scan_result *scan,
 	find_tls(g);
 	g->rooted = xcalloc(g->n ? g->n : 1, 1);
 	walk_roots(g);
-	build_edges(g);
+	build_edges(g, rt);
 	return g;
 }
 

@@ -74,6 +74,9 @@ struct graph {
 	uint64_t root_bytes;		/* memory scanned as roots */
 	uint64_t allocator_bytes;	/* left out: free chunks, malloc's metadata */
 	uint64_t scanned_bytes;		/* block contents scanned */
+	uint64_t skipped_bytes;		/* ... of them a runtime's bookkeeping, no edges */
+	struct { uint32_t from, to; } *weak;	/* graph.c's while it builds: bookkeeping */
+	size_t nweak, weak_cap;			/* links, by block */
 	bool stack_cut;			/* some stack was scanned from its pointer up */
 	unsigned dead_stacks;		/* stacks of exited threads left out (graph.c) */
 	uint64_t dead_stack_bytes;	/* ... their bytes below the TLS */
@@ -106,15 +109,26 @@ struct graph {
 };
 
 /*
+ * A runtime's own words in a block (Python's collector list links in front of an
+ * object): its bookkeeping, not the block's references, so no edges. true with
+ * [*lo, *hi) inside [user, user + size) when the block has such words.
+ */
+struct graph_runtime {
+	bool (*bookkeeping)(void *ctx, uint64_t user, uint64_t size, uint64_t *lo, uint64_t *hi);
+	void *ctx;
+};
+
+/*
  * Build the graph of scan's listed blocks (scan_image_blocks_with): sorts scan->list by
  * address and keeps one block per address (their state cleared); alloc (may be NULL or
  * not known) says what is no root. Roots: every thread's registers, every byte of the
  * image outside blocks (stacks from their thread's stack pointer up, less x86-64's red
- * zone), less the allocator's free chunks and metadata. Exits (EXIT_NO_REPORT) only on
+ * zone), less the allocator's free chunks and metadata. Edges: each block's words
+ * but rt's bookkeeping (rt may be NULL: every word). Exits (EXIT_NO_REPORT) only on
  * more than GRAPH_MAX_BLOCKS blocks.
  */
 struct graph *graph_build(const struct image *img, struct scan_result *scan,
-			  const struct alloc *alloc);
+			  const struct alloc *alloc, const struct graph_runtime *rt);
 void graph_free(struct graph *g);
 
 /* The block w points into (start or interior), or SIZE_MAX. */
@@ -156,19 +170,20 @@ bool graph_counted(const struct graph *g, const struct scan_result *scan,
 		   const struct graph_keying *k, size_t i);
 
 /*
- * What each group of blocks retains (graph_dominators first): group[i] is block i's
- * (GRAPH_NONE: none), below ngroups; out[g] gets the bytes of the blocks that blocks of
- * g dominate, each block once however many of them dominate it.
- */
-void graph_retained_by(const struct graph *g, const uint32_t *group, size_t ngroups,
-		       uint64_t *out);
-
-/*
  * Add each stack's retained bytes (its blocks' dominator subtrees, each block once) to
  * scan->stacks' counts, keyed as k says. Blocks marked out (scan_block.out) and, with
  * k->region, blocks of other regions add nothing; what they retain still counts.
  */
 void graph_add_retained(struct graph *g, struct scan_result *scan, const struct graph_keying *k);
+
+/*
+ * What each group of blocks retains (--by=type's rows, for one): group[i] is block i's
+ * (GRAPH_NONE: none), below ngroups; out[g] (ngroups of them, zeroed by the caller) gets
+ * the bytes of the blocks that blocks of g dominate, each block once however many of
+ * them dominate it (a block below another of its group counts in that one's). Makes the
+ * dominator tree if it is not there.
+ */
+void graph_retained_by(struct graph *g, const uint32_t *group, size_t ngroups, uint64_t *out);
 
 /*
  * --why's path to one block, as data: the shortest path of pointers from a root, with

@@ -418,8 +418,8 @@ void graph_stacks(struct graph *g, const struct scan_result *scan)
  * The tree is kept as first child and next sibling (two words a node), and the walk's
  * stack grows with the tree's depth, not its size.
  */
-void graph_retained_by(const struct graph *g, const uint32_t *group, size_t ngroups,
-		       uint64_t *out)
+static void sum_grouped(const struct graph *g, const uint32_t *group, size_t ngroups,
+			uint64_t *out)
 {
 	size_t nn = g->n + 1, sp = 0, cap = 1024;
 	uint32_t *first = xmalloc(nn * sizeof(*first)), *next = xmalloc(nn * sizeof(*next));
@@ -462,10 +462,16 @@ static void sum_retained(struct graph *g)
 {
 	uint64_t *ret = xcalloc(g->nids ? g->nids : 1, sizeof(*ret));
 
-	graph_retained_by(g, g->sid, g->nids, ret);
+	sum_grouped(g, g->sid, g->nids, ret);
 	for (size_t i = 0; i < g->nids; i++)
 		g->ids[i].retained += ret[i];
 	free(ret);
+}
+
+void graph_retained_by(struct graph *g, const uint32_t *group, size_t ngroups, uint64_t *out)
+{
+	graph_dominators(g);
+	sum_grouped(g, group, ngroups, out);
 }
 
 void graph_add_retained(struct graph *g, struct scan_result *scan, const struct graph_keying *k)

@@ -234,6 +234,33 @@ bool image_read(const struct image *img, uint64_t addr, void *buf, size_t len)
 	return true;
 }
 
+bool image_read_mapped(const struct image *img, const char *sysroot, uint64_t addr, void *buf,
+		       size_t len)
+{
+	char path[4096], err[64];
+	ssize_t got = -1;
+	int fd;
+
+	if (image_read(img, addr, buf, len))
+		return true;
+	for (size_t i = 0; i < img->nfiles; i++) {
+		const struct image_file *f = &img->files[i];
+
+		if (addr < f->start || addr >= f->end || len > f->end - addr)
+			continue;
+		if (snprintf(path, sizeof(path), "%s%s", sysroot ? sysroot : "", f->name) >=
+		    (int)sizeof(path))
+			return false;
+		fd = image_open_regular(path, err, sizeof(err));
+		if (fd < 0)
+			return false;
+		got = pread(fd, buf, len, (off_t)(f->offset + (addr - f->start)));
+		close(fd);
+		return got == (ssize_t)len;
+	}
+	return false;
+}
+
 bool image_has(const struct image *img, uint64_t addr, uint64_t len)
 {
 	while (len) {

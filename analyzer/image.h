@@ -203,6 +203,15 @@ const char *image_file_kind(unsigned mode);
 /* Copy len bytes at target address addr into buf; false if any byte is absent. */
 bool image_read(const struct image *img, uint64_t addr, void *buf, size_t len);
 
+/*
+ * image_read, or where the dump left the bytes out (a core leaves out a module's
+ * read-only pages), the file the target had mapped there, as this machine has it now
+ * (under sysroot if not NULL). For constants of a module (a type's name); false if
+ * any byte is absent from both.
+ */
+bool image_read_mapped(const struct image *img, const char *sysroot, uint64_t addr, void *buf,
+		       size_t len);
+
 /* Is every byte of [addr, addr + len) in the image? What a record claims to hold is
  * checked with it before room is made for it. */
 bool image_has(const struct image *img, uint64_t addr, uint64_t len);

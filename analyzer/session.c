@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pyobj.h"
 #include "session.h"
 #include "session_int.h"
 #include "util.h"
@@ -39,9 +40,26 @@ static const struct analysis alloc_analysis = {
 	NULL
 };
 
+/* Python's collector links its objects in lists: the words are no ownership */
+static bool python_bookkeeping(void *ctx, uint64_t user, uint64_t size, uint64_t *lo,
+			       uint64_t *hi)
+{
+	struct pyobj_info pi;
+
+	if (!pyobj_block(ctx, user, size, &pi) || pi.gc_lo == pi.gc_hi)
+		return false;
+	*lo = pi.gc_lo;
+	*hi = pi.gc_hi;
+	return true;
+}
+
 static void *graph_apply(struct session *s)
 {
-	s->graph = graph_build(&s->img, &s->scan, &s->alloc);
+	struct pyobj *py = pyobj_open_image(&s->img, s->o->sysroot);
+	struct graph_runtime rt = { python_bookkeeping, py };
+
+	s->graph = graph_build(&s->img, &s->scan, &s->alloc, py ? &rt : NULL);
+	pyobj_close(py);
 	return NULL;
 }
 

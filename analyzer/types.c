@@ -4,8 +4,10 @@
  * with its vtable pointer, which points into a "vtable for C" symbol of a module: the
  * block is a C (its dynamic type, a derived class's own). Blocks no source knows are
  * untyped. Words outside every module are not looked up, so a heap of pointers and
- * strings costs a sort, not a lookup a block. With the heap graph
- * (--metric=retained_space), what each type's blocks retain too.
+ * strings costs a sort, not a lookup a block. In a dump of a Python interpreter, a
+ * block still untyped that holds a Python object is of its type (pyobj.c), with the
+ * buffers sys.getsizeof counts with it: blocks counts objects, bytes their blocks. With
+ * the heap graph (--metric=retained_space), what each type's blocks retain too.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 #include "fmt.h"
 #include "json.h"
 #include "names.h"
+#include "pyobj.h"
 #include "rd.h"
 #include "types.h"
 #include "util.h"
@@ -151,12 +154,27 @@ static void vtable_names(struct session *s, const uint8_t *want, struct type_nam
 	free(fw);
 }
 
+/* Python: a block holding an object is of its ob_type's tp_name (none without Python). */
+static void python_names(struct session *s, const uint8_t *want, struct type_names *tn)
+{
+	const struct scan_blocks *l = &s->scan.list;
+
+	if (!tn->py)
+		tn->py = pyobj_open_image(&s->img, s->o->sysroot);
+	if (!tn->py)
+		return;
+	for (size_t i = 0; i < l->n; i++)
+		if ((!want || want[i]) && !tn->of[i])
+			tn->of[i] = pyobj_type(tn->py, l->v[i].user, l->v[i].size);
+}
+
 /* What can tell a block's type, tried in turn on the blocks still untyped. */
 static const struct type_source {
 	const char *name;
 	void (*name_blocks)(struct session *s, const uint8_t *want, struct type_names *tn);
 } sources[] = {
 	{ "C++ vtable", vtable_names },
+	{ "Python object", python_names },
 };
 
 void types_name_blocks(struct session *s, const uint8_t *want, struct type_names *tn)
@@ -173,6 +191,7 @@ void types_names_free(struct type_names *tn)
 		free(tn->owned[i]);
 	free(tn->owned);
 	free(tn->of);
+	pyobj_close(tn->py);
 	*tn = (struct type_names){ 0 };
 }
 
@@ -241,11 +260,76 @@ static void count(struct session *s, struct types *t, const uint8_t *shown, uint
 		}
 		k = e;
 	}
-	for (size_t k = 0; k < t->n; k++) {
-		t->v[k].blocks += (uint64_t)(t->v[k].wblocks + 0.5);
-		t->v[k].bytes += (uint64_t)(t->v[k].wbytes + 0.5);
-	}
 	free(nb);
+}
+
+/* Sampled blocks' weights into the counts (a move may leave -0.0001). */
+static void round_weights(struct types *t)
+{
+	for (size_t k = 0; k < t->n; k++) {
+		t->v[k].blocks += (uint64_t)(t->v[k].wblocks > 0 ? t->v[k].wblocks + 0.5 : 0);
+		t->v[k].bytes += (uint64_t)(t->v[k].wbytes > 0 ? t->v[k].wbytes + 0.5 : 0);
+	}
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * A Python object's own buffers (a dict's keys table, a list's items) count with it,
+ * as sys.getsizeof counts them: each untyped block shown at a part's address moves its
+ * bytes to the owner's row, once; its block stays counted where it was, so blocks
+ * counts objects, bytes their blocks. Before count's weights are rounded.
+ */
+static void python_parts(struct session *s, struct types *t, const uint32_t *row_of)
+{
+	const struct scan_blocks *l = &s->scan.list;
+	uint64_t period = s->scan.join.have_proc ? s->scan.join.proc.sample_period : 0;
+	uint64_t *addr = xmalloc((l->n ? l->n : 1) * 2 * sizeof(*addr));	/* user, i pairs */
+	bool *taken = xcalloc(l->n ? l->n : 1, sizeof(*taken));
+	size_t m = 0;
+
+	for (size_t i = 0; i < l->n; i++)
+		if (row_of[i] != GRAPH_NONE && !t->names.of[i]) {
+			addr[2 * m] = l->v[i].user;
+			addr[2 * m++ + 1] = i;
+		}
+	qsort(addr, m, 2 * sizeof(*addr), u64_cmp);
+	for (size_t i = 0; i < l->n; i++) {
+		struct pyobj_info pi;
+
+		if (row_of[i] == GRAPH_NONE || !t->names.of[i] ||
+		    !pyobj_block(t->names.py, l->v[i].user, l->v[i].size, &pi))
+			continue;
+		for (unsigned j = 0; j < pi.nparts; j++) {
+			uint64_t key[2] = { pi.part[j], 0 };
+			uint64_t *hit = bsearch(key, addr, m, 2 * sizeof(*addr), u64_cmp);
+			struct type_row *from, *to = &t->v[row_of[i]];
+			const struct scan_block *x;
+			size_t o;
+
+			if (!hit || taken[o = (size_t)hit[1]])
+				continue;
+			taken[o] = true;
+			x = &l->v[o];
+			from = &t->v[row_of[o]];
+			if (x->sampled && period) {
+				double wt = decode_sample_weight(x->size, period);
+
+				from->wbytes -= wt * (double)x->size;
+				to->wbytes += wt * (double)x->size;
+			} else {
+				from->bytes -= x->size;
+				to->bytes += x->size;
+			}
+		}
+	}
+	free(taken);
+	free(addr);
 }
 
 /* With the heap graph: what each type's blocks retain (each block once a type). */
@@ -273,6 +357,9 @@ static void *types_run(struct session *s)
 		shown[i] = !l->v[i].out;
 	types_name_blocks(s, shown, &t->names);
 	count(s, t, shown, row_of);
+	if (t->names.py)
+		python_parts(s, t, row_of);
+	round_weights(t);
 	if (s->graph && s->graph->n == l->n)
 		retained(s, t, row_of);
 	for (size_t k = 0; k < t->n; k++)

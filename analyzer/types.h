@@ -1,6 +1,6 @@
 /*
  * --by=type (types.c): the live blocks by what the dump says they are (a C++ class from
- * the vtable pointer a block starts with), as a report section; and each block's type
+ * the vtable pointer a block starts with, a Python object's type), as a report section; and each block's type
  * for the other analyses that pick blocks by it (--why=TYPE-REGEX).
  */
 #ifndef HP_TYPES_H
@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct pyobj;
 struct section_ops;
 struct session;
 extern const struct section_ops types_section;
@@ -19,6 +20,8 @@ struct type_names {
 	size_t n;
 	char **owned;			/* names made here (--short-names') */
 	size_t nowned;
+	struct pyobj *py;		/* Python's recognizer, whose names some are; NULL:
+					 * no Python in the dump */
 };
 
 /*

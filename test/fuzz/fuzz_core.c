@@ -91,7 +91,7 @@ static void fuzz_leaks(const struct image *img, struct sym *sym)
 		memory_apply(img, sym, &alloc, &mem);
 		pinned_apply(&pinned, &alloc, img, &scan, sym, 3);
 		mem.pinned = &pinned;
-		g = graph_build(img, &scan, &alloc);
+		g = graph_build(img, &scan, &alloc, NULL);
 		leaks_apply(g, &scan, sym, &alloc, supp, LEAK_MASK_ALL, &sum);
 		graph_add_retained(g, &scan, &k);
 		report_add_section(&r, &leaks_section, &sum);

@@ -4,7 +4,8 @@
 U := $(B)/unit
 UNIT_TESTS := $(U)/sym_test $(U)/scan_test $(U)/v2_test $(U)/pprof_test $(U)/flame_test \
 	$(U)/names_test $(U)/counts_test $(U)/timeline_test $(U)/chart_test $(U)/pyname $(U)/python_test \
-	$(U)/util_test $(U)/pystacks $(U)/pystack_test $(U)/graph_test $(U)/env_table $(U)/spool_test $(U)/maps_test
+	$(U)/util_test $(U)/pystacks $(U)/pystack_test $(U)/graph_test $(U)/env_table $(U)/spool_test $(U)/maps_test \
+	$(U)/pyobj_test
 
 check-build: $(UNIT_TESTS)
 
