@@ -66,7 +66,7 @@ for t in j[\"types\"]:
 test_case '--leaks: exactly the 300 Sessions are definitely lost, nothing else lost' '
 	heapprof-analyze --leaks=all $S plain.core >leaks.txt &&
 	s=$(usable Session) &&
-	grep -qx "  definitely lost: $((300 * s)) bytes in 300 blocks" leaks.txt &&
+	expect_grep -x "  definitely lost: $(thousands $((300 * s))) bytes in 300 blocks" leaks.txt &&
 	grep -qx "  indirectly lost: 0 bytes in 0 blocks" leaks.txt &&
 	grep -qx "    possibly lost: 0 bytes in 0 blocks" leaks.txt &&
 	heapprof-analyze --leaks -f collapsed $S plain.core >leaks.col &&
@@ -82,7 +82,7 @@ test_case 'valgrind memcheck on the same program agrees: 300 blocks definitely l
 	sed -n "s/^==[0-9]*==    definitely lost: \([0-9,]*\) bytes in \([0-9,]*\) blocks$/\1 \2/p" vg.log >vg &&
 	echo "14,400 300" >want && expect_same want vg &&
 	grep -A2 "14,400 bytes in 300 blocks are definitely lost" vg.log | grep -q "drop_sessions" &&
-	n=$(sed -n "s/^  definitely lost: [0-9]* bytes in \([0-9]*\) blocks$/\1/p" leaks.txt) &&
+	n=$(sed -n "s/^  definitely lost: [0-9,]* bytes in \([0-9,]*\) blocks$/\1/p" leaks.txt) &&
 	[ "$n" = 300 ] || { echo "ours: $n blocks" >&2; false; }
 '
 else
