@@ -313,12 +313,15 @@ static void write_pinned(const struct alloc *al, const struct pinned *p, FILE *f
 			p->all - p->n);
 }
 
+/* the mappings' kinds in words, for the text and the page */
+static const char *const mapping_words[MEM_NKINDS] = { "heap arenas", "mmapped chunks",
+	"thread stacks", "mapped by the program", "heapprof's own", "modules' data",
+	"other mapped files", "the loader's", "other anonymous" };
+
 static void memory_text(const struct report *r, const void *data, FILE *f)
 {
 	const struct memory_summary *m = data;
-	static const char *const kind[MEM_NKINDS] = { "heap arenas", "mmapped chunks",
-		"thread stacks", "mapped by the program", "heapprof's own", "modules' data",
-		"other mapped files", "the loader's", "other anonymous" };
+	const char *const *kind = mapping_words;
 	const struct alloc *al = m->alloc;
 	const struct alloc_stats *st = &al->st;
 	char buf[400], a[32], b[32], c[32];
@@ -397,13 +400,15 @@ static void json_pinned(const struct alloc *al, const struct pinned *p, FILE *f,
 	fputs(p->n ? "\n    ]}" : "]}", f);
 }
 
+static const char *const mapping_keys[MEM_NKINDS] = { "arenas", "mmapped", "stacks", "mapped",
+						     "heapprof", "modules", "files", "loader",
+						     "other" };
+
 static void memory_json(const struct report *r, const void *data, const struct report_out *o)
 {
 	const struct memory_summary *m = data;
 	FILE *f = o->f;
-	static const char *const kind[MEM_NKINDS] = { "arenas", "mmapped", "stacks", "mapped",
-						      "heapprof", "modules", "files", "loader",
-						      "other" };
+	const char *const *kind = mapping_keys;
 	const struct alloc *al = m->alloc;
 	const struct alloc_stats *st = &al->st;
 	char buf[400];
@@ -460,8 +465,29 @@ static void memory_json(const struct report *r, const void *data, const struct r
 	fputs("}},\n", f);
 }
 
-/* The page's: the JSON object, word for word but for '<', which only its strings hold
- * and which must not end the script element. */
+/* The words the text says for the JSON object's keys of kinds, and the allocator's
+ * call that gives memory back: the page labels its rows with them. */
+static void memory_words(const struct memory_summary *m, FILE *f)
+{
+	const struct alloc *al = m->alloc;
+
+	fputs(",\n\"memory_words\":{\"mappings\":{", f);
+	for (int k = 0; k < MEM_NKINDS; k++) {
+		fprintf(f, "%s\"%s\":", k ? "," : "", mapping_keys[k]);
+		json_str(mapping_words[k], true, f);
+	}
+	fputs("},\"chunks\":{", f);
+	for (int k = 0; k < ALLOC_NKINDS; k++) {
+		fprintf(f, "%s\"%s\":", k ? "," : "", alloc_kind_key(al, (enum alloc_kind)k));
+		json_str(alloc_kind_name(al, (enum alloc_kind)k), true, f);
+	}
+	fputs("},\"release_call\":", f);
+	json_str(al->reader ? al->reader->release_call : "", true, f);
+	putc('}', f);
+}
+
+/* The page's: the JSON object, word for word but for '<', which only its strings hold,
+ * and which must not end the script element; then the words for its keys. */
 static void memory_html(const struct report *r, const void *data, const struct report_out *o)
 {
 	struct report_out mem = *o;
@@ -478,6 +504,7 @@ static void memory_html(const struct report *r, const void *data, const struct r
 	for (size_t i = 0; i < len; i++)
 		buf[i] == '<' ? fputs("\\u003c", o->f) : putc(buf[i], o->f);
 	free(buf);
+	memory_words(data, o->f);
 }
 
 const struct section_ops memory_section = {

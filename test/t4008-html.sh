@@ -101,14 +101,14 @@ test_case 'a sampled report says so, and draws its estimates' '
 	page sampled.html names s_big -- text "#warn" "Sampled" -- text "#ages" "bytes" >/dev/null
 '
 
-# the cells of a row run together in textContent: "405,504arena bytes"
+# the cells of a row run together in textContent: "405,504bytes in the arenas"
 test_case '--memory: a section of its own, with the figures of the JSON report' '
 	heapprof-analyze -f html --memory -o memory.html $C counts.core &&
 	heapprof-analyze -f json --memory $C counts.core >memory.json &&
 	fig=$(python3 -c "import json, sys; m = json.load(sys.stdin)[\"memory\"]; a = m[\"allocator\"]; c = a[\"chunks\"][\"tagged\"]
-print(\"{:,}all {:,}arena bytes {:,}{:,}tagged chunks\".format(m[\"dumped_bytes\"], a[\"arena_bytes\"], c[\"bytes\"], c[\"count\"]))" <memory.json) &&
-	page memory.html text "#memory" "${fig%% *}" -- text "#memory" "$(echo "$fig" | cut -d" " -f2-3)" -- \
-		text "#memory" "$(echo "$fig" | cut -d" " -f4-5)" -- text "#memory-sec h2" "Memory" >/dev/null &&
+print(\"{:,}all|{:,}bytes in the arenas|{:,}{:,}in use, heapprof blocks\".format(m[\"dumped_bytes\"], a[\"arena_bytes\"], c[\"bytes\"], c[\"count\"]))" <memory.json) &&
+	page memory.html text "#memory" "${fig%%|*}" -- text "#memory" "$(echo "$fig" | cut -d"|" -f2)" -- \
+		text "#memory" "$(echo "$fig" | cut -d"|" -f3)" -- text "#memory-sec h2" "Memory" >/dev/null &&
 	! grep -q "\"memory\":" counts.html
 '
 

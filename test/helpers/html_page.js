@@ -10,9 +10,15 @@
 //   hover NAME TEXT      the tooltip over NAME's box holds TEXT
 //   diff                 rows of growth are marked, and boxes coloured red or blue
 //   text SELECTOR TEXT   the element's text holds TEXT
+//   untext SELECTOR TEXT the element's text does not hold TEXT
+//   select SELECTOR VALUE  choose VALUE in the select element
 //   timeline PEAK        the timeline chart is shown, its peak marker says PEAK bytes
 //                        (as "83,886,080"), the area's highest point is the marker's,
 //                        and the tooltip over it gives those figures
+//   first                on load, the graph (deeper than its view) is the first thing on
+//                        the screen (the summary below it), and the heaviest stack's frames
+//                        half the graph's width or wider are drawn in view, boxes covering
+//                        30% or more of the graph's area in view (a deep, thin stack's: 2%)
 //   shot FILE            a screenshot of the top of the page
 'use strict';
 module.exports = async (page, args, assert) => {
@@ -86,6 +92,14 @@ async function step(page, args, assert) {
 		assert(t.includes(a[1]), `${a[0]}: ${JSON.stringify(t.slice(0, 300))} lacks ${a[1]}`);
 		break;
 	}
+	case 'untext': {
+		const t = await page.eval(`document.querySelector(${q(a[0])}).textContent`);
+		assert(!t.includes(a[1]), `${a[0]}: ${JSON.stringify(t.slice(0, 300))} holds ${a[1]}`);
+		break;
+	}
+	case 'select':
+		await page.select(a[0], a[1]);
+		break;
 	case 'timeline': {
 		const r = await page.eval(`(function () { var s = document.getElementById('tl-sec'), p = document.querySelector('#tl-peak circle'),
 			b = p.getBoundingClientRect();
@@ -99,6 +113,32 @@ async function step(page, args, assert) {
 		assert(Math.abs(r[6] - r[7]) < 0.06, `the area's top at y ${r[7]}, the peak marker at ${r[6]}`);
 		assert(r[1].startsWith('peak: ' + a[0] + ' bytes in '), 'peak marker: ' + r[1]);
 		assert(r[3] === 'block' && r[4].includes('(peak)') && r[4].includes('live bytes: ' + a[0]), 'tooltip: ' + JSON.stringify(r[4]));
+		break;
+	}
+	case 'first': {
+		const r = await page.eval(`(function () {
+			var v = document.getElementById('graph-view') || document.getElementById('graph'), g = v.getBoundingClientRect(),
+				s = document.getElementById('summary').getBoundingClientRect(), H = window.innerHeight;
+			/* the part of the graph on the screen, and the boxes in it */
+			var top = Math.max(g.top, 0), bottom = Math.min(g.bottom, H), area = Math.max(0, bottom - top) * g.width, drawn = 0;
+			var v0 = D.v[fig()], heavy = 0, i, on = {}, wide = 0;
+			for (i = 1; i < NS; i++)
+				if (Math.abs(v0[i]) > Math.abs(v0[heavy])) heavy = i;
+			for (var id = ENDS[heavy]; id >= 0; id = UP[id]) on[id] = 1;
+			Array.prototype.forEach.call(document.querySelectorAll('#graph .fr'), function (e) {
+				var r = e.getBoundingClientRect(), h = Math.min(r.bottom, bottom) - Math.max(r.top, top);
+				if (h <= 0) return;
+				drawn += h * r.width;
+				if (on[boxes[e.dataset.i].n.id] && r.width >= g.width / 2) wide++;
+			});
+			return { graphTop: Math.round(g.top), summaryTop: Math.round(s.top), graphBottom: Math.round(g.bottom),
+				height: H, deep: document.getElementById('graph').offsetHeight, wide: wide,
+				covered: area ? drawn / area : 0 };
+		})()`);
+		const msg = 'first screen: ' + JSON.stringify(r);
+		assert(r.graphTop >= 0 && r.graphTop < 200 && r.summaryTop >= r.graphBottom && r.graphBottom <= r.height, msg);
+		assert(r.deep > r.graphBottom - r.graphTop, 'the graph fits its view: ' + msg);
+		assert(r.wide >= 2 && r.covered >= 0.3, msg);
 		break;
 	}
 	case 'shot':
