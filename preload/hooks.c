@@ -25,6 +25,7 @@
 #include "counters.h"
 #include "events.h"
 #include "hooks.h"
+#include "hooks_int.h"
 #include "oom.h"
 #include "maps.h"
 #include "options.h"
@@ -39,9 +40,7 @@
 #include "unwind.h"
 #include "util.h"
 
-/* Set while this thread unwinds, so that an allocation made by the unwinder itself
- * is tagged without a stack instead of recursing. */
-static HP_TLS bool in_hook;
+HP_TLS bool in_hook;
 
 /* An event for the thread's ring (HEAPPROF_EVENTS): the program's calls only, not
  * those heapprof makes itself while it unwinds (pthread_getattr_np's, say). */
@@ -57,127 +56,6 @@ static HP_TLS bool in_hook;
 
 /* Largest alignment whose offset the header can record (16 << HP2_MAX_SHIFT). */
 #define HP_MAX_TAGGED_ALIGN ((size_t)16 << HP2_MAX_SHIFT)
-
-/* ---- sampling (HEAPPROF_SAMPLE) --------------------------------------------------- */
-
-/* Off for the process (heapprof_enable, HEAPPROF_START=off, HEAPPROF_TOGGLE_SIGNAL:
- * api.c) or this thread (heapprof_thread_enable): blocks then pass through untagged
- * and uncounted. process_on is the one copy of the process's switch. */
-static bool process_on = true;
-static HP_TLS bool thread_off;
-#define tagging_on (__atomic_load_n(&process_on, __ATOMIC_RELAXED) && !thread_off)
-
-/* Bytes left until this thread's next sample point, and its random state. */
-HP_TLS uint64_t hooks_sample_left;
-static HP_TLS uint64_t sample_rng;
-/* hooks_sample_left while this thread is off (0 meanwhile: every call takes the slow path) */
-static HP_TLS uint64_t sample_left_kept;
-
-/*
- * Whether malloc and calloc may answer a block left out by sampling on their own:
- * sampling on, tagging on, the real allocator known, no event ring. Recomputed when
- * one of those changes.
- */
-bool hooks_sample_fast;
-
-static void sample_fast_update(void)
-{
-	__atomic_store_n(&hooks_sample_fast, hp_opt.sample && !hp_opt.events &&
-			 __atomic_load_n(&process_on, __ATOMIC_RELAXED) &&
-			 __atomic_load_n(&hp_boot_state, __ATOMIC_ACQUIRE) == 2, __ATOMIC_RELAXED);
-}
-
-void hooks_enable(bool on)
-{
-	__atomic_store_n(&process_on, on, __ATOMIC_RELAXED);
-	sample_fast_update();
-}
-
-bool hooks_enabled(void)
-{
-	return __atomic_load_n(&process_on, __ATOMIC_RELAXED);
-}
-
-void hooks_thread_enable(bool on)
-{
-	if (on == !thread_off)
-		return;
-	thread_off = !on;
-	/* off: the thread's calls leave the fast path; on: its next point as it was */
-	if (!on) {
-		sample_left_kept = hooks_sample_left;
-		hooks_sample_left = 0;
-	} else {
-		hooks_sample_left = sample_left_kept;
-	}
-}
-
-/* An exponentially distributed interval of mean HEAPPROF_SAMPLE bytes, at least 1. */
-static uint64_t sample_interval(void)
-{
-	uint64_t x = sample_rng;
-	double u;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	sample_rng = x;
-	u = (double)(((x * 0x2545F4914F6CDD1DULL) >> 11) + 1) * 0x1p-53;	/* (0, 1] */
-	return (uint64_t)(-log(u) * (double)hp_opt.sample) + 1;
-}
-
-/* Threads that drew their first sample point so far: the n-th gets n. A forked child
- * goes on counting, so that its threads draw apart from its parent's. */
-static uint64_t sample_threads;
-
-/* sample_take's slow path: the thread's first call, or a sample point reached. */
-static __attribute__((noinline)) bool sample_point(uint64_t size, unsigned *flags)
-{
-	if (unlikely(!sample_rng)) {
-		/* the thread's ordinal, not its tid, which changes every run: with a
-		 * HEAPPROF_SEED, the same program makes the same draws */
-		uint64_t n = __atomic_add_fetch(&sample_threads, 1, __ATOMIC_RELAXED);
-
-		sample_rng = (hp_opt.seed ? hp_opt.seed : hp_now_ns()) ^ n * 0x9E3779B97F4A7C15ULL;
-		sample_rng |= 1;
-		hooks_sample_left = sample_interval();
-	}
-	if (size < hooks_sample_left) {
-		hooks_sample_left -= size;
-		return false;
-	}
-	hooks_sample_left = sample_interval();	/* memoryless: the next point anew */
-	*flags |= HP2_F_SAMPLED;
-	return true;
-}
-
-/*
- * Whether a block of size bytes gets a header: always, unless sampling. Sampled
- * blocks are the ones a Poisson process of one point per HEAPPROF_SAMPLE bytes
- * falls into, so a block is taken with probability 1 - exp(-size / period) and the
- * analyzer weighs it back by the inverse: an unbiased estimate, O(1) per call.
- * Inline: when sampling, nearly every call is the subtraction alone (hooks_sample_left is
- * 0 until the thread's first call, which so takes the slow path).
- */
-static inline __attribute__((always_inline)) bool sample_take(uint64_t size, unsigned *flags)
-{
-	if (unlikely(!tagging_on))
-		return false;	/* heapprof_enable(0) or heapprof_thread_enable(0) */
-	if (likely(!hp_opt.sample))
-		return true;
-	if (likely(size < hooks_sample_left)) {
-		hooks_sample_left -= size;
-		return false;
-	}
-	return sample_point(size, flags);
-}
-
-static void hooks_after_fork(void)
-{
-	sample_rng = 0;	/* the child draws its own points */
-	hooks_sample_left = 0;	/* ... from its first call on (sample_point) */
-	sample_left_kept = 0;
-}
 
 /* ---- counting (counters.h) ------------------------------------------------------- */
 
@@ -370,8 +248,8 @@ do_malloc(size_t size, unsigned entry, const struct unwind_start *st)
 	if (unlikely(!boot_ensure()))
 		return arena_alloc(size, 16);
 	if (unlikely(hp_opt.sample && !__atomic_load_n(&hooks_sample_fast, __ATOMIC_RELAXED)))
-		sample_fast_update();	/* the first call after the boot, or after a change */
-	if (!sample_take(size, &flags))
+		hooks_sample_fast_update();	/* the first call after the boot, or after a change */
+	if (!hooks_sample_take(size, &flags))
 		return hp_real.malloc(size);
 	return malloc_tagged(size, entry, flags, st);
 }
@@ -386,7 +264,7 @@ static void *do_memalign(size_t align, size_t size, unsigned entry,
 		return do_malloc(size, entry, st);
 	if (unlikely(!boot_ensure()))
 		return arena_alloc(size, align);
-	if (align > HP_MAX_TAGGED_ALIGN || !sample_take(size, &flags))
+	if (align > HP_MAX_TAGGED_ALIGN || !hooks_sample_take(size, &flags))
 		return hp_real.memalign(align, size); /* untagged: free() passes it through */
 	while (((size_t)16 << shift) < align)
 		shift++;
@@ -466,7 +344,7 @@ static void *realloc_untagged(void *p, size_t size, unsigned entry, const struct
 
 	if (!boot_ensure())
 		return NULL;
-	if (hp_opt.sample && size && hp_real.usable_size && sample_take(size, &flags)) {
+	if (hp_opt.sample && size && hp_real.usable_size && hooks_sample_take(size, &flags)) {
 		/* taken by this draw: a tagged copy, without a second draw in do_malloc */
 		size_t old = hp_real.usable_size(p);
 		void *q = malloc_tagged(size, entry, flags, st);
@@ -506,7 +384,7 @@ static void *do_realloc(void *p, size_t size, unsigned entry, const struct unwin
 	/* The new size is a new allocation: with sampling, a new draw (keeping the old
 	 * decision and weighing it by the new size would be biased: a string built big
 	 * and shrunk would count as if sampled at its small size) */
-	keep = sample_take(size, &flags);
+	keep = hooks_sample_take(size, &flags);
 	/* Kill the tag first: the allocator's copy of the block, and the old block it
 	 * frees, must not hold a header that still validates. The old block counts as
 	 * freed, the new one as allocated (if the realloc fails, as freed all the same). */
@@ -544,7 +422,7 @@ static void *do_calloc(size_t n, size_t elem, const struct unwind_start *st)
 	}
 	if (unlikely(!boot_ensure()))
 		return arena_alloc(size, 16);	/* static memory: already zero */
-	if (!sample_take(size, &flags))
+	if (!hooks_sample_take(size, &flags))
 		return hp_real.calloc(n, elem);
 	shift = block_shift(size);
 	if (!add_room(size, (size_t)16 << shift, &total))
@@ -829,7 +707,7 @@ extern __typeof(free) hooks_free __attribute__((alias(HP_ENTRY_STR(free)), copy(
 
 bool hooks_take(uint64_t size, unsigned *flags)
 {
-	return !in_hook && sample_take(size, flags);
+	return !in_hook && hooks_sample_take(size, flags);
 }
 
 uint32_t hooks_site(const struct unwind_start *st, unsigned entry, uint64_t size,
@@ -939,7 +817,7 @@ static void sigmask_start(void)
  * event ring. */
 static void start_sigthread(bool fork_child)
 {
-	bool was_off = thread_off, was_in = in_hook;
+	bool was_off = hooks_thread_off, was_in = in_hook;
 
 	hooks_thread_enable(false);
 	in_hook = true;
@@ -957,7 +835,7 @@ static void hooks_fork_child(void)
 	table_after_fork();
 	pymalloc_after_fork();
 	live_after_fork();
-	hooks_after_fork();
+	hooks_sample_after_fork();
 	if (maps_after_fork)
 		maps_after_fork();
 	events_after_fork();
