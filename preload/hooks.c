@@ -3,7 +3,7 @@
  * plus room for a header, and tags it (block.h) with the caller's stack. No
  * lock, no stdio, no I/O: the heap itself is the profile. The entry points carry the
  * names real.h gives them in this build (malloc, __wrap_malloc, heapprof_rust_malloc).
- * Also the process's on/off switch and what works it, and the constructor.
+ * Also the constructor, which hooks_start.c does the work of.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -11,12 +11,9 @@
 #include <errno.h>
 #include <link.h>
 #include <malloc.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <math.h>
 
 #include "arena.h"
 #include "attach.h"
@@ -27,14 +24,9 @@
 #include "hooks.h"
 #include "hooks_int.h"
 #include "oom.h"
-#include "maps.h"
 #include "options.h"
-#include "pymalloc.h"
 #include "python.h"
 #include "real.h"
-#include "sigthread.h"
-#include "snapshot.h"
-#include "snapshot_threads.h"
 #include "table.h"
 #include "triggers.h"
 #include "unwind.h"
@@ -72,13 +64,7 @@ static inline __attribute__((always_inline)) void count_free(void *user, uint64_
 
 /* ---- Python frames (python.h) ------------------------------------------------------ */
 
-/*
- * Python frames a stack may hold (each a pair of words after the native pcs): 0 while
- * no interpreter heapprof knows runs here, or with HEAPPROF_PYTHON=0; else
- * HEAPPROF_FRAMES, and never so many that a record could pass HP2_MAX_FRAMES words.
- * Set once by the constructor, before the program's own code runs.
- */
-static unsigned python_pairs;
+unsigned hooks_python_pairs;	/* hooks_int.h */
 
 /*
  * The thread's Python frames, innermost first, as word pairs (include/heapprof_format.h)
@@ -104,7 +90,7 @@ static __attribute__((noinline)) unsigned python_words(uintptr_t *w, unsigned ma
 
 /*
  * Append the Python words after the n native pcs of a capture (pcs has room for
- * 2 * python_pairs more after pcs[n]); returns how many, and *py their hash for the
+ * 2 * hooks_python_pairs more after pcs[n]); returns how many, and *py their hash for the
  * walk memo. keep: the native pcs the stack keeps (n, or n - 1 when the walk was cut):
  * what the record's HP2_MAX_FRAMES leaves to Python.
  */
@@ -112,8 +98,8 @@ static unsigned python_append(uintptr_t *pcs, unsigned n, unsigned keep, uint64_
 {
 	unsigned max = (HP2_MAX_FRAMES - keep) / 2, nw;
 
-	if (max > python_pairs)
-		max = python_pairs;
+	if (max > hooks_python_pairs)
+		max = hooks_python_pairs;
 	nw = max ? python_words(pcs + n, max) : 0;
 	*py = table_words_hash(pcs + n, nw);
 	return nw;
@@ -138,7 +124,7 @@ static __attribute__((noinline)) struct hp_site_rec *site_python(const struct un
 								  unsigned entry)
 {
 	/* one frame more than kept: a walk that fills it was cut; then the Python words */
-	uintptr_t pcs[hp_frames + 1 + 2 * python_pairs];
+	uintptr_t pcs[hp_frames + 1 + 2 * hooks_python_pairs];
 	struct table_memo *memo;
 	uint64_t walk, py;
 	unsigned n, keep, nw;
@@ -174,7 +160,7 @@ static inline __attribute__((always_inline)) uint32_t site_take(uint64_t size, u
 		unsigned n, sflags;
 
 		in_hook = true;
-		if (unlikely(__atomic_load_n(&python_pairs, __ATOMIC_RELAXED))) {
+		if (unlikely(__atomic_load_n(&hooks_python_pairs, __ATOMIC_RELAXED))) {
 			s = site_python(st, entry);
 		} else {
 			n = unwind_capture_walk(pcs, hp_frames + 1, st, &walk);
@@ -542,7 +528,7 @@ HP_EXPORT void *HP_ENTRY(malloc)(size_t size)
  */
 uint32_t hooks_stack_id(const struct unwind_start *st)
 {
-	unsigned pairs = __atomic_load_n(&python_pairs, __ATOMIC_RELAXED);
+	unsigned pairs = __atomic_load_n(&hooks_python_pairs, __ATOMIC_RELAXED);
 	uintptr_t pcs[hp_frames + 1 + 2 * pairs];
 	unsigned n, keep, nw;
 	uint32_t stack;
@@ -759,102 +745,6 @@ HOOKS_ALIAS(pvalloc);
 HOOKS_ALIAS(malloc_usable_size);
 #endif
 
-/* ---- HEAPPROF_START and HEAPPROF_TOGGLE_SIGNAL ------------------------------------ */
-
-static void on_toggle_signal(int sig, siginfo_t *si, void *uc)
-{
-	(void)sig, (void)si, (void)uc;
-	hooks_enable(!hooks_enabled());
-}
-
-static void start_switch(void)
-{
-	if (!hp_opt.start || !strcmp(hp_opt.start, "on"))
-		return;
-	if (!strcmp(hp_opt.start, "off"))
-		hooks_enable(false);
-	else
-		hp_warn("HEAPPROF_START=", hp_opt.start, " is neither on nor off; using on");
-}
-
-/* snap_sig: HEAPPROF_SIGNAL's signal (0 if none), which takes snapshots, not turns. */
-static void toggle_signal(int snap_sig)
-{
-	int sig;
-
-	if (!hp_opt.toggle_signal ||
-	    !(sig = hp_signal_parse("HEAPPROF_TOGGLE_SIGNAL", hp_opt.toggle_signal)))
-		return;
-	if (sig == snap_sig) {
-		hp_warn("HEAPPROF_TOGGLE_SIGNAL=", hp_opt.toggle_signal,
-			" is HEAPPROF_SIGNAL's signal too; it takes snapshots and does not toggle");
-	} else {
-		triggers_handle(sig, on_toggle_signal, NULL);
-		sigthread_take(sig, on_toggle_signal);
-	}
-}
-
-/* ---- start-up and fork ------------------------------------------------------------- */
-
-/* sigmask.c is in heapprof.so and libheapprof.a, not in the Rust crate */
-#pragma weak sigmask_init
-
-/* The calls sigmask.c wraps, looked up now: dlsym's own allocations and frees are not
- * the program's (nor in its event ring). */
-static void sigmask_start(void)
-{
-	if (!sigmask_init)
-		return;
-	hooks_thread_enable(false);
-	in_hook = true;
-	sigmask_init();
-	in_hook = false;
-	hooks_thread_enable(true);
-}
-
-/* heapprof's signal thread, started with this thread's tagging off: the blocks its
- * creation allocates (glibc's TLS vector for it) are not the program's, nor in its
- * event ring. */
-static void start_sigthread(bool fork_child)
-{
-	bool was_off = hooks_thread_off, was_in = in_hook;
-
-	hooks_thread_enable(false);
-	in_hook = true;
-	if (fork_child)
-		sigthread_after_fork();
-	else
-		sigthread_start();
-	in_hook = was_in;
-	hooks_thread_enable(!was_off);
-}
-
-static void hooks_fork_child(void)
-{
-	hp_tid_cache = 0;	/* the child of fork() is another thread */
-	table_after_fork();
-	pymalloc_after_fork();
-	live_after_fork();
-	hooks_sample_after_fork();
-	if (maps_after_fork)
-		maps_after_fork();
-	events_after_fork();
-	snapshot_after_fork();
-	snap_threads_after_fork();
-	oom_after_fork();
-	start_sigthread(true);
-}
-
-/* The thread ends (table.c's key destructor, in the last round): its counts go to the
- * sums, and what it allocates from here on is left untagged, as with
- * heapprof_thread_enable(0); what it frees is still counted. */
-static void hooks_thread_end(void)
-{
-	hooks_thread_enable(false);
-	live_thread_end();
-	events_thread_end();
-}
-
 #if !defined(HP_ENTRIES_WRAP) && !defined(HP_ENTRIES_RUST) && !defined(HP_ATTACH)
 /*
  * heapprof.so: a malloc before ours in the lookup order (LD_PRELOAD="libjemalloc.so.2
@@ -888,39 +778,9 @@ static void check_first(void)
 #endif
 
 /*
- * Python frames from the start, when the interpreter is in the executable or in a
- * libpython it links: python_init() looks once (and says so once when it does not know
- * the interpreter). Here, not in a hook: it calls dlsym. A libpython the program
- * dlopen()s later is not looked for: a dlopen of ours in front of glibc's would take
- * the place of its caller, whose address glibc reads to expand $ORIGIN and search the
- * caller's RUNPATH, so every dlopen of the program could find other libraries.
- */
-static void python_start(void)
-{
-	unsigned pairs = hp_frames < HP2_MAX_FRAMES / 2 ? hp_frames : HP2_MAX_FRAMES / 2;
-	uint32_t version = 0;
-
-	/* heapprof's own calls, not the program's: a dlsym that finds nothing leaves
-	 * glibc's error message allocated (untagged, so not a live block of the
-	 * program's), and neither it nor the blocks dlsym frees again go in the event
-	 * ring (in_hook) */
-	hooks_thread_enable(false);
-	in_hook = true;
-	if (hp_opt.python)
-		version = python_init();
-	/* Python's small objects are named with HEAPPROF_PYTHON=0 too (native stacks):
-	 * the frames are the option's, the bytes are the program's */
-	pymalloc_start();
-	in_hook = false;
-	hooks_thread_enable(true);
-	if (version)
-		__atomic_store_n(&python_pairs, pairs, __ATOMIC_RELAXED);
-}
-
-/*
  * heapprof's constructor, here because this file is linked into every build (an
- * archive member nothing calls would be left out). Runs before the program's
- * constructors (after those of the libraries it uses):
+ * archive member nothing calls would be left out: so is hooks_start.c, through this
+ * call). Runs before the program's constructors (after those of the libraries it uses):
  * makes sure the allocator is known even in a program that never allocates, and
  * that a forked child knows it is another process.
  */
@@ -930,13 +790,7 @@ __attribute__((constructor)) static void hooks_start(void)
 	if (!attach_may_start())
 		return;	/* heapprof is in the process already: stay out of its way */
 #endif
-	boot_ensure();
-	table_on_thread_end(hooks_thread_end);
-	pthread_atfork(NULL, NULL, hooks_fork_child);
-	start_switch();
-	toggle_signal(triggers_init());
-	sigmask_start();
-	start_sigthread(false);	/* the program's threads block the two signals above */
+	hooks_start_process();
 	check_first();
-	python_start();
+	hooks_start_python();
 }

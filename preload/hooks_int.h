@@ -54,4 +54,16 @@ static inline __attribute__((always_inline)) bool hooks_sample_take(uint64_t siz
 	return hooks_sample_point(size, flags);
 }
 
+/*
+ * Python frames a stack may hold (each a pair of words after the native pcs): 0 while
+ * no interpreter heapprof knows runs here, or with HEAPPROF_PYTHON=0; else
+ * HEAPPROF_FRAMES, and never so many that a record could pass HP2_MAX_FRAMES words.
+ * Set once by hooks_start_python(), before the program's own code runs.
+ */
+extern unsigned hooks_python_pairs HP_HIDDEN;
+
+/* Start-up (hooks_start.c), in this order, from hooks.c's constructor. */
+HP_HIDDEN void hooks_start_process(void);
+HP_HIDDEN void hooks_start_python(void);
+
 #endif
