@@ -1,7 +1,7 @@
 /*
  * What the files of the malloc family (hooks*.c) share and no other file sees: the
  * re-entry flag, the tagging switches, and the inline first step of sampling.
- * hooks.c: the exported entry points; hooks_tag.c: the tagging path behind them;
+ * hooks.c: the exported entry points and the tagging path behind them;
  * hooks_sample.c: HEAPPROF_SAMPLE and the switches; hooks_start.c: start-up and fork.
  */
 #ifndef HP_HOOKS_INT_H
