@@ -3,7 +3,7 @@
  * plus room for a header, and tags it (block.h) with the caller's stack. No
  * lock, no stdio, no I/O: the heap itself is the profile. The entry points carry the
  * names real.h gives them in this build (malloc, __wrap_malloc, heapprof_rust_malloc).
- * Also the process's on/off switch and what works it, and the constructor.
+ * Also the constructor, which hooks_start.c does the work of.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -11,12 +11,9 @@
 #include <errno.h>
 #include <link.h>
 #include <malloc.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <math.h>
 
 #include "arena.h"
 #include "attach.h"
@@ -25,23 +22,17 @@
 #include "counters.h"
 #include "events.h"
 #include "hooks.h"
+#include "hooks_int.h"
 #include "oom.h"
-#include "maps.h"
 #include "options.h"
-#include "pymalloc.h"
 #include "python.h"
 #include "real.h"
-#include "sigthread.h"
-#include "snapshot.h"
-#include "snapshot_threads.h"
 #include "table.h"
 #include "triggers.h"
 #include "unwind.h"
 #include "util.h"
 
-/* Set while this thread unwinds, so that an allocation made by the unwinder itself
- * is tagged without a stack instead of recursing. */
-static HP_TLS bool in_hook;
+HP_TLS bool in_hook;
 
 /* An event for the thread's ring (HEAPPROF_EVENTS): the program's calls only, not
  * those heapprof makes itself while it unwinds (pthread_getattr_np's, say). */
@@ -58,127 +49,6 @@ static HP_TLS bool in_hook;
 /* Largest alignment whose offset the header can record (16 << HP2_MAX_SHIFT). */
 #define HP_MAX_TAGGED_ALIGN ((size_t)16 << HP2_MAX_SHIFT)
 
-/* ---- sampling (HEAPPROF_SAMPLE) --------------------------------------------------- */
-
-/* Off for the process (heapprof_enable, HEAPPROF_START=off, HEAPPROF_TOGGLE_SIGNAL:
- * api.c) or this thread (heapprof_thread_enable): blocks then pass through untagged
- * and uncounted. process_on is the one copy of the process's switch. */
-static bool process_on = true;
-static HP_TLS bool thread_off;
-#define tagging_on (__atomic_load_n(&process_on, __ATOMIC_RELAXED) && !thread_off)
-
-/* Bytes left until this thread's next sample point, and its random state. */
-HP_TLS uint64_t hooks_sample_left;
-static HP_TLS uint64_t sample_rng;
-/* hooks_sample_left while this thread is off (0 meanwhile: every call takes the slow path) */
-static HP_TLS uint64_t sample_left_kept;
-
-/*
- * Whether malloc and calloc may answer a block left out by sampling on their own:
- * sampling on, tagging on, the real allocator known, no event ring. Recomputed when
- * one of those changes.
- */
-bool hooks_sample_fast;
-
-static void sample_fast_update(void)
-{
-	__atomic_store_n(&hooks_sample_fast, hp_opt.sample && !hp_opt.events &&
-			 __atomic_load_n(&process_on, __ATOMIC_RELAXED) &&
-			 __atomic_load_n(&hp_boot_state, __ATOMIC_ACQUIRE) == 2, __ATOMIC_RELAXED);
-}
-
-void hooks_enable(bool on)
-{
-	__atomic_store_n(&process_on, on, __ATOMIC_RELAXED);
-	sample_fast_update();
-}
-
-bool hooks_enabled(void)
-{
-	return __atomic_load_n(&process_on, __ATOMIC_RELAXED);
-}
-
-void hooks_thread_enable(bool on)
-{
-	if (on == !thread_off)
-		return;
-	thread_off = !on;
-	/* off: the thread's calls leave the fast path; on: its next point as it was */
-	if (!on) {
-		sample_left_kept = hooks_sample_left;
-		hooks_sample_left = 0;
-	} else {
-		hooks_sample_left = sample_left_kept;
-	}
-}
-
-/* An exponentially distributed interval of mean HEAPPROF_SAMPLE bytes, at least 1. */
-static uint64_t sample_interval(void)
-{
-	uint64_t x = sample_rng;
-	double u;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	sample_rng = x;
-	u = (double)(((x * 0x2545F4914F6CDD1DULL) >> 11) + 1) * 0x1p-53;	/* (0, 1] */
-	return (uint64_t)(-log(u) * (double)hp_opt.sample) + 1;
-}
-
-/* Threads that drew their first sample point so far: the n-th gets n. A forked child
- * goes on counting, so that its threads draw apart from its parent's. */
-static uint64_t sample_threads;
-
-/* sample_take's slow path: the thread's first call, or a sample point reached. */
-static __attribute__((noinline)) bool sample_point(uint64_t size, unsigned *flags)
-{
-	if (unlikely(!sample_rng)) {
-		/* the thread's ordinal, not its tid, which changes every run: with a
-		 * HEAPPROF_SEED, the same program makes the same draws */
-		uint64_t n = __atomic_add_fetch(&sample_threads, 1, __ATOMIC_RELAXED);
-
-		sample_rng = (hp_opt.seed ? hp_opt.seed : hp_now_ns()) ^ n * 0x9E3779B97F4A7C15ULL;
-		sample_rng |= 1;
-		hooks_sample_left = sample_interval();
-	}
-	if (size < hooks_sample_left) {
-		hooks_sample_left -= size;
-		return false;
-	}
-	hooks_sample_left = sample_interval();	/* memoryless: the next point anew */
-	*flags |= HP2_F_SAMPLED;
-	return true;
-}
-
-/*
- * Whether a block of size bytes gets a header: always, unless sampling. Sampled
- * blocks are the ones a Poisson process of one point per HEAPPROF_SAMPLE bytes
- * falls into, so a block is taken with probability 1 - exp(-size / period) and the
- * analyzer weighs it back by the inverse: an unbiased estimate, O(1) per call.
- * Inline: when sampling, nearly every call is the subtraction alone (hooks_sample_left is
- * 0 until the thread's first call, which so takes the slow path).
- */
-static inline __attribute__((always_inline)) bool sample_take(uint64_t size, unsigned *flags)
-{
-	if (unlikely(!tagging_on))
-		return false;	/* heapprof_enable(0) or heapprof_thread_enable(0) */
-	if (likely(!hp_opt.sample))
-		return true;
-	if (likely(size < hooks_sample_left)) {
-		hooks_sample_left -= size;
-		return false;
-	}
-	return sample_point(size, flags);
-}
-
-static void hooks_after_fork(void)
-{
-	sample_rng = 0;	/* the child draws its own points */
-	hooks_sample_left = 0;	/* ... from its first call on (sample_point) */
-	sample_left_kept = 0;
-}
-
 /* ---- counting (counters.h) ------------------------------------------------------- */
 
 /* The block at user (tag t) goes back: count it for the site that made it, unless
@@ -194,13 +64,7 @@ static inline __attribute__((always_inline)) void count_free(void *user, uint64_
 
 /* ---- Python frames (python.h) ------------------------------------------------------ */
 
-/*
- * Python frames a stack may hold (each a pair of words after the native pcs): 0 while
- * no interpreter heapprof knows runs here, or with HEAPPROF_PYTHON=0; else
- * HEAPPROF_FRAMES, and never so many that a record could pass HP2_MAX_FRAMES words.
- * Set once by the constructor, before the program's own code runs.
- */
-static unsigned python_pairs;
+unsigned hooks_python_pairs;	/* hooks_int.h */
 
 /*
  * The thread's Python frames, innermost first, as word pairs (include/heapprof_format.h)
@@ -226,7 +90,7 @@ static __attribute__((noinline)) unsigned python_words(uintptr_t *w, unsigned ma
 
 /*
  * Append the Python words after the n native pcs of a capture (pcs has room for
- * 2 * python_pairs more after pcs[n]); returns how many, and *py their hash for the
+ * 2 * hooks_python_pairs more after pcs[n]); returns how many, and *py their hash for the
  * walk memo. keep: the native pcs the stack keeps (n, or n - 1 when the walk was cut):
  * what the record's HP2_MAX_FRAMES leaves to Python.
  */
@@ -234,8 +98,8 @@ static unsigned python_append(uintptr_t *pcs, unsigned n, unsigned keep, uint64_
 {
 	unsigned max = (HP2_MAX_FRAMES - keep) / 2, nw;
 
-	if (max > python_pairs)
-		max = python_pairs;
+	if (max > hooks_python_pairs)
+		max = hooks_python_pairs;
 	nw = max ? python_words(pcs + n, max) : 0;
 	*py = table_words_hash(pcs + n, nw);
 	return nw;
@@ -260,7 +124,7 @@ static __attribute__((noinline)) struct hp_site_rec *site_python(const struct un
 								  unsigned entry)
 {
 	/* one frame more than kept: a walk that fills it was cut; then the Python words */
-	uintptr_t pcs[hp_frames + 1 + 2 * python_pairs];
+	uintptr_t pcs[hp_frames + 1 + 2 * hooks_python_pairs];
 	struct table_memo *memo;
 	uint64_t walk, py;
 	unsigned n, keep, nw;
@@ -296,7 +160,7 @@ static inline __attribute__((always_inline)) uint32_t site_take(uint64_t size, u
 		unsigned n, sflags;
 
 		in_hook = true;
-		if (unlikely(__atomic_load_n(&python_pairs, __ATOMIC_RELAXED))) {
+		if (unlikely(__atomic_load_n(&hooks_python_pairs, __ATOMIC_RELAXED))) {
 			s = site_python(st, entry);
 		} else {
 			n = unwind_capture_walk(pcs, hp_frames + 1, st, &walk);
@@ -370,8 +234,8 @@ do_malloc(size_t size, unsigned entry, const struct unwind_start *st)
 	if (unlikely(!boot_ensure()))
 		return arena_alloc(size, 16);
 	if (unlikely(hp_opt.sample && !__atomic_load_n(&hooks_sample_fast, __ATOMIC_RELAXED)))
-		sample_fast_update();	/* the first call after the boot, or after a change */
-	if (!sample_take(size, &flags))
+		hooks_sample_fast_update();	/* the first call after the boot, or after a change */
+	if (!hooks_sample_take(size, &flags))
 		return hp_real.malloc(size);
 	return malloc_tagged(size, entry, flags, st);
 }
@@ -386,7 +250,7 @@ static void *do_memalign(size_t align, size_t size, unsigned entry,
 		return do_malloc(size, entry, st);
 	if (unlikely(!boot_ensure()))
 		return arena_alloc(size, align);
-	if (align > HP_MAX_TAGGED_ALIGN || !sample_take(size, &flags))
+	if (align > HP_MAX_TAGGED_ALIGN || !hooks_sample_take(size, &flags))
 		return hp_real.memalign(align, size); /* untagged: free() passes it through */
 	while (((size_t)16 << shift) < align)
 		shift++;
@@ -466,7 +330,7 @@ static void *realloc_untagged(void *p, size_t size, unsigned entry, const struct
 
 	if (!boot_ensure())
 		return NULL;
-	if (hp_opt.sample && size && hp_real.usable_size && sample_take(size, &flags)) {
+	if (hp_opt.sample && size && hp_real.usable_size && hooks_sample_take(size, &flags)) {
 		/* taken by this draw: a tagged copy, without a second draw in do_malloc */
 		size_t old = hp_real.usable_size(p);
 		void *q = malloc_tagged(size, entry, flags, st);
@@ -506,7 +370,7 @@ static void *do_realloc(void *p, size_t size, unsigned entry, const struct unwin
 	/* The new size is a new allocation: with sampling, a new draw (keeping the old
 	 * decision and weighing it by the new size would be biased: a string built big
 	 * and shrunk would count as if sampled at its small size) */
-	keep = sample_take(size, &flags);
+	keep = hooks_sample_take(size, &flags);
 	/* Kill the tag first: the allocator's copy of the block, and the old block it
 	 * frees, must not hold a header that still validates. The old block counts as
 	 * freed, the new one as allocated (if the realloc fails, as freed all the same). */
@@ -544,7 +408,7 @@ static void *do_calloc(size_t n, size_t elem, const struct unwind_start *st)
 	}
 	if (unlikely(!boot_ensure()))
 		return arena_alloc(size, 16);	/* static memory: already zero */
-	if (!sample_take(size, &flags))
+	if (!hooks_sample_take(size, &flags))
 		return hp_real.calloc(n, elem);
 	shift = block_shift(size);
 	if (!add_room(size, (size_t)16 << shift, &total))
@@ -664,7 +528,7 @@ HP_EXPORT void *HP_ENTRY(malloc)(size_t size)
  */
 uint32_t hooks_stack_id(const struct unwind_start *st)
 {
-	unsigned pairs = __atomic_load_n(&python_pairs, __ATOMIC_RELAXED);
+	unsigned pairs = __atomic_load_n(&hooks_python_pairs, __ATOMIC_RELAXED);
 	uintptr_t pcs[hp_frames + 1 + 2 * pairs];
 	unsigned n, keep, nw;
 	uint32_t stack;
@@ -829,7 +693,7 @@ extern __typeof(free) hooks_free __attribute__((alias(HP_ENTRY_STR(free)), copy(
 
 bool hooks_take(uint64_t size, unsigned *flags)
 {
-	return !in_hook && sample_take(size, flags);
+	return !in_hook && hooks_sample_take(size, flags);
 }
 
 uint32_t hooks_site(const struct unwind_start *st, unsigned entry, uint64_t size,
@@ -881,102 +745,6 @@ HOOKS_ALIAS(pvalloc);
 HOOKS_ALIAS(malloc_usable_size);
 #endif
 
-/* ---- HEAPPROF_START and HEAPPROF_TOGGLE_SIGNAL ------------------------------------ */
-
-static void on_toggle_signal(int sig, siginfo_t *si, void *uc)
-{
-	(void)sig, (void)si, (void)uc;
-	hooks_enable(!hooks_enabled());
-}
-
-static void start_switch(void)
-{
-	if (!hp_opt.start || !strcmp(hp_opt.start, "on"))
-		return;
-	if (!strcmp(hp_opt.start, "off"))
-		hooks_enable(false);
-	else
-		hp_warn("HEAPPROF_START=", hp_opt.start, " is neither on nor off; using on");
-}
-
-/* snap_sig: HEAPPROF_SIGNAL's signal (0 if none), which takes snapshots, not turns. */
-static void toggle_signal(int snap_sig)
-{
-	int sig;
-
-	if (!hp_opt.toggle_signal ||
-	    !(sig = hp_signal_parse("HEAPPROF_TOGGLE_SIGNAL", hp_opt.toggle_signal)))
-		return;
-	if (sig == snap_sig) {
-		hp_warn("HEAPPROF_TOGGLE_SIGNAL=", hp_opt.toggle_signal,
-			" is HEAPPROF_SIGNAL's signal too; it takes snapshots and does not toggle");
-	} else {
-		triggers_handle(sig, on_toggle_signal, NULL);
-		sigthread_take(sig, on_toggle_signal);
-	}
-}
-
-/* ---- start-up and fork ------------------------------------------------------------- */
-
-/* sigmask.c is in heapprof.so and libheapprof.a, not in the Rust crate */
-#pragma weak sigmask_init
-
-/* The calls sigmask.c wraps, looked up now: dlsym's own allocations and frees are not
- * the program's (nor in its event ring). */
-static void sigmask_start(void)
-{
-	if (!sigmask_init)
-		return;
-	hooks_thread_enable(false);
-	in_hook = true;
-	sigmask_init();
-	in_hook = false;
-	hooks_thread_enable(true);
-}
-
-/* heapprof's signal thread, started with this thread's tagging off: the blocks its
- * creation allocates (glibc's TLS vector for it) are not the program's, nor in its
- * event ring. */
-static void start_sigthread(bool fork_child)
-{
-	bool was_off = thread_off, was_in = in_hook;
-
-	hooks_thread_enable(false);
-	in_hook = true;
-	if (fork_child)
-		sigthread_after_fork();
-	else
-		sigthread_start();
-	in_hook = was_in;
-	hooks_thread_enable(!was_off);
-}
-
-static void hooks_fork_child(void)
-{
-	hp_tid_cache = 0;	/* the child of fork() is another thread */
-	table_after_fork();
-	pymalloc_after_fork();
-	live_after_fork();
-	hooks_after_fork();
-	if (maps_after_fork)
-		maps_after_fork();
-	events_after_fork();
-	snapshot_after_fork();
-	snap_threads_after_fork();
-	oom_after_fork();
-	start_sigthread(true);
-}
-
-/* The thread ends (table.c's key destructor, in the last round): its counts go to the
- * sums, and what it allocates from here on is left untagged, as with
- * heapprof_thread_enable(0); what it frees is still counted. */
-static void hooks_thread_end(void)
-{
-	hooks_thread_enable(false);
-	live_thread_end();
-	events_thread_end();
-}
-
 #if !defined(HP_ENTRIES_WRAP) && !defined(HP_ENTRIES_RUST) && !defined(HP_ATTACH)
 /*
  * heapprof.so: a malloc before ours in the lookup order (LD_PRELOAD="libjemalloc.so.2
@@ -1010,39 +778,9 @@ static void check_first(void)
 #endif
 
 /*
- * Python frames from the start, when the interpreter is in the executable or in a
- * libpython it links: python_init() looks once (and says so once when it does not know
- * the interpreter). Here, not in a hook: it calls dlsym. A libpython the program
- * dlopen()s later is not looked for: a dlopen of ours in front of glibc's would take
- * the place of its caller, whose address glibc reads to expand $ORIGIN and search the
- * caller's RUNPATH, so every dlopen of the program could find other libraries.
- */
-static void python_start(void)
-{
-	unsigned pairs = hp_frames < HP2_MAX_FRAMES / 2 ? hp_frames : HP2_MAX_FRAMES / 2;
-	uint32_t version = 0;
-
-	/* heapprof's own calls, not the program's: a dlsym that finds nothing leaves
-	 * glibc's error message allocated (untagged, so not a live block of the
-	 * program's), and neither it nor the blocks dlsym frees again go in the event
-	 * ring (in_hook) */
-	hooks_thread_enable(false);
-	in_hook = true;
-	if (hp_opt.python)
-		version = python_init();
-	/* Python's small objects are named with HEAPPROF_PYTHON=0 too (native stacks):
-	 * the frames are the option's, the bytes are the program's */
-	pymalloc_start();
-	in_hook = false;
-	hooks_thread_enable(true);
-	if (version)
-		__atomic_store_n(&python_pairs, pairs, __ATOMIC_RELAXED);
-}
-
-/*
  * heapprof's constructor, here because this file is linked into every build (an
- * archive member nothing calls would be left out). Runs before the program's
- * constructors (after those of the libraries it uses):
+ * archive member nothing calls would be left out: so is hooks_start.c, through this
+ * call). Runs before the program's constructors (after those of the libraries it uses):
  * makes sure the allocator is known even in a program that never allocates, and
  * that a forked child knows it is another process.
  */
@@ -1052,13 +790,7 @@ __attribute__((constructor)) static void hooks_start(void)
 	if (!attach_may_start())
 		return;	/* heapprof is in the process already: stay out of its way */
 #endif
-	boot_ensure();
-	table_on_thread_end(hooks_thread_end);
-	pthread_atfork(NULL, NULL, hooks_fork_child);
-	start_switch();
-	toggle_signal(triggers_init());
-	sigmask_start();
-	start_sigthread(false);	/* the program's threads block the two signals above */
+	hooks_start_process();
 	check_first();
-	python_start();
+	hooks_start_python();
 }

@@ -1,5 +1,5 @@
 /*
- * What the malloc family of heapprof.so (hooks.c) offers the rest of it: its entry
+ * What the malloc family of heapprof.so (hooks*.c) offers the rest of it: its entry
  * points under hidden names, and the switches of tagging.
  */
 #ifndef HP_HOOKS_H
@@ -38,7 +38,7 @@ HP_HIDDEN void hooks_thread_enable(bool on);
  * fall into costs a subtraction, before any stack is looked at. Everything else (the
  * first call of a thread, a sample point, sampling or tagging off) goes on to the slow
  * path, whose draw (hooks_take, or the malloc family's own) decides it again from the
- * same state. hooks.c keeps both: the bytes left to this thread's next sample point, and
+ * same state. hooks_sample.c keeps both: the bytes left to this thread's next sample point, and
  * whether the fast path may answer (sampling on, tagging on, no event ring).
  */
 extern HP_TLS uint64_t hooks_sample_left HP_HIDDEN;

@@ -1,6 +1,6 @@
 /*
  * What asks heapprof.so for a snapshot, besides the API: HEAPPROF_SIGNAL, _AT_EXIT,
- * _AT_CRASH, _PEAK and _OOM (oom.h). Installed once by the constructor (hooks.c), which
+ * _AT_CRASH, _PEAK and _OOM (oom.h). Installed once by the start-up (hooks_start.c), which
  * also installs HEAPPROF_TOGGLE_SIGNAL's handler through triggers_handle().
  */
 #ifndef HP_TRIGGERS_H

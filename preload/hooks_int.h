@@ -1,0 +1,69 @@
+/*
+ * What the files of the malloc family (hooks*.c) share and no other file sees: the
+ * re-entry flag, the tagging switches, and the inline first step of sampling.
+ * hooks.c: the exported entry points and the tagging path behind them;
+ * hooks_sample.c: HEAPPROF_SAMPLE and the switches; hooks_start.c: start-up and fork.
+ */
+#ifndef HP_HOOKS_INT_H
+#define HP_HOOKS_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "compiler.h"
+#include "hooks.h"
+#include "options.h"
+
+/* Set while this thread unwinds, so that an allocation made by the unwinder itself
+ * is tagged without a stack instead of recursing. */
+extern HP_TLS bool in_hook HP_HIDDEN;
+
+/* Off for the process (heapprof_enable, HEAPPROF_START=off, HEAPPROF_TOGGLE_SIGNAL:
+ * api.c) or this thread (heapprof_thread_enable): blocks then pass through untagged
+ * and uncounted. hooks_process_on is the one copy of the process's switch
+ * (hooks_sample.c keeps both). */
+extern bool hooks_process_on HP_HIDDEN;
+extern HP_TLS bool hooks_thread_off HP_HIDDEN;
+#define tagging_on (__atomic_load_n(&hooks_process_on, __ATOMIC_RELAXED) && !hooks_thread_off)
+
+/* hooks_sample_fast anew, after one of the things it depends on changed. */
+HP_HIDDEN void hooks_sample_fast_update(void);
+/* hooks_sample_take's slow path: the thread's first call, or a sample point reached. */
+HP_HIDDEN bool hooks_sample_point(uint64_t size, unsigned *flags);
+/* In a forked child: its threads draw their own points. */
+HP_HIDDEN void hooks_sample_after_fork(void);
+
+/*
+ * Whether a block of size bytes gets a header: always, unless sampling. Sampled
+ * blocks are the ones a Poisson process of one point per HEAPPROF_SAMPLE bytes
+ * falls into, so a block is taken with probability 1 - exp(-size / period) and the
+ * analyzer weighs it back by the inverse: an unbiased estimate, O(1) per call.
+ * Inline: when sampling, nearly every call is the subtraction alone (hooks_sample_left is
+ * 0 until the thread's first call, which so takes the slow path).
+ */
+static inline __attribute__((always_inline)) bool hooks_sample_take(uint64_t size, unsigned *flags)
+{
+	if (unlikely(!tagging_on))
+		return false;	/* heapprof_enable(0) or heapprof_thread_enable(0) */
+	if (likely(!hp_opt.sample))
+		return true;
+	if (likely(size < hooks_sample_left)) {
+		hooks_sample_left -= size;
+		return false;
+	}
+	return hooks_sample_point(size, flags);
+}
+
+/*
+ * Python frames a stack may hold (each a pair of words after the native pcs): 0 while
+ * no interpreter heapprof knows runs here, or with HEAPPROF_PYTHON=0; else
+ * HEAPPROF_FRAMES, and never so many that a record could pass HP2_MAX_FRAMES words.
+ * Set once by hooks_start_python(), before the program's own code runs.
+ */
+extern unsigned hooks_python_pairs HP_HIDDEN;
+
+/* Start-up (hooks_start.c), in this order, from hooks.c's constructor. */
+HP_HIDDEN void hooks_start_process(void);
+HP_HIDDEN void hooks_start_python(void);
+
+#endif

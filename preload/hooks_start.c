@@ -1,0 +1,164 @@
+/*
+ * heapprof's start-up, once per process, and what a forked child and an ending thread
+ * set right: HEAPPROF_START, HEAPPROF_TOGGLE_SIGNAL, the signal thread, Python frames.
+ * The constructor that calls it is in hooks.c, which every build links.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "boot.h"
+#include "events.h"
+#include "hooks_int.h"
+#include "live.h"
+#include "maps.h"
+#include "oom.h"
+#include "options.h"
+#include "pymalloc.h"
+#include "python.h"
+#include "sigthread.h"
+#include "snapshot.h"
+#include "snapshot_threads.h"
+#include "table.h"
+#include "triggers.h"
+#include "util.h"
+
+/* ---- HEAPPROF_START and HEAPPROF_TOGGLE_SIGNAL ------------------------------------ */
+
+static void on_toggle_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig, (void)si, (void)uc;
+	hooks_enable(!hooks_enabled());
+}
+
+static void start_switch(void)
+{
+	if (!hp_opt.start || !strcmp(hp_opt.start, "on"))
+		return;
+	if (!strcmp(hp_opt.start, "off"))
+		hooks_enable(false);
+	else
+		hp_warn("HEAPPROF_START=", hp_opt.start, " is neither on nor off; using on");
+}
+
+/* snap_sig: HEAPPROF_SIGNAL's signal (0 if none), which takes snapshots, not turns. */
+static void toggle_signal(int snap_sig)
+{
+	int sig;
+
+	if (!hp_opt.toggle_signal ||
+	    !(sig = hp_signal_parse("HEAPPROF_TOGGLE_SIGNAL", hp_opt.toggle_signal)))
+		return;
+	if (sig == snap_sig) {
+		hp_warn("HEAPPROF_TOGGLE_SIGNAL=", hp_opt.toggle_signal,
+			" is HEAPPROF_SIGNAL's signal too; it takes snapshots and does not toggle");
+	} else {
+		triggers_handle(sig, on_toggle_signal, NULL);
+		sigthread_take(sig, on_toggle_signal);
+	}
+}
+
+/* ---- start-up and fork ------------------------------------------------------------- */
+
+/* sigmask.c is in heapprof.so and libheapprof.a, not in the Rust crate */
+#pragma weak sigmask_init
+
+/* The calls sigmask.c wraps, looked up now: dlsym's own allocations and frees are not
+ * the program's (nor in its event ring). */
+static void sigmask_start(void)
+{
+	if (!sigmask_init)
+		return;
+	hooks_thread_enable(false);
+	in_hook = true;
+	sigmask_init();
+	in_hook = false;
+	hooks_thread_enable(true);
+}
+
+/* heapprof's signal thread, started with this thread's tagging off: the blocks its
+ * creation allocates (glibc's TLS vector for it) are not the program's, nor in its
+ * event ring. */
+static void start_sigthread(bool fork_child)
+{
+	bool was_off = hooks_thread_off, was_in = in_hook;
+
+	hooks_thread_enable(false);
+	in_hook = true;
+	if (fork_child)
+		sigthread_after_fork();
+	else
+		sigthread_start();
+	in_hook = was_in;
+	hooks_thread_enable(!was_off);
+}
+
+static void hooks_fork_child(void)
+{
+	hp_tid_cache = 0;	/* the child of fork() is another thread */
+	table_after_fork();
+	pymalloc_after_fork();
+	live_after_fork();
+	hooks_sample_after_fork();
+	if (maps_after_fork)
+		maps_after_fork();
+	events_after_fork();
+	snapshot_after_fork();
+	snap_threads_after_fork();
+	oom_after_fork();
+	start_sigthread(true);
+}
+
+/* The thread ends (table.c's key destructor, in the last round): its counts go to the
+ * sums, and what it allocates from here on is left untagged, as with
+ * heapprof_thread_enable(0); what it frees is still counted. */
+static void hooks_thread_end(void)
+{
+	hooks_thread_enable(false);
+	live_thread_end();
+	events_thread_end();
+}
+
+/*
+ * Python frames from the start, when the interpreter is in the executable or in a
+ * libpython it links: python_init() looks once (and says so once when it does not know
+ * the interpreter). Here, not in a hook: it calls dlsym. A libpython the program
+ * dlopen()s later is not looked for: a dlopen of ours in front of glibc's would take
+ * the place of its caller, whose address glibc reads to expand $ORIGIN and search the
+ * caller's RUNPATH, so every dlopen of the program could find other libraries.
+ */
+void hooks_start_python(void)
+{
+	unsigned pairs = hp_frames < HP2_MAX_FRAMES / 2 ? hp_frames : HP2_MAX_FRAMES / 2;
+	uint32_t version = 0;
+
+	/* heapprof's own calls, not the program's: a dlsym that finds nothing leaves
+	 * glibc's error message allocated (untagged, so not a live block of the
+	 * program's), and neither it nor the blocks dlsym frees again go in the event
+	 * ring (in_hook) */
+	hooks_thread_enable(false);
+	in_hook = true;
+	if (hp_opt.python)
+		version = python_init();
+	/* Python's small objects are named with HEAPPROF_PYTHON=0 too (native stacks):
+	 * the frames are the option's, the bytes are the program's */
+	pymalloc_start();
+	in_hook = false;
+	hooks_thread_enable(true);
+	if (version)
+		__atomic_store_n(&hooks_python_pairs, pairs, __ATOMIC_RELAXED);
+}
+
+/* All of start-up but the check of hooks.c's own names and Python (hooks_start_python). */
+void hooks_start_process(void)
+{
+	boot_ensure();
+	table_on_thread_end(hooks_thread_end);
+	pthread_atfork(NULL, NULL, hooks_fork_child);
+	start_switch();
+	toggle_signal(triggers_init());
+	sigmask_start();
+	start_sigthread(false);	/* the program's threads block the two signals above */
+}
