@@ -161,7 +161,7 @@ test_case '--why: a payload held through the cache from a global' '
 	64 bytes  +0 ->  new_cache < make_cache < main < ...
 	32 bytes  +0 ->  new_entries < make_cache < main < ...
 	48 bytes  +0 ->  new_entry < make_cache < main < ...
-	1,000 bytes  new_payload < make_cache < main < ...
+	1,000 bytes  new_payload < make_cache < main < ...  #1
 	EOF2
 	expect_same want path
 '
@@ -234,12 +234,18 @@ test_case '--why: what the matching blocks retain, by stack (the dominator tree 
 	sed -n "/^retained by the/,\$p" why5.txt >view &&
 	cat >want <<-EOF2 &&
 	retained by the 1 blocks: 4,288 bytes in 10 blocks, by stack:
-	  4,000 bytes in 4 blocks  new_payload < make_cache < main < ...
-	  192 bytes in 4 blocks  new_entry < make_cache < main < ...
-	  64 bytes in 1 blocks  new_cache < make_cache < main < ...
-	  32 bytes in 1 blocks  new_entries < make_cache < main < ...
+	  4,000 bytes in 4 blocks  new_payload < make_cache < main < ...  #1
+	  192 bytes in 4 blocks  new_entry < make_cache < main < ...  #5
+	  64 bytes in 1 blocks  new_cache < make_cache < main < ...  #8
+	  32 bytes in 1 blocks  new_entries < make_cache < main < ...  #12
 	EOF2
 	expect_same want view &&
+	# each #N is that stack in the report (its innermost frame is the one named)
+	heapprof-analyze $PROGS/owners owners.core >whole.txt &&
+	for n in 1:new_payload 5:new_entry 8:new_cache 12:new_entries; do
+		sed -n "/^#${n%%:*} /,/^\$/p" whole.txt | grep -m1 "^    0x" | awk "{ print \$2 }"
+	done >got &&
+	printf "new_payload\nnew_entry\nnew_cache\nnew_entries\n" >want && expect_same want got &&
 	heapprof-analyze --why="new_owner|new_blob" $PROGS/owners owners.core >why6.txt &&
 	grep -q "^retained by the 3 blocks: 580 bytes in 3 blocks" why6.txt
 '
@@ -277,12 +283,12 @@ test_case 'retained_space on a chain of 1,000,000 blocks' '
 test_case '--why through the chain: the same stack'\''s hops left out in the middle' '
 	in_time heapprof-analyze --why=new_tail $PROGS/shapes chain.core >whc.txt &&
 	sed -n "/^  root:/,/^\$/p" whc.txt | sed "s/0x[0-9a-f]*/0xA/g" >got &&
-	link="  0xA  16 bytes  +0 ->  new_link < make_chain < main < ..." &&
+	link="  0xA  16 bytes  +0 ->  new_link < make_chain < main < ...  #1" &&
 	{ echo "  root: global g_chain (shapes+0xA)"
 	  for i in 1 2 3 4 5; do echo "$link"; done
 	  echo "  ... 999,990 more hops of the same stack ..."
 	  for i in 1 2 3 4 5; do echo "$link"; done
-	  echo "  0xA  64 bytes  new_tail < make_chain < main < ..."
+	  echo "  0xA  64 bytes  new_tail < make_chain < main < ...  #2"
 	  echo; } >want &&
 	expect_same want got
 '
