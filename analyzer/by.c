@@ -91,7 +91,12 @@ static void by_build(struct by *t, const struct report *r, enum view_by by, size
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];
 		int64_t b = sval(r, s->value);
+		/* self is the program's: the first frame past the allocator's, which would
+		 * else take every stack's self (heapprof's operator new) */
+		unsigned own = report_preview_start(s->frames, s->nframes);
 
+		if (own == s->nframes)
+			own = 0;
 		t->all += b;
 		for (unsigned j = 0; j < s->nframes || (j == 0 && !s->nframes); j++) {
 			char buf[512];
@@ -101,7 +106,7 @@ static void by_build(struct by *t, const struct report *r, enum view_by by, size
 				: stack_mark(s->flags, 0);
 			struct by_row *x = row(t, key, buf, &cap);
 
-			if (j == 0) {
+			if (j == own) {
 				x->self += b;
 				x->self_blocks += s->blocks;
 			}
@@ -123,7 +128,8 @@ static void by_text(const struct report *r, const void *data, FILE *f)
 {
 	const struct by *t = data;
 
-	fprintf(f, "%s%s (%s) by %s (self: as the innermost frame; total: anywhere in the "
+	fprintf(f, "%s%s (%s) by %s (self: as the innermost frame past the allocator's; "
+		"total: anywhere in the "
 		"stack)\n", r->diff ? "difference of " : "", report_metric_name(r->metric),
 		report_metric_unit(r->metric), what[t->by]);
 	fprintf(f, "%14s %6s %14s %6s %10s  %s\n", "self", "self%", "total", "total%", "blocks",

@@ -236,6 +236,9 @@ void graph_why_steps(const struct graph *g, const uint32_t *path, uint32_t np,
 struct graph_why_stack {
 	char **names;			/* innermost first; owned */
 	unsigned n;
+	const uint64_t *pcs;		/* its pcs: the graph's, valid while the graph lives */
+	unsigned npcs;
+	bool marked;			/* names[0] is a mark ("[unknown stack]"), no frames */
 };
 
 enum graph_why_root_kind {

@@ -101,10 +101,14 @@ static size_t stack_of(struct why_fill *c, size_t i)
 		c->w->stacks = xrealloc(c->w->stacks, (c->cap = c->cap ? 2 * c->cap : 16) *
 						       sizeof(*c->w->stacks));
 	x = &c->w->stacks[c->w->nstacks];
+	x->pcs = s->pcs;
+	x->npcs = s->nframes;
+	x->marked = false;
 	if (stack_mark(s->flags, s->nframes)) {
 		x->names = xmalloc(sizeof(*x->names));
 		x->names[0] = xstrdup(stack_mark(s->flags, s->nframes));
 		x->n = 1;
+		x->marked = true;
 	} else {
 		np = sym_stack(c->sym, s->pcs, s->nframes, &ps);	/* as the report shows them */
 		x->names = xmalloc((np ? np : 1) * sizeof(*x->names));

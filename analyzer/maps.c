@@ -167,6 +167,7 @@ void maps_apply(struct maps *m, const struct image *img, const struct scan_resul
 			v[i].truncated = s->flags & HP2_STACK_TRUNCATED;
 			v[i].frames = report_symbolize(NULL, s->pcs, s->nframes, sym, false,
 						       &v[i].nframes);
+			v[i].key = report_stack_key(s->pcs, s->nframes);
 		}
 	}
 	m->stacks = v;
@@ -209,21 +210,16 @@ uint64_t maps_bytes_in(const struct maps *m, uint64_t a, uint64_t b, unsigned or
 
 #define MAPS_FRAMES 4		/* innermost frames shown per stack */
 
-static void write_frames(const struct maps_stack *s, FILE *f)
+static void write_frames(const struct report *r, const struct maps_stack *s, FILE *f)
 {
-	char buf[300];
-
 	if (!s->nframes) {
 		fputs(s->unknown ? "[unknown stack]" : "[no stack]", f);
 		return;
 	}
-	for (unsigned k = 0; k < s->nframes && k < MAPS_FRAMES; k++)
-		fprintf(f, "%s%s", k ? " < " : "", report_frame_name(&s->frames[k], buf, sizeof(buf)));
-	if (s->nframes > MAPS_FRAMES)
-		fputs(" < ...", f);
+	report_preview(r, s->frames, s->nframes, s->key, MAPS_FRAMES, f);
 }
 
-void maps_write_text(const struct maps *m, FILE *f)
+void maps_write_text(const struct report *r, const struct maps *m, FILE *f)
 {
 	char a[32], b[32], c[32];
 
@@ -240,7 +236,7 @@ void maps_write_text(const struct maps *m, FILE *f)
 
 		fprintf(f, "    %15s bytes in %s mappings: ", fmt_thousands(s->bytes, a),
 			fmt_thousands(s->mappings, b));
-		write_frames(s, f);
+		write_frames(r, s, f);
 		fputc('\n', f);
 	}
 	if (m->all > m->nstacks)
@@ -261,7 +257,7 @@ void maps_write_text(const struct maps *m, FILE *f)
 			m->tables, m->addr);
 }
 
-void maps_write_json(const struct maps *m, FILE *f,
+void maps_write_json(const struct report *r, const struct maps *m, FILE *f,
 		     void (*frame)(const struct report_frame *fr, FILE *f))
 {
 	fprintf(f, ",\n    \"map_table\": {\"found\": %s, \"program_bytes\": %" PRIu64
@@ -275,9 +271,19 @@ void maps_write_json(const struct maps *m, FILE *f,
 		const struct maps_stack *s = &m->stacks[i];
 
 		fprintf(f, "%s{\"mapped_bytes\": %" PRIu64 ", \"mappings\": %" PRIu64
-			", \"truncated\": %s, \"unknown\": %s,\n       \"frames\": [",
+			", \"truncated\": %s, \"unknown\": %s,\n       ",
 			i ? ",\n      " : "\n      ", s->bytes, s->mappings,
 			s->truncated ? "true" : "false", s->unknown ? "true" : "false");
+		if (s->nframes) {	/* the text's preview */
+			char *pv = report_preview_string(r, s->frames, s->nframes, s->key,
+							 MAPS_FRAMES);
+
+			fputs("\"preview\": ", f);
+			json_str(pv, false, f);
+			fprintf(f, ", \"stack\": %zu,\n       ", report_stack_number(r, s->key));
+			free(pv);
+		}
+		fputs("\"frames\": [", f);
 		for (unsigned j = 0; j < s->nframes; j++) {
 			fputs(j ? ",\n         " : "\n         ", f);
 			frame(&s->frames[j], f);

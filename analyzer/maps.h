@@ -32,6 +32,7 @@ struct maps_stack {
 	bool truncated;		/* HP2_STACK_TRUNCATED */
 	struct report_frame *frames; /* innermost first; owned */
 	unsigned nframes;
+	uint64_t key;		/* report_stack_key() of its pcs */
 };
 
 struct maps {
@@ -67,8 +68,9 @@ uint64_t maps_bytes_in(const struct maps *m, uint64_t a, uint64_t b, unsigned or
 
 /* The MEMORY section's lines on the table, and the JSON members "mapped_bytes" ... and
  * "mapped": [...] (each preceded by ",\n"); frame as memory_write_json's. */
-void maps_write_text(const struct maps *m, FILE *f);
-void maps_write_json(const struct maps *m, FILE *f,
+struct report;
+void maps_write_text(const struct report *r, const struct maps *m, FILE *f);
+void maps_write_json(const struct report *r, const struct maps *m, FILE *f,
 		     void (*frame)(const struct report_frame *fr, FILE *f));
 
 #endif

@@ -273,7 +273,8 @@ static const char *holder_name(const struct alloc *al, enum pinned_holder h, cha
 	}
 }
 
-static void write_frames(const struct alloc *al, const struct pinned_stack *s, FILE *f)
+static void write_frames(const struct report *r, const struct alloc *al,
+			 const struct pinned_stack *s, FILE *f)
 {
 	char buf[300];
 
@@ -285,13 +286,10 @@ static void write_frames(const struct alloc *al, const struct pinned_stack *s, F
 		fputs(stack_mark(s->flags, 0), f);
 		return;
 	}
-	for (unsigned k = 0; k < s->nframes && k < PINNED_FRAMES; k++)
-		fprintf(f, "%s%s", k ? " < " : "", report_frame_name(&s->frames[k], buf, sizeof(buf)));
-	if (s->nframes > PINNED_FRAMES)
-		fputs(" < ...", f);
+	report_preview(r, s->frames, s->nframes, s->key, PINNED_FRAMES, f);
 }
 
-static void write_pinned(const struct alloc *al, const struct pinned *p, FILE *f)
+static void write_pinned(const struct report *r, const struct alloc *al, const struct pinned *p, FILE *f)
 {
 	char a[32], b[32], c[32];
 
@@ -304,7 +302,7 @@ static void write_pinned(const struct alloc *al, const struct pinned *p, FILE *f
 		fprintf(f, "    %15s bytes by %s %s (%s in whole pages): ",
 			fmt_thousands(s->bytes, a), fmt_thousands(s->blocks, b),
 			s->holder == PIN_BLOCK ? "blocks" : "chunks", fmt_thousands(s->trim_bytes, c));
-		write_frames(al, s, f);
+		write_frames(r, al, s, f);
 		fputc('\n', f);
 	}
 	if (p->all > p->n)
@@ -327,13 +325,12 @@ static void memory_text(const struct report *r, const void *data, FILE *f)
 	char buf[400], a[32], b[32], c[32];
 	uint64_t overhead;
 
-	(void)r;
 	fprintf(f, "MEMORY (%s bytes in the dump):\n", fmt_thousands(m->dumped, a));
 	for (int k = 0; k < MEM_NKINDS; k++)
 		line(f, kind[k], m->bytes[k], 0);
 	write_resident_text(m, kind, f);
 	if (m->maps)
-		maps_write_text(m->maps, f);
+		maps_write_text(r, m->maps, f);
 	fprintf(f, "  allocator:  %s", alloc_describe(al, buf, sizeof(buf)));
 	if (!al->known) {
 		fputc('\n', f);
@@ -363,7 +360,7 @@ static void memory_text(const struct report *r, const void *data, FILE *f)
 	line(f, "the rest (overhead, untagged)", st->mmapped_bytes - st->mmapped_user -
 	     st->mmapped_header, 0);
 	if (m->pinned)
-		write_pinned(al, m->pinned, f);
+		write_pinned(r, al, m->pinned, f);
 	for (unsigned i = 0; i < al->nproblems && i < ALLOC_MAX_PROBLEMS; i++)
 		fprintf(f, "  not walked: %s\n", al->problems[i]);
 	if (al->nproblems > ALLOC_MAX_PROBLEMS)
@@ -373,8 +370,8 @@ static void memory_text(const struct report *r, const void *data, FILE *f)
 			fmt_thousands(al->unwalked_bytes, a));
 }
 
-static void json_pinned(const struct alloc *al, const struct pinned *p, FILE *f,
-			void (*frame)(const struct report_frame *fr, FILE *f))
+static void json_pinned(const struct report *r, const struct alloc *al, const struct pinned *p,
+			FILE *f, void (*frame)(const struct report_frame *fr, FILE *f))
 {
 	const char *const holder[PIN_NHOLDERS] = { "block", "untagged",
 						   alloc_kind_key(al, ALLOC_CACHED), "heap_end" };
@@ -387,10 +384,20 @@ static void json_pinned(const struct alloc *al, const struct pinned *p, FILE *f,
 
 		fprintf(f, "%s{\"pinned_bytes\": %" PRIu64 ", \"trim_bytes\": %" PRIu64
 			", \"blocks\": %" PRIu64 ", \"holder\": \"%s\", \"truncated\": %s"
-			", \"unknown\": %s,\n       \"frames\": [", i ? ",\n      " : "\n      ",
+			", \"unknown\": %s,\n       ", i ? ",\n      " : "\n      ",
 			s->bytes, s->trim_bytes, s->blocks, holder[s->holder],
 			s->flags & STACK_TRUNCATED ? "true" : "false",
 			s->flags & STACK_UNKNOWN ? "true" : "false");
+		if (s->nframes) {	/* the text's preview, for the page's table */
+			char *pv = report_preview_string(r, s->frames, s->nframes, s->key,
+							 PINNED_FRAMES);
+
+			fputs("\"preview\": ", f);
+			json_str(pv, false, f);
+			fprintf(f, ", \"stack\": %zu,\n       ", report_stack_number(r, s->key));
+			free(pv);
+		}
+		fputs("\"frames\": [", f);
 		for (unsigned j = 0; j < s->nframes; j++) {
 			fputs(j ? ",\n         " : "\n         ", f);
 			frame(&s->frames[j], f);
@@ -413,7 +420,6 @@ static void memory_json(const struct report *r, const void *data, const struct r
 	const struct alloc_stats *st = &al->st;
 	char buf[400];
 
-	(void)r;
 	fprintf(f, "  \"memory\": {\"dumped_bytes\": %" PRIu64 ", \"mappings\": {", m->dumped);
 	for (int k = 0; k < MEM_NKINDS; k++)
 		fprintf(f, "%s\"%s\": %" PRIu64, k ? ", " : "", kind[k], m->bytes[k]);
@@ -431,7 +437,7 @@ static void memory_json(const struct report *r, const void *data, const struct r
 	}
 	fputc('}', f);
 	if (m->maps)
-		maps_write_json(m->maps, f, o->frame);
+		maps_write_json(r, m->maps, f, o->frame);
 	fputs(",\n    \"allocator\": {\"known\": ", f);
 	fputs(al->known ? "true, \"name\": " : "false, \"reason\": ", f);
 	json_str(al->known ? al->name : alloc_describe(al, buf, sizeof(buf)), false, f);
@@ -457,7 +463,7 @@ static void memory_json(const struct report *r, const void *data, const struct r
 		}
 		fputc(']', f);
 		if (m->pinned) {
-			json_pinned(al, m->pinned, f, o->frame);
+			json_pinned(r, al, m->pinned, f, o->frame);
 			fputs(",\n", f);
 			return;
 		}

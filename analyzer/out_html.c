@@ -233,11 +233,14 @@ static void timeline(const struct report *r, FILE *f)
 	fprintf(f, ",\"peak\":%zu}", r->timeline_peak);
 }
 
-/* A frame of a pinned stack, as the JSON report's but for the page's needs. */
+/* A frame of a pinned stack, as the JSON report's but for the page's needs: named as
+ * the text names it (module+0xoffset when no function is known). */
 static void mem_frame(const struct report_frame *fr, FILE *f)
 {
+	char buf[300];
+
 	fputs("{\"function\":", f);
-	str(fr->func ? fr->func : "??", f);
+	str(report_frame_name(fr, buf, sizeof(buf)), f);
 	fputs(",\"file\":", f);
 	str(fr->file ? fr->file : "", f);
 	fprintf(f, ",\"line\":%d,\"module\":", fr->file ? fr->line : 0);

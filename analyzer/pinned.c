@@ -198,10 +198,11 @@ void pinned_apply(struct pinned *p, const struct alloc *al, const struct image *
 			struct pinned_stack *s = &p->v[i];
 
 			*s = (struct pinned_stack){ v[i].holder, v[i].bytes, v[i].trim_bytes,
-						    v[i].blocks, v[i].flags, NULL, 0 };
+						    v[i].blocks, v[i].flags, NULL, 0, 0 };
 			if (v[i].nframes)
 				s->frames = report_symbolize(NULL, v[i].pcs, v[i].nframes, sym,
 							     false, &s->nframes);
+			s->key = report_stack_key(v[i].pcs, v[i].nframes);
 		} else {
 			p->rest_bytes += v[i].bytes;
 			p->rest_trim_bytes += v[i].trim_bytes;

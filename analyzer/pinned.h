@@ -32,6 +32,7 @@ struct pinned_stack {
 	unsigned flags;		/* STACK_TRUNCATED, STACK_UNKNOWN (stacks.h) */
 	struct report_frame *frames; /* PIN_BLOCK: innermost first; owned */
 	unsigned nframes;
+	uint64_t key;		/* report_stack_key() of its pcs */
 };
 
 struct pinned {

@@ -5,6 +5,7 @@
  */
 #include <assert.h>
 #include <inttypes.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +231,7 @@ static void describe_data(struct report *r, const struct scan_result *scan,
 
 	r->metric = o->metric;
 	r->by_thread = o->by_thread;
+	r->short_names = o->short_names;
 	r->region = o->region;
 	r->have_counts = j->counted_sites > 0 || (j->have_proc && j->site_recs > 0);
 	r->counts_sampled = j->sampled_counts;
@@ -397,6 +399,7 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 		}
 		v[keep].frames = report_symbolize(r, s->pcs, s->nframes, sym, o->short_names,
 						  &v[keep].nframes);
+		v[keep].key = report_stack_key(s->pcs, s->nframes);
 		keep++;
 	}
 	r->stacks = v;
@@ -436,6 +439,102 @@ const char *report_frame_name(const struct report_frame *f, char *buf, size_t si
 	} else {
 		snprintf(buf, size, "0x%llx", (unsigned long long)f->pc);
 	}
+	return buf;
+}
+
+uint64_t report_stack_key(const uint64_t *pcs, unsigned n)
+{
+	uint64_t h = 14695981039346656037ull;	/* FNV-1a over the pcs' bytes */
+
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned b = 0; b < 64; b += 8)
+			h = (h ^ ((pcs[i] >> b) & 0xff)) * 1099511628211ull;
+	return h ^ n;
+}
+
+size_t report_stack_number(const struct report *r, uint64_t key)
+{
+	for (size_t i = 0; i < r->nstacks; i++)
+		if (r->stacks[i].key == key)
+			return i + 1;
+	return 0;
+}
+
+/* The allocator's frames a preview passes over, as massif's --alloc-fn: heapprof's own
+ * (its operator new has a name), the malloc family's names, operator new and new[],
+ * and the C++ library's allocation (allocate, _M_allocate, _M_realloc_insert, ...). */
+static bool allocator_frame(const struct report_frame *f)
+{
+	static const char *const family[] = { "malloc", "calloc", "realloc", "reallocarray",
+		"memalign", "aligned_alloc", "posix_memalign", "valloc", "pvalloc", "strdup",
+		"strndup", NULL };
+	const char *base = f->module ? strrchr(f->module, '/') : NULL;
+	char q[300];
+
+	if (f->python)
+		return false;
+	base = base ? base + 1 : f->module;
+	if (base && !strncmp(base, "heapprof", 8))
+		return true;
+	if (!f->func)
+		return false;
+	for (unsigned i = 0; family[i]; i++)
+		if (!strcmp(f->func, family[i]))
+			return true;
+	if (!strncmp(f->func, "operator new", 12))
+		return true;
+	short_name(f->func, q, sizeof(q));	/* the qualified name, no return type */
+	return (!strncmp(q, "std::", 5) || !strncmp(q, "__gnu_cxx::", 11)) && strstr(q, "alloc");
+}
+
+unsigned report_preview_start(const struct report_frame *fr, unsigned n)
+{
+	unsigned k = 0;
+
+	while (k < n && allocator_frame(&fr[k]))
+		k++;
+	return k;
+}
+
+void report_preview(const struct report *r, const struct report_frame *fr, unsigned n,
+		    uint64_t key, unsigned max, FILE *f)
+{
+	unsigned k = report_preview_start(fr, n), shown = 0;
+	char buf[300], sbuf[300];
+	size_t num = report_stack_number(r, key);
+
+	if (k == n)	/* all the allocator's: show them rather than nothing */
+		k = 0;
+	for (; k < n; k++) {
+		const char *name = report_frame_name(&fr[k], buf, sizeof(buf));
+
+		if (r->short_names && fr[k].func && !fr[k].python)
+			name = short_name(name, sbuf, sizeof(sbuf));
+		if (r->hide && !regexec(r->hide, name, 0, NULL, 0))
+			continue;
+		if (shown == max) {
+			fputs(" < ...", f);
+			break;
+		}
+		fprintf(f, "%s%s", shown++ ? " < " : "", name);
+	}
+	if (!shown)
+		fputs("[hidden]", f);
+	if (num)
+		fprintf(f, "  #%zu", num);
+}
+
+char *report_preview_string(const struct report *r, const struct report_frame *fr, unsigned n,
+			    uint64_t key, unsigned max)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		die(EXIT_NO_REPORT, "out of memory");
+	report_preview(r, fr, n, key, max, f);
+	fclose(f);
 	return buf;
 }
 

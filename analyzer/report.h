@@ -82,6 +82,7 @@ struct report_stack {
 	const struct report_frame *frames; /* [0] innermost */
 	unsigned nframes;
 	struct report_life life;	/* --lifetimes; else all 0 */
+	uint64_t key;			/* report_stack_key() of its pcs: previews find it */
 };
 
 /* --lifetimes: what the event rings held, for the summary. */
@@ -298,6 +299,9 @@ struct report {
 	size_t ntimeline;
 	size_t timeline_peak;		/* index of the sample with the most live bytes */
 	const struct report_peak *peak;	/* --peak: the stacks are those of the peak table */
+	/* what previews honour (report_preview) */
+	bool short_names;		/* --short-names */
+	const void *hide;		/* --hide's compiled regex_t (views.c), NULL: none */
 };
 
 struct report_opts {
@@ -368,6 +372,26 @@ const char *report_frame_name(const struct report_frame *f, char *buf, size_t si
 /* What the text reports print after a frame's name: " (inlined)", "  file:line" and,
  * for a named function outside the program, "  (module's base name)". */
 void report_write_frame_place(const struct report_frame *f, FILE *out);
+
+/* A stack's key from its recorded pcs, to find a report's stack by them. */
+uint64_t report_stack_key(const uint64_t *pcs, unsigned n);
+/* 1 + the index of the stack shown with that key ("#N" of the text), 0: not shown. */
+size_t report_stack_number(const struct report *r, uint64_t key);
+/*
+ * One line's preview of a stack (frames fr, innermost first, inlined ones as their
+ * own; key its report_stack_key): up to max names, "f < g < h < ...", from the first
+ * frame that is not the allocator's (heapprof's own module, operator new, the
+ * malloc family, the C++ standard library's allocation), honouring --hide and
+ * --short-names, then "  #N" when the report shows the stack. The one preview of
+ * --why, --memory's tables and the page.
+ */
+void report_preview(const struct report *r, const struct report_frame *fr, unsigned n,
+		    uint64_t key, unsigned max, FILE *f);
+/* The same as a string (the caller frees it), for JSON and the page. */
+char *report_preview_string(const struct report *r, const struct report_frame *fr, unsigned n,
+			    uint64_t key, unsigned max);
+/* The first frame report_preview names: past the allocator's (n if all are). */
+unsigned report_preview_start(const struct report_frame *fr, unsigned n);
 
 /* The stack's class (--leaks: "definitely lost", ...); else NULL. */
 const char *report_stack_class(const struct report *r, const struct report_stack *s);

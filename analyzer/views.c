@@ -235,6 +235,8 @@ void views_apply(struct report *r, const struct view_opts *v, bool cut)
 	uint64_t dropped_value = 0;
 	char note[256];
 
+	if (v->hide)
+		r->hide = &v->hide_re;	/* previews hide as the stacks do */
 	for (size_t i = 0; i < r->nstacks; i++) {
 		struct report_stack st = s[i];
 		struct report_frame *fr;

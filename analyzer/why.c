@@ -16,19 +16,30 @@
 #include "util.h"
 #include "why.h"
 
-#define WHY_FRAMES 3		/* innermost frames the text shows per block */
+#define WHY_FRAMES 3		/* frames the text shows per block, past the allocator's */
+
+/* The row's state: the answer, and its stacks' frames for the text's previews. */
+struct why {
+	struct graph_why *w;
+	struct why_stack {
+		struct report_frame *frames;	/* innermost first, inlined ones too; owned */
+		unsigned nframes;
+		uint64_t key;			/* report_stack_key() */
+	} *stacks;
+};
 
 /* ---- text ------------------------------------------------------------------------ */
 
-/* "f < g < h < ..." */
-static void text_stack(const struct graph_why *w, size_t i, FILE *f)
+/* "f < g < h < ...  #N" (report_preview), or the stack's mark */
+static void text_stack(const struct report *r, const struct why *y, size_t i, FILE *f)
 {
-	const struct graph_why_stack *s = &w->stacks[i];
+	const struct graph_why_stack *s = &y->w->stacks[i];
+	const struct why_stack *t = &y->stacks[i];
 
-	for (unsigned k = 0; k < s->n && k < WHY_FRAMES; k++)
-		fprintf(f, "%s%s", k ? " < " : "", s->names[k]);
-	if (s->n > WHY_FRAMES)
-		fputs(" < ...", f);
+	if (s->marked || !t->nframes)
+		fputs(s->n ? s->names[0] : "[no stack]", f);
+	else
+		report_preview(r, t->frames, t->nframes, t->key, WHY_FRAMES, f);
 }
 
 static void text_root(const struct graph_why_root *r, FILE *f)
@@ -70,13 +81,14 @@ static void text_root(const struct graph_why_root *r, FILE *f)
 	}
 }
 
-static void text_shown(const struct graph_why *w, const struct graph_why_shown *p, FILE *f)
+static void text_shown(const struct report *r, const struct why *y,
+		       const struct graph_why_shown *p, FILE *f)
 {
 	char a[32], b[32];
 
 	fprintf(f, "\n0x%llx: %s bytes, retains %s bytes, allocated at ",
 		(unsigned long long)p->addr, fmt_thousands(p->size, a), fmt_thousands(p->retains, b));
-	text_stack(w, p->stack, f);
+	text_stack(r, y, p->stack, f);
 	fputc('\n', f);
 	if (!p->reached) {
 		fputs("  no root reaches it (lost)\n", f);
@@ -96,27 +108,27 @@ static void text_shown(const struct graph_why *w, const struct graph_why_shown *
 		if (!h->last)
 			fprintf(f, "  +%llu ->", (unsigned long long)h->offset);
 		fputs("  ", f);
-		text_stack(w, h->stack, f);
+		text_stack(r, y, h->stack, f);
 		fputc('\n', f);
 	}
 }
 
 static void why_text(const struct report *r, const void *data, FILE *f)
 {
-	const struct graph_why *w = data;
+	const struct why *y = data;
+	const struct graph_why *w = y->w;
 	char a[32], b[32];
 
-	(void)r;
 	fprintf(f, "why alive: %zu blocks match '%s'%s\n", w->matched, w->what,
 		w->nshown < w->matched ? "; the largest shown (--top)" : "");
 	for (size_t i = 0; i < w->nshown; i++)
-		text_shown(w, &w->shown[i], f);
+		text_shown(r, y, &w->shown[i], f);
 	fprintf(f, "\nretained by the %zu blocks: %s bytes in %s blocks, by stack:\n", w->matched,
 		fmt_thousands(w->retained_bytes, a), fmt_thousands(w->retained_blocks, b));
 	for (size_t i = 0; i < w->nrows; i++) {
 		fprintf(f, "  %s bytes in %s blocks  ", fmt_thousands(w->rows[i].bytes, a),
 			fmt_thousands(w->rows[i].blocks, b));
-		text_stack(w, w->rows[i].stack, f);
+		text_stack(r, y, w->rows[i].stack, f);
 		fputc('\n', f);
 	}
 	if (w->more_rows)
@@ -213,7 +225,7 @@ static void json_shown(const struct graph_why *w, const struct graph_why_shown *
 /* "why": each block shown with its path, then what the blocks retain together */
 static void why_json(const struct report *r, const void *data, const struct report_out *o)
 {
-	const struct graph_why *w = data;
+	const struct graph_why *w = ((const struct why *)data)->w;
 	FILE *f = o->f;
 
 	(void)r;
@@ -271,6 +283,25 @@ static int why_types(struct session *s, struct graph_why **w)
 	return rc;
 }
 
+/* The stacks' frames, while the graph (which holds their pcs) lives. */
+static struct why *why_frames(struct session *s, struct graph_why *w)
+{
+	struct why *y = xmalloc(sizeof(*y));
+
+	y->w = w;
+	y->stacks = xcalloc(w->nstacks ? w->nstacks : 1, sizeof(*y->stacks));
+	for (size_t i = 0; i < w->nstacks; i++) {
+		const struct graph_why_stack *g = &w->stacks[i];
+		struct why_stack *t = &y->stacks[i];
+
+		if (g->marked || !g->npcs)
+			continue;
+		t->frames = report_symbolize(NULL, g->pcs, g->npcs, s->sym, false, &t->nframes);
+		t->key = report_stack_key(g->pcs, g->npcs);
+	}
+	return y;
+}
+
 static void *why_run(struct session *s)
 {
 	struct graph_why *w = NULL;
@@ -284,12 +315,18 @@ static void *why_run(struct session *s)
 		rc = why_types(s, &w);
 	if (rc > 0)
 		die(EXIT_NO_REPORT, "no live block matches '%s'", s->o->why);
-	return w;
+	return why_frames(s, w);
 }
 
 static void why_free(void *state)
 {
-	graph_why_free(state);
+	struct why *y = state;
+
+	for (size_t i = 0; i < y->w->nstacks; i++)
+		free(y->stacks[i].frames);
+	free(y->stacks);
+	graph_why_free(y->w);
+	free(y);
 }
 
 /* the blocks marked out are not picked; the roots are found again, past the allocator's

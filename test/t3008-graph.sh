@@ -156,7 +156,7 @@ test_case '--why: a payload held through the cache from a global' '
 	grep -q "^why alive: 4 blocks match .new_payload.; the largest shown" why.txt &&
 	grep -q "^0x[0-9a-f]*: 1,000 bytes, retains 1,000 bytes, allocated at new_payload < make_cache < main" why.txt &&
 	grep -q "^  root: global g_cache (owners+0x[0-9a-f]*)$" why.txt &&
-	grep "^  0x" why.txt | sed "s/^  0x[0-9a-f]*  //" >path &&
+	grep "^  0x" why.txt | sed "s/^  0x[0-9a-f]*  //; s/  #[0-9]*\$//" >path &&
 	cat >want <<-EOF2 &&
 	64 bytes  +0 ->  new_cache < make_cache < main < ...
 	32 bytes  +0 ->  new_entries < make_cache < main < ...
@@ -232,6 +232,7 @@ test_case '--why=0xADDR: the block holding an interior address' '
 test_case '--why: what the matching blocks retain, by stack (the dominator tree view)' '
 	heapprof-analyze --why=new_cache $PROGS/owners owners.core >why5.txt &&
 	sed -n "/^retained by the/,\$p" why5.txt >view &&
+	sed "s/  #[0-9]*\$//" view >names &&
 	cat >want <<-EOF2 &&
 	retained by the 1 blocks: 4,288 bytes in 10 blocks, by stack:
 	  4,000 bytes in 4 blocks  new_payload < make_cache < main < ...
@@ -239,7 +240,13 @@ test_case '--why: what the matching blocks retain, by stack (the dominator tree 
 	  64 bytes in 1 blocks  new_cache < make_cache < main < ...
 	  32 bytes in 1 blocks  new_entries < make_cache < main < ...
 	EOF2
-	expect_same want view &&
+	expect_same want names &&
+	# each row ends with #N, that stack in the report (its innermost frame the one named)
+	heapprof-analyze $PROGS/owners owners.core >whole.txt &&
+	for n in $(sed -n "s/.*  #\([0-9]*\)\$/\1/p" view); do
+		sed -n "/^#$n /,/^\$/p" whole.txt | grep -m1 "^    0x" | awk "{ print \$2 }"
+	done >got &&
+	printf "new_payload\nnew_entry\nnew_cache\nnew_entries\n" >want && expect_same want got &&
 	heapprof-analyze --why="new_owner|new_blob" $PROGS/owners owners.core >why6.txt &&
 	grep -q "^retained by the 3 blocks: 580 bytes in 3 blocks" why6.txt
 '
@@ -276,7 +283,7 @@ test_case 'retained_space on a chain of 1,000,000 blocks' '
 
 test_case '--why through the chain: the same stack'\''s hops left out in the middle' '
 	in_time heapprof-analyze --why=new_tail $PROGS/shapes chain.core >whc.txt &&
-	sed -n "/^  root:/,/^\$/p" whc.txt | sed "s/0x[0-9a-f]*/0xA/g" >got &&
+	sed -n "/^  root:/,/^\$/p" whc.txt | sed "s/0x[0-9a-f]*/0xA/g; s/  #[0-9]*\$//" >got &&
 	link="  0xA  16 bytes  +0 ->  new_link < make_chain < main < ..." &&
 	{ echo "  root: global g_chain (shapes+0xA)"
 	  for i in 1 2 3 4 5; do echo "$link"; done

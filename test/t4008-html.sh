@@ -101,6 +101,14 @@ test_case 'a sampled report says so, and draws its estimates' '
 	page sampled.html names s_big -- text "#warn" "Sampled" -- text "#ages" "bytes" >/dev/null
 '
 
+# the pinned table previews as the text does (report_preview): past heapprof's operator
+# new and the library's allocation, inlined build_index named, the stack's number
+test_case '--memory: the pinned table previews as the text, with the stack number' '
+	run_preloaded $PROGS/cxx_index && take_core index.core &&
+	heapprof-analyze -f html --memory --top=3 -o index.html $PROGS/cxx_index index.core &&
+	page index.html text "#memory" "block: std::vector<int, std::allocator<int> >::push_back(int const&) < build_index < main < __libc_start_call_main < ...  #1" >/dev/null
+'
+
 # the cells of a row run together in textContent: "405,504bytes in the arenas"
 test_case '--memory: a section of its own, with the figures of the JSON report' '
 	heapprof-analyze -f html --memory -o memory.html $C counts.core &&

@@ -6,7 +6,7 @@ P := $(B)/progs
 PROG_CFLAGS := -O2 -g -fno-ipa-icf -Wall -Wextra -Iinclude -pthread
 TEST_PROGS := $(P)/fakeeval $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)/libsite.so $(P)/stress \
 	$(P)/thread_churn $(P)/handoff $(P)/regleak \
-	$(P)/stacktab $(P)/counts $(P)/cxx $(P)/cxx_chain $(P)/cxx_oom $(P)/forker $(P)/dlfork $(P)/realloc_check $(P)/libc_semantics \
+	$(P)/stacktab $(P)/counts $(P)/cxx $(P)/cxx_index $(P)/cxx_chain $(P)/cxx_oom $(P)/forker $(P)/dlfork $(P)/realloc_check $(P)/libc_semantics \
 	$(P)/libstrict_aligned.so $(P)/mangle $(P)/demo $(P)/leaky $(P)/exitstack $(P)/protnone $(P)/keys $(P)/arenas $(P)/arena_links $(P)/pinned $(P)/owners $(P)/shapes \
 	$(P)/unwind_check-nofp $(P)/unwind_check-fp $(P)/libdecoy1.so $(P)/libdecoy2.so \
 	$(P)/snapapi $(P)/snapapi-cxx $(P)/libplugin.so $(P)/plugin_host $(P)/nolive \
@@ -100,6 +100,10 @@ $(P)/counts: test/progs/counts.c test/progs/counts_cxx.cc
 $(P)/cxx_chain: test/progs/cxx_chain.cc
 	@mkdir -p $(@D)
 	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -fno-ipa-icf -std=c++17 -Wall -Wextra -o $@ $<
+
+$(P)/cxx_index: test/progs/cxx_index.cc
+	@mkdir -p $(@D)
+	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -std=c++17 -Wall -Wextra -o $@ $<
 
 $(P)/cxx_oom: test/progs/cxx_oom.cc
 	@mkdir -p $(@D)
