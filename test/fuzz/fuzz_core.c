@@ -19,6 +19,7 @@
 #include "image.h"
 #include "graph.h"
 #include "leaks.h"
+#include "maps.h"
 #include "memory.h"
 #include "pinned.h"
 #include "report.h"
@@ -75,6 +76,7 @@ static void fuzz_leaks(const struct image *img, struct sym *sym)
 	struct leak_summary sum;
 	struct memory_summary mem;
 	struct pinned pinned;
+	struct maps maps;
 	struct alloc alloc;
 	struct graph *g;
 	struct graph_keying k = { .flags = leaks_block_flags };
@@ -88,7 +90,8 @@ static void fuzz_leaks(const struct image *img, struct sym *sym)
 	if (!scan.blocks)
 		untagged_blocks(&alloc, &scan.list, &bytes, &own);
 	if (scan.list.n) {
-		memory_apply(img, sym, &alloc, &mem);
+		maps_apply(&maps, img, &scan, sym, 3);
+		memory_apply(img, sym, &alloc, &maps, &mem);
 		pinned_apply(&pinned, &alloc, img, &scan, sym, 3);
 		mem.pinned = &pinned;
 		g = graph_build(img, &scan, &alloc, NULL);
@@ -101,6 +104,7 @@ static void fuzz_leaks(const struct image *img, struct sym *sym)
 		report_free(&r);
 		graph_free(g);
 		pinned_free(&pinned);
+		maps_free(&maps);
 	}
 	alloc_close(&alloc);
 	scan_result_free(&scan);

@@ -239,7 +239,7 @@ static void untagged_graph(struct alloc *a, const struct image *img)
 		if (!c || scan.list.v[i].user + scan.list.v[i].size > c->addr + c->size + 8)
 			abort();
 	}
-	g = graph_build(img, &scan, a);
+	g = graph_build(img, &scan, a, NULL);
 	graph_dominators(g);
 	group = malloc((g->n ? g->n : 1) * sizeof(*group));
 	ret = calloc(3, sizeof(*ret));
