@@ -210,6 +210,21 @@ static void others(const struct report *r, const struct report_stack *s, FILE *f
 	fputc('\n', f);
 }
 
+/* The line a stack with no frames to show, or the peak table's overflow, stands under. */
+static void mark_line(const struct report *r, const struct report_stack *s, FILE *f)
+{
+	char buf[96];
+
+	if (s->flags & STACK_OVERFLOW)
+		fprintf(f, "    %s\n", report_overflow_mark(r->peak, buf, sizeof(buf)));
+	else if (s->flags & STACK_UNKNOWN)
+		fputs("    [unknown stack: no readable stack record]\n", f);
+	else if (s->flags & STACK_UNTAGGED)
+		fputs("    [untagged: an allocator's chunk with no heapprof header]\n", f);
+	else if (!s->nframes)
+		fputs("    [no stack: allocated before heapprof was ready]\n", f);
+}
+
 /* --base: NEW - OLD, growth first */
 static int write_diff(const struct report *r, FILE *f)
 {
@@ -240,14 +255,7 @@ static int write_diff(const struct report *r, FILE *f)
 
 		fprintf(f, "\n#%zu  %s bytes  %s blocks\n", i + 1,
 			fmt_signed_thousands((int64_t)s->bytes, a), fmt_signed_thousands((int64_t)s->blocks, b));
-		if (s->flags & STACK_OVERFLOW)
-			fprintf(f, "    %s\n", report_overflow_mark(r->peak, buf, sizeof(buf)));
-		else if (s->flags & STACK_UNKNOWN)
-			fputs("    [unknown stack: no readable stack record]\n", f);
-		else if (s->flags & STACK_UNTAGGED)
-			fputs("    [untagged: an allocator's chunk with no heapprof header]\n", f);
-		else if (!s->nframes)
-			fputs("    [no stack: allocated before heapprof was ready]\n", f);
+		mark_line(r, s, f);
 		for (unsigned j = 0; j < s->nframes; j++) {
 			const struct report_frame *fr = &s->frames[j];
 
@@ -281,7 +289,6 @@ static int write_text(const struct report *r, FILE *f)
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];
 		double pct = r->total ? 100.0 * (double)s->value / (double)r->total : 0;
-		char mark[96];
 
 		fprintf(f, "\n#%zu  %.1f%%  ", i + 1, pct);
 		heading(r, s, f);
@@ -295,14 +302,7 @@ static int write_text(const struct report *r, FILE *f)
 		for (size_t k = 0; k < r->nsections; k++)
 			if (r->sections[k].ops->stack_text)
 				r->sections[k].ops->stack_text(s, f);
-		if (s->flags & STACK_OVERFLOW)
-			fprintf(f, "    %s\n", report_overflow_mark(r->peak, mark, sizeof(mark)));
-		else if (s->flags & STACK_UNKNOWN)
-			fputs("    [unknown stack: no readable stack record]\n", f);
-		else if (s->flags & STACK_UNTAGGED)
-			fputs("    [untagged: an allocator's chunk with no heapprof header]\n", f);
-		else if (!s->nframes)
-			fputs("    [no stack: allocated before heapprof was ready]\n", f);
+		mark_line(r, s, f);
 		for (unsigned j = 0; j < s->nframes; j++)
 			frame(r, &s->frames[j], f);
 		if (s->flags & STACK_TRUNCATED)
