@@ -117,9 +117,11 @@ print(\"%.3f\" % json.load(open(sys.argv[1]))[\"timeline\"][-1][\"time_s\"])" la
 	expect_grep "^ *$now  *[0-9]*  *[0-9]*  *[0-9]*  *[0-9]*  now$" all.txt &&
 	heapprof-analyze -f html -o late.html $PROGS/peaks late.snap &&
 	python3 -c "import re, sys
-t = re.search(r\"\\\"timeline\\\":\\{\\\"t\\\":\\[([^]]*)\\]\", open(sys.argv[1]).read())
-print(\"%.3f\" % float(t.group(1).split(\",\")[-1]) if t else \"none\")" late.html >got &&
-	echo "$now" >want && expect_same want got
+p = open(sys.argv[1]).read()
+t = re.search(r\"\\\"timeline\\\":\\{\\\"t\\\":\\[([^]]*)\\]\", p)
+print(\"%.3f\" % float(t.group(1).split(\",\")[-1]) if t else \"none\",
+	re.search(r\"\\\"peak\\\":[0-9]*,\\\"taken\\\":true\\}\", p) is not None)" late.html >got &&
+	echo "$now True" >want && expect_same want got
 '
 
 test_case 'HEAPPROF_SIGNAL 2 s after the last block: the timeline ends at the snapshot' '
@@ -130,6 +132,24 @@ test_case 'HEAPPROF_SIGNAL 2 s after the last block: the timeline ends at the sn
 	kill -9 $PROG_PID && wait $PROG_PID 2>/dev/null; PROG_PID= &&
 	heapprof-analyze -f json $PROGS/peaks sig.snap >sig.json &&
 	late_check sig.json $(((t1 - t0) / 1000000))
+'
+
+# The time note forged to before the process start: not this process's, left out with a
+# warning; now is then the newest time the records show, and the report says so.
+test_case 'a snapshot time note before the process start is left out, with a warning' '
+	python3 - late.snap bad-time.snap <<-EOF &&
+	import struct, sys
+	d = bytearray(open(sys.argv[1], "rb").read())
+	head = struct.pack("<III", 9, 16, 0x48500003) + b"HEAPPROF\0\0\0\0"
+	at = d.find(head)
+	assert at > 0 and d.find(head, at + 1) < 0, "time notes at %d" % at
+	struct.pack_into("<Q", d, at + len(head), 1)
+	open(sys.argv[2], "wb").write(d)
+	EOF
+	heapprof-analyze -f json $PROGS/peaks bad-time.snap >bad-time.json 2>bad-time.err &&
+	expect_grep "^heapprof-analyze: warning: snapshot time note left out: it says -[0-9.]* s, before the newest time its records show (0.[0-9]* s)$" bad-time.err &&
+	json_check bad-time.json "t[-1][\"time_s\"] < 1 and
+		j[\"timeline_now\"] == dict(time_s=t[-1][\"time_s\"], source=\"newest record\")"
 '
 
 test_case '--peak-diff: what grew to the peak and went away since' '
