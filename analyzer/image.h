@@ -107,6 +107,10 @@ struct image {
 	struct image_resident *resident;	/* sorted by start; NULL if not recorded */
 	size_t nresident;
 	const char *resident_why;	/* when not recorded, why: "gcore core", ... */
+	uint64_t taken_mono_ns;	/* when the snapshot was taken (HP_NOTE_TIME), on the
+				 * process record's clock; 0 if the input does not say
+				 * (a core from the kernel or gdb, a raw image) */
+	uint64_t taken_real_ns;	/* ... since the Unix epoch */
 	Elf *dwfl_core;		/* an ELF core libdwfl may list modules from itself
 				 * (dwfl_core_file_report), or NULL; owned by the image */
 

@@ -332,6 +332,11 @@ static void read_notes(struct image *img)
 				heapprof = true;
 				add_resident(img, desc, nh.n_descsz);
 			}
+			if (owner_is(&nh, name, HP_NOTE_OWNER) && nh.n_type == HP_NOTE_TIME &&
+			    nh.n_descsz >= HP_TIME_WORDS * 8) {
+				img->taken_mono_ns = word_at(desc, 8, img->big_endian);
+				img->taken_real_ns = word_at(desc + 8, 8, img->big_endian);
+			}
 			if (owner_is(&nh, name, HP_NOTE_OWNER) && nh.n_type == HP_NOTE_THREADS) {
 				listed = desc;
 				listed_len = nh.n_descsz;

@@ -207,7 +207,8 @@ static void metrics(const struct report *r, FILE *f)
 }
 
 /* The timeline (issue 21) as columns, the page's compact form: seconds, live bytes and
- * blocks, allocation calls and bytes so far; and the peak's index. */
+ * blocks, allocation calls and bytes so far; the peak's index, and whether the last
+ * sample's time is the snapshot's (else the newest the dump shows). */
 static void timeline(const struct report *r, FILE *f)
 {
 	static const char *const col[] = { "t", "b", "n", "c", "a" };
@@ -230,7 +231,8 @@ static void timeline(const struct report *r, FILE *f)
 		}
 		putc(']', f);
 	}
-	fprintf(f, ",\"peak\":%zu}", r->timeline_peak);
+	fprintf(f, ",\"peak\":%zu,\"taken\":%s}", r->timeline_peak,
+		r->timeline_taken ? "true" : "false");
 }
 
 /* A frame of a pinned stack, as the JSON report's but for the page's needs: named as

@@ -103,7 +103,8 @@ static void path(const struct report *r, const struct report_stack *s, struct re
 	putc(']', f);
 }
 
-/* "peak" (--peak) and "timeline" (oldest first, the last sample now), when held. */
+/* "peak" (--peak), "timeline" (oldest first, the last sample now) and "timeline_now"
+ * (when now is, and whether the snapshot said so), when held. */
 static void timeline_json(const struct report *r, FILE *f)
 {
 	if (r->peak)
@@ -127,6 +128,9 @@ static void timeline_json(const struct report *r, FILE *f)
 			s->alloc_calls, s->alloc_bytes);
 	}
 	fputs("\n  ],\n", f);
+	fprintf(f, "  \"timeline_now\": {\"time_s\": %.3f, \"source\": \"%s\"},\n",
+		r->timeline[r->ntimeline - 1].time_s,
+		r->timeline_taken ? "snapshot" : "newest record");
 }
 
 static int write_json(const struct report *r, FILE *f)

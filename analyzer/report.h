@@ -298,6 +298,10 @@ struct report {
 	const struct report_sample *timeline;
 	size_t ntimeline;
 	size_t timeline_peak;		/* index of the sample with the most live bytes */
+	bool timeline_taken;		/* the last sample's time is the snapshot's, as its
+					 * writer recorded it (HP_NOTE_TIME); else the newest
+					 * time the dump shows (a core from gcore or the kernel,
+					 * a raw image, an older snapshot) */
 	const struct report_peak *peak;	/* --peak: the stacks are those of the peak table */
 	/* what previews honour (report_preview) */
 	bool short_names;		/* --short-names */

@@ -97,6 +97,29 @@ static struct report_sample *read_samples(const struct hp_timeline_rec *rec,
 	return v;
 }
 
+/*
+ * The snapshot's time since the process start into *time_s, if the image has it (a
+ * heapprof snapshot's time note) and it is no earlier than *time_s, the newest time
+ * the dump's records show: a note that says otherwise is not this process's (a warning).
+ * Else false: *time_s stays the newest the dump shows.
+ */
+static bool taken_at(const struct scan_result *scan, const struct image *img, double *time_s)
+{
+	uint64_t start = scan->join.proc.start_mono_ns, at = img->taken_mono_ns;
+
+	if (!at || !scan->join.have_proc)
+		return false;
+	if (at < start || (double)(at - start) / 1e9 < *time_s - 0.001) {
+		warn("snapshot time note left out: it says %.3f s, before the newest time "
+		     "its records show (%.3f s)", at < start ? -(double)(start - at) / 1e9 :
+		     (double)(at - start) / 1e9, *time_s);
+		return false;
+	}
+	if ((double)(at - start) / 1e9 > *time_s)
+		*time_s = (double)(at - start) / 1e9;
+	return true;
+}
+
 void timeline_read(struct timeline_data *t, const struct report *r,
 		   const struct scan_result *scan, const struct image *img)
 {
@@ -119,12 +142,12 @@ void timeline_read(struct timeline_data *t, const struct report *r,
 	if (!(t->v = read_samples(tl, img, scan->join.sampled_counts)))
 		return;
 	t->n = (size_t)tl->held + 1;
-	/* the state at the snapshot: its time is not in the dump, so the latest one it
-	 * shows (the last sample's, or the newest block's) */
+	/* the state at the snapshot, at its time */
 	last = &t->v[t->n - 1];
 	last->time_s = t->v[t->n - 2].time_s;
 	if ((double)scan->found.newest_ms / 1000 > last->time_s)
 		last->time_s = (double)scan->found.newest_ms / 1000;
+	t->taken = taken_at(scan, img, &last->time_s);
 	now_of(scan, &last->live_bytes, &last->live_blocks);
 	last->alloc_calls = r->alloc_calls;
 	last->alloc_bytes = r->alloc_bytes;
@@ -353,7 +376,11 @@ bool timeline_peak_apply(struct timeline_data *t, struct scan_result *scan,
 		sum.from_now = true;
 		sum.bytes = sum.now_bytes;
 		sum.blocks = sum.now_blocks;
-		sum.time_s = t->n ? t->v[t->n - 1].time_s : (double)scan->found.newest_ms / 1000;
+		sum.time_s = (double)scan->found.newest_ms / 1000;
+		if (t->n)
+			sum.time_s = t->v[t->n - 1].time_s;
+		else
+			taken_at(scan, img, &sum.time_s);
 	} else {
 		carry_counts(scan, &fresh);
 		stacks_free(&scan->stacks);
@@ -373,6 +400,7 @@ void timeline_attach(struct report *r, const struct timeline_data *t)
 		if (t->v[i].live_bytes > t->v[r->timeline_peak].live_bytes)
 			r->timeline_peak = i;
 	r->peak = t->have_peak ? &t->peak : NULL;
+	r->timeline_taken = t->taken;
 }
 
 void timeline_free(struct timeline_data *t)
@@ -478,8 +506,9 @@ static void timeline_text(const struct report *r, const void *data, FILE *f)
 	fprintf(f, "\n%10s  ", "");
 	for (unsigned c = 0; c < w; c++)
 		fputc((int)c == peak_col ? '^' : c == w - 1 ? '|' : ' ', f);
-	fprintf(f, "\n%10s  0 s to %.3f s; ^ the highest sample, | the snapshot\n\n", "",
-		r->timeline[r->ntimeline - 1].time_s);
+	fprintf(f, "\n%10s  0 s to %.3f s; ^ the highest sample, | %s\n\n", "",
+		r->timeline[r->ntimeline - 1].time_s, r->timeline_taken ? "the snapshot" :
+		"now, the newest time the dump shows (no snapshot time in it)");
 	table(r, t->all, f);
 }
 

@@ -18,14 +18,16 @@ struct timeline_data {
 	size_t n;
 	struct report_peak peak;
 	bool have_peak;
+	bool taken;		/* the last sample's time is the snapshot's (HP_NOTE_TIME) */
 	bool chart;		/* --timeline: the text report draws it */
 	bool all;		/* --timeline=all: its table lists every sample */
 };
 
 /*
  * The dump's timeline into t (none: t->n 0), its last sample the state at the snapshot
- * from scan's stacks and r's sums (report_count() first). A record that is damaged,
- * cut off or was being written is left out with one warning.
+ * from scan's stacks and r's sums (report_count() first), at the snapshot's time when
+ * the image has it (t->taken), else at the newest time the dump shows. A record that
+ * is damaged, cut off or was being written is left out with one warning.
  */
 void timeline_read(struct timeline_data *t, const struct report *r,
 		   const struct scan_result *scan, const struct image *img);

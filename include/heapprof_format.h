@@ -522,4 +522,21 @@ static inline uint64_t hp2_time_decode(uint32_t code)
 					 * registers are not known (all zero), its stack is
 					 * kept whole */
 
+/*
+ * Time note: when the snapshot was taken, one note of owner "HEAPPROF" and type
+ * HP_NOTE_TIME. Its descriptor, 64-bit words in the target's byte order:
+ *
+ *   w0  ns of CLOCK_MONOTONIC when the writer's copy of the process was made (the
+ *       fork): the process record's w4 is on the same clock, so w0 - w4 is the
+ *       snapshot's time since the process start, the "now" of its timeline
+ *   w1  ns since the Unix epoch (CLOCK_REALTIME) at the same moment, for reports
+ *
+ * A reader ignores a note shorter than 16 bytes, and a w0 before the process record's
+ * start or before the newest time the dump's records show. Snapshots written before
+ * it existed, and cores from the kernel or gdb, have none: their "now" is the newest
+ * time the dump shows (the last timeline sample, the newest block).
+ */
+#define HP_NOTE_TIME 0x48500003u
+#define HP_TIME_WORDS 2
+
 #endif

@@ -197,8 +197,13 @@ void snapshot_reserve(void *p, size_t len)
 static void __attribute__((noreturn)) child_main(struct snap_job *j)
 {
 	sigset_t all;
+	struct timespec ts;
 	int err;
 
+	/* first: this copy of the process is the snapshot, and now is its moment */
+	j->at_mono_ns = hp_clock_ns();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	j->at_real_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);	/* the program's signals are not ours */
 	if (reserve)

@@ -1,7 +1,7 @@
 /*
  * A snapshot's bytes: an ELF core of this process as the forked writer sees it. One
  * PT_NOTE (NT_PRSTATUS of the thread that asked, NT_PRPSINFO, NT_AUXV, NT_FILE, and
- * heapprof's resident-memory note, heapprof_format.h) and a
+ * heapprof's time, threads and resident-memory notes, heapprof_format.h) and a
  * PT_LOAD per mapping kept, zero pages of anonymous memory left as holes (as the
  * kernel's cores do). Compact keeps what the analyzer reads: the private writable
  * mappings (heap, anonymous memory, heapprof's tables, modules' data) and each
@@ -337,6 +337,15 @@ static void note_of(struct notes *nb, const char *owner, uint32_t type, const vo
 static void note(struct notes *nb, uint32_t type, const void *desc, size_t size)
 {
 	note_of(nb, "CORE", type, desc, size);
+}
+
+/* HP_NOTE_TIME: the moment of the copy, so that the analyzer's "now" is the snapshot's
+ * and not the newest block's (a program may sleep a long while after its last one). */
+static void note_time(struct notes *nb, const struct snap_job *j)
+{
+	uint64_t w[HP_TIME_WORDS] = { j->at_mono_ns, j->at_real_ns };
+
+	note_of(nb, HP_NOTE_OWNER, HP_NOTE_TIME, w, sizeof(w));
 }
 
 static void note_status(struct notes *nb, const struct snap_job *j, pid_t tid,
@@ -794,6 +803,7 @@ int snap_core_write(struct snap_job *j)
 	note_psinfo(&nb, j);
 	note(&nb, NT_AUXV, auxv, auxv_len);
 	note_files(&nb, v, n, page);
+	note_time(&nb, j);
 	if (smaps && smaps_len)
 		note_resident(&nb, smaps, smaps_len);
 	err = write_headers(j, v, n, &nb, page, nload, &end);

@@ -30,6 +30,8 @@ struct snap_job {
 	bool at_call;		/* ... taken where it called a function (the API, exit): no
 				 * red zone below it */
 	uint64_t t0_ns;		/* CLOCK_MONOTONIC when it was asked for */
+	uint64_t at_mono_ns, at_real_ns;	/* the snapshot's moment, the writer's copy
+						 * made (HP_NOTE_TIME): set by the writer */
 	uint32_t gen;		/* asynchronous: the writer's generation; 0: waited for */
 	struct snap_threads *threads;	/* the program's other threads (MAP_SHARED), or NULL */
 	size_t threads_len;		/* its mapping's size */

@@ -45,8 +45,10 @@ if ! command -v chromium >/dev/null || ! command -v node >/dev/null ||
 		'needs chromium and node 20.10 or later'
 	exit 0
 fi
+# a gcore core holds no snapshot time: the now mark says where its time comes from
 test_case 'the HTML page draws the timeline, hover gives the peak' '
 	heapprof-analyze -f html -o tl.html $PROGS/sites tl.core &&
 	node --experimental-websocket "$TEST_DIR/helpers/browser.js" tl.html "$TEST_DIR/helpers/html_page.js" \
-		timeline "$(cat peak.txt)" >out
+		timeline "$(cat peak.txt)" -- \
+		text "#tl-now title" "the newest time the dump shows (no snapshot time in it)" >out
 '

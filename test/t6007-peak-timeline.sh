@@ -89,6 +89,72 @@ test_case 'rise: text --peak says the peak and now, --timeline charts it' '
 	expect_grep " $NOWB *$NOWN *$NOWC *$NOWA  now$" peak.txt && expect_grep "  peak$" peak.txt
 '
 
+# A snapshot 2 s after the last allocation: the timeline ends at the snapshot's time
+# (recorded by its writer), not at the newest block's or sample's (0.000 s here before).
+# The bounds hold by construction: the program slept 2 s after its last block (so after
+# its last sample, and its start), and all of it ran between the script's two readings
+# of the clock (WALL ms); 1 ms for the JSON's rounding.
+# late_check JSON WALL: the timeline and its "now" end at the snapshot, in those bounds
+late_check()
+{
+	json_check "$1" "2.0 <= t[-1][\"time_s\"] <= ($2 + 1) / 1000 and
+		t[-2][\"time_s\"] <= t[-1][\"time_s\"] - 1.999 and
+		j.get(\"timeline_now\") == dict(time_s=t[-1][\"time_s\"], source=\"snapshot\") and
+		t[-1][\"live_bytes\"] == j[\"summary\"][\"live_bytes\"]"
+}
+
+test_case 'at exit, 2 s after the last block: the timeline ends at the snapshot' '
+	t0=$(date +%s%N) && PEAKS_END=sleep snap late rise && t1=$(date +%s%N) &&
+	wall=$(((t1 - t0) / 1000000)) &&
+	heapprof-analyze -f json $PROGS/peaks late.snap >late.json &&
+	late_check late.json $wall &&
+	now=$(python3 -c "import json, sys
+print(\"%.3f\" % json.load(open(sys.argv[1]))[\"timeline\"][-1][\"time_s\"])" late.json) &&
+	heapprof-analyze --timeline $PROGS/peaks late.snap >late.txt &&
+	expect_grep "^timeline: [0-9]* samples over $now s; highest .*, now .*$" late.txt &&
+	expect_grep "^ *0 s to $now s; ^ the highest sample, | the snapshot$" late.txt &&
+	expect_grep "^ *$now  *[0-9]*  *[0-9]*  *[0-9]*  *[0-9]*  now$" late.txt &&
+	heapprof-analyze --timeline=all $PROGS/peaks late.snap >all.txt &&
+	expect_grep "^ *$now  *[0-9]*  *[0-9]*  *[0-9]*  *[0-9]*  now$" all.txt &&
+	heapprof-analyze -f html -o late.html $PROGS/peaks late.snap &&
+	python3 -c "import re, sys
+p = open(sys.argv[1]).read()
+t = re.search(r\"\\\"timeline\\\":\\{\\\"t\\\":\\[([^]]*)\\]\", p)
+print(\"%.3f\" % float(t.group(1).split(\",\")[-1]) if t else \"none\",
+	re.search(r\"\\\"peak\\\":[0-9]*,\\\"taken\\\":true\\}\", p) is not None)" late.html >got &&
+	echo "$now True" >want && expect_same want got
+'
+
+test_case 'HEAPPROF_SIGNAL 2 s after the last block: the timeline ends at the snapshot' '
+	t0=$(date +%s%N) &&
+	HEAPPROF_SIGNAL=USR2 HEAPPROF_OUTPUT=sig.snap PEAKS_END=wait \
+		run_preloaded $PROGS/peaks rise && sleep 2 &&
+	kill -USR2 $PROG_PID && wait_for test -f sig.snap && t1=$(date +%s%N) &&
+	kill -9 $PROG_PID && wait $PROG_PID 2>/dev/null; PROG_PID= &&
+	heapprof-analyze -f json $PROGS/peaks sig.snap >sig.json &&
+	late_check sig.json $(((t1 - t0) / 1000000))
+'
+
+# The time note forged to before the process start: not this process's, left out with a
+# warning; now is then the newest time the records show, and the report says so.
+test_case 'a snapshot time note before the process start is left out, with a warning' '
+	python3 - late.snap bad-time.snap <<-EOF &&
+	import struct, sys
+	d = bytearray(open(sys.argv[1], "rb").read())
+	head = struct.pack("<III", 9, 16, 0x48500003) + b"HEAPPROF\0\0\0\0"
+	at = d.find(head)
+	assert at > 0 and d.find(head, at + 1) < 0, "time notes at %d" % at
+	struct.pack_into("<Q", d, at + len(head), 1)
+	open(sys.argv[2], "wb").write(d)
+	EOF
+	heapprof-analyze -f json $PROGS/peaks bad-time.snap >bad-time.json 2>bad-time.err &&
+	expect_grep "^heapprof-analyze: warning: snapshot time note left out: it says -[0-9.]* s, before the newest time its records show ([0-9.]* s)$" bad-time.err &&
+	snap_s=$(python3 -c "import json, sys
+print(json.load(open(sys.argv[1]))[\"timeline\"][-1][\"time_s\"])" late.json) &&
+	json_check bad-time.json "t[-1][\"time_s\"] <= $snap_s - 1.999 and
+		j[\"timeline_now\"] == dict(time_s=t[-1][\"time_s\"], source=\"newest record\")"
+'
+
 test_case '--peak-diff: what grew to the peak and went away since' '
 	heapprof-analyze --peak-diff -f collapsed $PROGS/peaks rise.snap >diff.txt &&
 	expect_bytes hold_a -$((10 * MIB)) diff.txt && expect_bytes hold_b -$((5 * MIB)) diff.txt &&
@@ -182,7 +248,10 @@ test_case 'gcore cores carry both' '
 	heapprof-analyze --peak -f collapsed $PROGS/peaks rise.core >peak.txt 2>/dev/null &&
 	within_step rise $((80 * MIB)) peak.txt &&
 	heapprof-analyze -f json $PROGS/peaks rise.core >core.json &&
-	json_check core.json "t[-1][\"live_bytes\"] == j[\"summary\"][\"live_bytes\"] and max(live) > 79 * $MIB"
+	json_check core.json "t[-1][\"live_bytes\"] == j[\"summary\"][\"live_bytes\"] and max(live) > 79 * $MIB and
+		j.get(\"timeline_now\") == dict(time_s=t[-1][\"time_s\"], source=\"newest record\")" &&
+	heapprof-analyze --timeline $PROGS/peaks rise.core >core.txt &&
+	expect_grep "^ *0 s to [0-9.]* s; ^ the highest sample, | now, the newest time the dump shows (no snapshot time in it)$" core.txt
 '
 else
 	skip_case 'gcore cores carry both' 'gcore is not installed'

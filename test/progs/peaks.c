@@ -5,7 +5,8 @@
  * threads allocate 4 MiB each at once; "climb" holds 100 blocks of 100,000 bytes from
  * climb(), its last peak table taken at 9,900,000 bytes (1 MiB steps from 1 MiB). Each
  * then exits (HEAPPROF_AT_EXIT snapshots), or with PEAKS_END=abort aborts
- * (HEAPPROF_AT_CRASH), with PEAKS_END=wait says "ready" and waits for a core.
+ * (HEAPPROF_AT_CRASH), with PEAKS_END=wait says "ready" and waits for a core, with
+ * PEAKS_END=sleep sleeps 2 s, allocating nothing, and exits.
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -140,6 +141,8 @@ int main(int argc, char **argv)
 	mode = getenv("PEAKS_END");
 	if (mode && !strcmp(mode, "abort"))
 		abort();
+	if (mode && !strcmp(mode, "sleep"))
+		sleep_ms(2000);	/* the snapshot's time is not the last block's */
 	if (mode && !strcmp(mode, "wait")) {
 		if (write(1, "ready\n", 6) != 6)
 			return 1;
