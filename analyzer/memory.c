@@ -322,7 +322,7 @@ static void memory_text(const struct report *r, const void *data, FILE *f)
 	const char *const *kind = mapping_words;
 	const struct alloc *al = m->alloc;
 	const struct alloc_stats *st = &al->st;
-	char buf[400], a[32], b[32], c[32];
+	char buf[400], a[32], b[32], c[32], d[32];
 	uint64_t overhead;
 
 	fprintf(f, "MEMORY (%s bytes in the dump):\n", fmt_thousands(m->dumped, a));
@@ -331,6 +331,11 @@ static void memory_text(const struct report *r, const void *data, FILE *f)
 	write_resident_text(m, kind, f);
 	if (m->maps)
 		maps_write_text(r, m->maps, f);
+	if (m->slabs.tables)
+		fprintf(f, "  in slabs:   %s blocks of python's object allocator, %s bytes in their "
+			"size classes (%s asked for), in %s pools\n",
+			fmt_thousands(m->slabs.blocks, a), fmt_thousands(m->slabs.slot_bytes, b),
+			fmt_thousands(m->slabs.user_bytes, c), fmt_thousands(m->slabs.tables, d));
 	fprintf(f, "  allocator:  %s", alloc_describe(al, buf, sizeof(buf)));
 	if (!al->known) {
 		fputc('\n', f);
@@ -438,6 +443,9 @@ static void memory_json(const struct report *r, const void *data, const struct r
 	fputc('}', f);
 	if (m->maps)
 		maps_write_json(r, m->maps, f, o->frame);
+	fprintf(f, ",\n    \"slabs\": {\"pools\": %" PRIu64 ", \"blocks\": %" PRIu64
+		", \"class_bytes\": %" PRIu64 ", \"user_bytes\": %" PRIu64 "}", m->slabs.tables,
+		m->slabs.blocks, m->slabs.slot_bytes, m->slabs.user_bytes);
 	fputs(",\n    \"allocator\": {\"known\": ", f);
 	fputs(al->known ? "true, \"name\": " : "false, \"reason\": ", f);
 	json_str(al->known ? al->name : alloc_describe(al, buf, sizeof(buf)), false, f);
@@ -537,6 +545,8 @@ static void *memory_run(struct session *s)
 
 	maps_apply(&st->maps, &s->img, &s->scan, s->sym, s->o->report.top);
 	memory_apply(&s->img, s->sym, &s->alloc, &st->maps, &st->m);
+	st->m.slabs = (struct memory_slabs){ s->scan.slabs, s->scan.slab_blocks,
+					     s->scan.slab_slot_bytes, s->scan.slab_bytes };
 	pinned_apply(&st->pinned, &s->alloc, &s->img, &s->scan, s->sym, s->o->report.top);
 	st->m.pinned = &st->pinned;
 	return st;

@@ -133,6 +133,9 @@ static void slab_blocks(const struct decode_src *src, const struct hp_slab_rec *
 			out->slab_blocks++;
 			if (__builtin_add_overflow(out->slab_bytes, v[i].size, &out->slab_bytes))
 				out->slab_bytes = UINT64_MAX;
+			if (__builtin_add_overflow(out->slab_slot_bytes, slab->stride,
+						   &out->slab_slot_bytes))
+				out->slab_slot_bytes = UINT64_MAX;
 			d.block = v[i];
 			found_block(src, &d, 0, out);
 		}
@@ -454,6 +457,9 @@ static void result_merge(struct scan_result *into, struct scan_result *from)
 	into->slots_bad += from->slots_bad;
 	if (__builtin_add_overflow(into->slab_bytes, from->slab_bytes, &into->slab_bytes))
 		into->slab_bytes = UINT64_MAX;
+	if (__builtin_add_overflow(into->slab_slot_bytes, from->slab_slot_bytes,
+				   &into->slab_slot_bytes))
+		into->slab_slot_bytes = UINT64_MAX;
 	into->tags_cut += from->tags_cut;
 	if (__builtin_add_overflow(into->bytes, from->bytes, &into->bytes))
 		into->bytes = UINT64_MAX;
