@@ -393,21 +393,8 @@ static void json_pinned(const struct report *r, const struct alloc *al, const st
 			s->bytes, s->trim_bytes, s->blocks, holder[s->holder],
 			s->flags & STACK_TRUNCATED ? "true" : "false",
 			s->flags & STACK_UNKNOWN ? "true" : "false");
-		if (s->nframes) {	/* the text's preview, for the page's table */
-			char *pv = report_preview_string(r, s->frames, s->nframes, s->key,
-							 PINNED_FRAMES);
-
-			fputs("\"preview\": ", f);
-			json_str(pv, false, f);
-			fprintf(f, ", \"stack\": %zu,\n       ", report_stack_number(r, s->key));
-			free(pv);
-		}
-		fputs("\"frames\": [", f);
-		for (unsigned j = 0; j < s->nframes; j++) {
-			fputs(j ? ",\n         " : "\n         ", f);
-			frame(&s->frames[j], f);
-		}
-		fputs("]}", f);
+		report_json_stack(r, s->frames, s->nframes, s->key, PINNED_FRAMES, frame, f);
+		fputc('}', f);
 	}
 	fputs(p->n ? "\n    ]}" : "]}", f);
 }
