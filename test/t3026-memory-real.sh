@@ -2,8 +2,9 @@
 # --memory on real programs leaves at most 2% of the dump's anonymous bytes of no known
 # origin ("other anonymous"), and its anonymous bytes agree with the process's own
 # /proc/PID/smaps, read just before gcore (test/helpers/memory_vs_smaps.py says how):
-# progs/maps (a C program mapping its own rings and arenas), sqlite3 holding a table
-# in a 64 MiB cache, python3 with json documents, an sqlite table and compiled regexes,
+# progs/maps (a C program mapping its own rings and arenas), progs/arena_server (a C++
+# server with an arena of its own, new and delete in threads; glibc's figures checked
+# against its mallinfo2()), sqlite3 holding a table in a 64 MiB cache, python3 with json documents, an sqlite table and compiled regexes,
 # under PYTHONMALLOC=malloc and under its own allocator (pymalloc) on each interpreter
 # heapprof knows. The Python script prints the interpreter's own figures at the moment
 # of the core (progs/libpystats.so): glibc's mallinfo2(), which --memory's allocator
@@ -29,6 +30,33 @@ check()
 test_case 'a C program that maps its own arenas: other <= 2%, smaps agrees' '
 	run_preloaded $PROGS/maps &&
 	check maps $PROGS/maps
+'
+
+# under_stack JSON FUNC BYTES: memory.mapped has one stack through FUNC, with BYTES in
+# one mapping
+under_stack()
+{
+	python3 - "$@" <<'EOF'
+import json, sys
+mapped = json.load(open(sys.argv[1]))["memory"]["mapped"]
+got = [(s["mapped_bytes"], s["mappings"]) for s in mapped
+       if any(f.get("function") == sys.argv[2] for f in s["frames"])]
+want = [(int(sys.argv[3]), 1)]
+if got != want:
+    sys.exit("stacks through %s: %s (bytes, mappings), want %s" % (sys.argv[2], got, want))
+EOF
+}
+
+# A C++ server: sessions in an arena it maps itself, requests by new and delete in two
+# threads still alive. glibc's figures equal mallinfo2()'s, the responses kept what the
+# program counted.
+test_case 'a C++ server with an arena of its own: other <= 2%, smaps and mallinfo2 agree' '
+	run_preloaded $PROGS/arena_server &&
+	check server $PROGS/arena_server &&
+	under_stack server.json arena_map "$(sed -n "s/^arena //p" prog.out)" &&
+	expect_mallinfo server.json prog.out 0 &&
+	heapprof-analyze -f collapsed $PROGS/arena_server server.core >server.txt &&
+	expect_bytes make_response "$(sed -n "s/^expect make_response //p" prog.out)" server.txt
 '
 
 cat >load.sql <<'EOF'
