@@ -331,7 +331,7 @@ static void memory_text(const struct report *r, const void *data, FILE *f)
 	write_resident_text(m, kind, f);
 	if (m->maps)
 		maps_write_text(r, m->maps, f);
-	if (m->slabs.tables)
+	if (m->slabs.blocks)
 		fprintf(f, "  in slabs:   %s blocks of python's object allocator, %s bytes in their "
 			"size classes (%s asked for), in %s pools\n",
 			fmt_thousands(m->slabs.blocks, a), fmt_thousands(m->slabs.slot_bytes, b),
@@ -532,7 +532,7 @@ static void *memory_run(struct session *s)
 
 	maps_apply(&st->maps, &s->img, &s->scan, s->sym, s->o->report.top);
 	memory_apply(&s->img, s->sym, &s->alloc, &st->maps, &st->m);
-	st->m.slabs = (struct memory_slabs){ s->scan.slabs, s->scan.slab_blocks,
+	st->m.slabs = (struct memory_slabs){ s->scan.slabs_used, s->scan.slab_blocks,
 					     s->scan.slab_slot_bytes, s->scan.slab_bytes };
 	pinned_apply(&st->pinned, &s->alloc, &s->img, &s->scan, s->sym, s->o->report.top);
 	st->m.pinned = &st->pinned;

@@ -36,7 +36,7 @@ enum memory_kind {
 /* The blocks heapprof.so named in slab tables (python's object allocator's pools) as the
  * scan found them: under HEAPPROF_SAMPLE, the sampled ones. */
 struct memory_slabs {
-	uint64_t tables, blocks;
+	uint64_t tables, blocks;	/* tables naming a block (pools in use), blocks */
 	uint64_t slot_bytes;		/* their slots: a block's size class each */
 	uint64_t user_bytes;		/* what was asked for */
 };
