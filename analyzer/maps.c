@@ -11,7 +11,6 @@
 #include "heapprof_format.h"
 #include "fmt.h"
 #include "image.h"
-#include "json.h"
 #include "maps.h"
 #include "rd.h"
 #include "report.h"
@@ -274,21 +273,8 @@ void maps_write_json(const struct report *r, const struct maps *m, FILE *f,
 			", \"truncated\": %s, \"unknown\": %s,\n       ",
 			i ? ",\n      " : "\n      ", s->bytes, s->mappings,
 			s->truncated ? "true" : "false", s->unknown ? "true" : "false");
-		if (s->nframes) {	/* the text's preview */
-			char *pv = report_preview_string(r, s->frames, s->nframes, s->key,
-							 MAPS_FRAMES);
-
-			fputs("\"preview\": ", f);
-			json_str(pv, false, f);
-			fprintf(f, ", \"stack\": %zu,\n       ", report_stack_number(r, s->key));
-			free(pv);
-		}
-		fputs("\"frames\": [", f);
-		for (unsigned j = 0; j < s->nframes; j++) {
-			fputs(j ? ",\n         " : "\n         ", f);
-			frame(&s->frames[j], f);
-		}
-		fputs("]}", f);
+		report_json_stack(r, s->frames, s->nframes, s->key, MAPS_FRAMES, frame, f);
+		fputc('}', f);
 	}
 	fputs(m->nstacks ? "\n    ]" : "]", f);
 }

@@ -322,7 +322,7 @@ static void memory_text(const struct report *r, const void *data, FILE *f)
 	const char *const *kind = mapping_words;
 	const struct alloc *al = m->alloc;
 	const struct alloc_stats *st = &al->st;
-	char buf[400], a[32], b[32], c[32];
+	char buf[400], a[32], b[32], c[32], d[32];
 	uint64_t overhead;
 
 	fprintf(f, "MEMORY (%s bytes in the dump):\n", fmt_thousands(m->dumped, a));
@@ -331,6 +331,11 @@ static void memory_text(const struct report *r, const void *data, FILE *f)
 	write_resident_text(m, kind, f);
 	if (m->maps)
 		maps_write_text(r, m->maps, f);
+	if (m->slabs.blocks)
+		fprintf(f, "  in slabs:   %s blocks of python's object allocator, %s bytes in their "
+			"size classes (%s asked for), in %s pools\n",
+			fmt_thousands(m->slabs.blocks, a), fmt_thousands(m->slabs.slot_bytes, b),
+			fmt_thousands(m->slabs.user_bytes, c), fmt_thousands(m->slabs.tables, d));
 	fprintf(f, "  allocator:  %s", alloc_describe(al, buf, sizeof(buf)));
 	if (!al->known) {
 		fputc('\n', f);
@@ -388,21 +393,8 @@ static void json_pinned(const struct report *r, const struct alloc *al, const st
 			s->bytes, s->trim_bytes, s->blocks, holder[s->holder],
 			s->flags & STACK_TRUNCATED ? "true" : "false",
 			s->flags & STACK_UNKNOWN ? "true" : "false");
-		if (s->nframes) {	/* the text's preview, for the page's table */
-			char *pv = report_preview_string(r, s->frames, s->nframes, s->key,
-							 PINNED_FRAMES);
-
-			fputs("\"preview\": ", f);
-			json_str(pv, false, f);
-			fprintf(f, ", \"stack\": %zu,\n       ", report_stack_number(r, s->key));
-			free(pv);
-		}
-		fputs("\"frames\": [", f);
-		for (unsigned j = 0; j < s->nframes; j++) {
-			fputs(j ? ",\n         " : "\n         ", f);
-			frame(&s->frames[j], f);
-		}
-		fputs("]}", f);
+		report_json_stack(r, s->frames, s->nframes, s->key, PINNED_FRAMES, frame, f);
+		fputc('}', f);
 	}
 	fputs(p->n ? "\n    ]}" : "]}", f);
 }
@@ -438,6 +430,9 @@ static void memory_json(const struct report *r, const void *data, const struct r
 	fputc('}', f);
 	if (m->maps)
 		maps_write_json(r, m->maps, f, o->frame);
+	fprintf(f, ",\n    \"slabs\": {\"pools\": %" PRIu64 ", \"blocks\": %" PRIu64
+		", \"class_bytes\": %" PRIu64 ", \"user_bytes\": %" PRIu64 "}", m->slabs.tables,
+		m->slabs.blocks, m->slabs.slot_bytes, m->slabs.user_bytes);
 	fputs(",\n    \"allocator\": {\"known\": ", f);
 	fputs(al->known ? "true, \"name\": " : "false, \"reason\": ", f);
 	json_str(al->known ? al->name : alloc_describe(al, buf, sizeof(buf)), false, f);
@@ -537,6 +532,8 @@ static void *memory_run(struct session *s)
 
 	maps_apply(&st->maps, &s->img, &s->scan, s->sym, s->o->report.top);
 	memory_apply(&s->img, s->sym, &s->alloc, &st->maps, &st->m);
+	st->m.slabs = (struct memory_slabs){ s->scan.slabs_used, s->scan.slab_blocks,
+					     s->scan.slab_slot_bytes, s->scan.slab_bytes };
 	pinned_apply(&st->pinned, &s->alloc, &s->img, &s->scan, s->sym, s->o->report.top);
 	st->m.pinned = &st->pinned;
 	return st;

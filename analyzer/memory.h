@@ -33,6 +33,14 @@ enum memory_kind {
 	MEM_NKINDS
 };
 
+/* The blocks heapprof.so named in slab tables (python's object allocator's pools) as the
+ * scan found them: under HEAPPROF_SAMPLE, the sampled ones. */
+struct memory_slabs {
+	uint64_t tables, blocks;	/* tables naming a block (pools in use), blocks */
+	uint64_t slot_bytes;		/* their slots: a block's size class each */
+	uint64_t user_bytes;		/* what was asked for */
+};
+
 struct memory_summary {
 	const struct alloc *alloc;
 	uint64_t bytes[MEM_NKINDS];	/* bytes of the dump's segments */
@@ -46,6 +54,7 @@ struct memory_summary {
 	size_t resident_maps;
 	const struct pinned *pinned;	/* free memory pinned, by stack (pinned.h); NULL: none */
 	const struct maps *maps;	/* the map table (maps.h) */
+	struct memory_slabs slabs;
 };
 
 /* Fill *m from img; alloc (opened on the same image) and maps (maps_apply, on the same

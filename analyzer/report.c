@@ -12,6 +12,7 @@
 
 #include "escape_name.h"
 #include "image.h"
+#include "json.h"
 #include "names.h"
 #include "report.h"
 #include "report_int.h"
@@ -536,6 +537,26 @@ char *report_preview_string(const struct report *r, const struct report_frame *f
 	report_preview(r, fr, n, key, max, f);
 	fclose(f);
 	return buf;
+}
+
+void report_json_stack(const struct report *r, const struct report_frame *fr, unsigned n,
+		       uint64_t key, unsigned max,
+		       void (*frame)(const struct report_frame *fr, FILE *f), FILE *f)
+{
+	if (n) {	/* the text's preview, for the page's tables */
+		char *pv = report_preview_string(r, fr, n, key, max);
+
+		fputs("\"preview\": ", f);
+		json_str(pv, false, f);
+		fprintf(f, ", \"stack\": %zu,\n       ", report_stack_number(r, key));
+		free(pv);
+	}
+	fputs("\"frames\": [", f);
+	for (unsigned j = 0; j < n; j++) {
+		fputs(j ? ",\n         " : "\n         ", f);
+		frame(&fr[j], f);
+	}
+	fputc(']', f);
 }
 
 void report_write_frame_place(const struct report_frame *f, FILE *out)

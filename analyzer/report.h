@@ -394,6 +394,14 @@ void report_preview(const struct report *r, const struct report_frame *fr, unsig
 /* The same as a string (the caller frees it), for JSON and the page. */
 char *report_preview_string(const struct report *r, const struct report_frame *fr, unsigned n,
 			    uint64_t key, unsigned max);
+/*
+ * The JSON members of a stack in --memory's tables, where the caller's object is
+ * open: "preview" (report_preview's, max names) and "stack" (its "#N", 0: not shown)
+ * when it has frames, then "frames", each written by frame (the -f json writer's).
+ */
+void report_json_stack(const struct report *r, const struct report_frame *fr, unsigned n,
+		       uint64_t key, unsigned max,
+		       void (*frame)(const struct report_frame *fr, FILE *f), FILE *f);
 /* The first frame report_preview names: past the allocator's (n if all are). */
 unsigned report_preview_start(const struct report_frame *fr, unsigned n);
 

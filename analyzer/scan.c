@@ -124,6 +124,7 @@ static void slab_blocks(const struct decode_src *src, const struct hp_slab_rec *
 	struct decoded d = { .kind = DEC_BLOCK };
 	struct hp_block v[64];
 	uint32_t next = 0;
+	uint64_t before = out->slab_blocks;
 
 	out->slabs++;
 	while (next < slab->n) {
@@ -133,10 +134,14 @@ static void slab_blocks(const struct decode_src *src, const struct hp_slab_rec *
 			out->slab_blocks++;
 			if (__builtin_add_overflow(out->slab_bytes, v[i].size, &out->slab_bytes))
 				out->slab_bytes = UINT64_MAX;
+			if (__builtin_add_overflow(out->slab_slot_bytes, slab->stride,
+						   &out->slab_slot_bytes))
+				out->slab_slot_bytes = UINT64_MAX;
 			d.block = v[i];
 			found_block(src, &d, 0, out);
 		}
 	}
+	out->slabs_used += out->slab_blocks > before;
 }
 
 /* Decode the candidate at addr (its word in the target's bytes at raw) and pass it on. */
@@ -450,10 +455,14 @@ static void result_merge(struct scan_result *into, struct scan_result *from)
 	into->v2_blocks += from->v2_blocks;
 	into->records += from->records;
 	into->slabs += from->slabs;
+	into->slabs_used += from->slabs_used;
 	into->slab_blocks += from->slab_blocks;
 	into->slots_bad += from->slots_bad;
 	if (__builtin_add_overflow(into->slab_bytes, from->slab_bytes, &into->slab_bytes))
 		into->slab_bytes = UINT64_MAX;
+	if (__builtin_add_overflow(into->slab_slot_bytes, from->slab_slot_bytes,
+				   &into->slab_slot_bytes))
+		into->slab_slot_bytes = UINT64_MAX;
 	into->tags_cut += from->tags_cut;
 	if (__builtin_add_overflow(into->bytes, from->bytes, &into->bytes))
 		into->bytes = UINT64_MAX;

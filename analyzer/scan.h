@@ -93,8 +93,11 @@ struct scan_result {
 	uint64_t bytes;		/* their sizes as found, saturated at UINT64_MAX */
 	uint64_t records;	/* valid v2 records */
 	uint64_t slabs;		/* valid slab tables (records too) */
+	uint64_t slabs_used;	/* those naming a block: an emptied pool keeps its
+				 * table until it takes another class */
 	uint64_t slab_blocks;	/* blocks their slots named (v2 blocks too, in blocks) */
 	uint64_t slab_bytes;	/* their sizes, saturated */
+	uint64_t slab_slot_bytes; /* their slots' bytes (a stride each), saturated */
 	uint64_t slots_bad;	/* slot words no block can have (decode_slab_blocks) */
 	uint64_t rejected[REJ_NREASONS]; /* v1 headers, records and v2 headers whose
 				 * check passed; v2 tags failing it are join.damaged

@@ -13,13 +13,19 @@ TEST_PROGS := $(P)/fakeeval $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)
 	$(P)/snaplife $(P)/snaplife-linked $(P)/rebuild $(P)/rebuild-extra $(P)/libopenswap.so \
 	$(P)/libslowopen.so $(P)/mallocptr $(P)/resident $(P)/manystacks $(P)/peaks $(P)/lifetimes \
 	$(P)/manysamples $(P)/tiocsti $(P)/bigmap $(P)/threadexit $(P)/snaproots $(P)/cxxglobal $(P)/otherstacks $(P)/libc_callers \
-	$(P)/types $(P)/attachee $(P)/liblate.so $(P)/oomleak $(P)/shop $(P)/maps
+	$(P)/types $(P)/attachee $(P)/liblate.so $(P)/oomleak $(P)/shop $(P)/maps \
+	$(P)/libpystats.so $(P)/arena_server
 
 check-build: $(TEST_PROGS)
 
 $(P)/liblate.so: test/progs/liblate.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fPIC -shared -o $@ $<
+
+# Loaded by t3026's Python script through ctypes: the process's own figures.
+$(P)/libpystats.so: test/progs/pystats.c test/progs/mallinfo.h
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -fPIC -shared -o $@ $< -ldl
 
 $(P)/libsite.so: test/progs/libsite.c
 	@mkdir -p $(@D)
@@ -116,6 +122,10 @@ $(P)/cxx: test/progs/cxx.cc
 $(P)/types: test/progs/types.cc
 	@mkdir -p $(@D)
 	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -std=c++17 -Wall -Wextra -o $@ $<
+
+$(P)/arena_server: test/progs/arena_server.cc test/progs/mallinfo.h
+	@mkdir -p $(@D)
+	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -std=c++17 -Wall -Wextra -pthread -o $@ $<
 
 $(P)/shop: test/progs/shop.cc
 	@mkdir -p $(@D)
