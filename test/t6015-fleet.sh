@@ -61,7 +61,7 @@ print("merged", r["dumps"]["merged"])' | sort
 
 test_case 'JSON: dumps, median_bytes and p95_bytes of the constructed case' '
 	heapprof-analyze -f json $PROGS/sites $DUMPS >merged.json &&
-	json_figures <merged.json >got &&
+	json_valid merged.json && json_figures <merged.json >got &&
 	printf "%s\n" "merged 20" "site_big 5 0 300000 1500000" "site_small 20 10000 19000 210000" \
 		"site_zeroed 1 0 0 333" >want && expect_same want got
 '
