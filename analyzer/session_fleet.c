@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 
 #include "fmt.h"
 #include "heapprof_format.h"
@@ -405,17 +406,14 @@ static void figures_of(struct per_stack *p, size_t ndumps)
 
 /*
  * Every module gets its place: an ET_EXEC where it is linked, the others one span
- * each, the program's first and then in the order of their paths, so that the same dumps in any order give the same
- * addresses, and so the same report. Then the merged stacks, placed, and their
- * figures. rank_of maps the order modules were seen in to the sorted one.
+ * each, the program's first and then in the order of their paths, so that the same
+ * dumps in any order give the same addresses, and so the same report. bias_of[i] gets
+ * the place of the module seen i-th, which the keyed pcs name; f->mods is sorted.
  */
-static void place(struct fleet *f, uint64_t *bias_of)
+static void place_modules(struct fleet *f, uint64_t *bias_of)
 {
-	size_t *order = xcalloc(f->nmods ? f->nmods : 1, sizeof(*order)), n, k = 0;
+	size_t *order = xcalloc(f->nmods ? f->nmods : 1, sizeof(*order)), k = 0;
 	struct fleet_mod *sorted = xcalloc(f->nmods ? f->nmods : 1, sizeof(*sorted));
-	struct stack **all;
-	uint64_t *pcs = NULL;
-	unsigned cap = 0;
 	const char *prog = f->prog >= 0 ? f->mods[f->prog].path : NULL;
 
 	memcpy(sorted, f->mods, f->nmods * sizeof(*sorted));
@@ -441,8 +439,16 @@ static void place(struct fleet *f, uint64_t *bias_of)
 				f->prog = (ssize_t)i;
 	free(sorted);
 	free(order);
+}
 
-	all = stacks_list(&f->merged, &n);
+/* The merged stacks at their places (f->final), and each one's dumps and percentiles. */
+static void place_stacks(struct fleet *f, const uint64_t *bias_of)
+{
+	size_t n;
+	struct stack **all = stacks_list(&f->merged, &n);
+	uint64_t *pcs = NULL;
+	unsigned cap = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		const struct stack *s = all[i];
 		struct per_stack *from = map_get(&f->per, s), *to;
@@ -604,7 +610,8 @@ void session_fleet(struct session *s, const struct options *o, const struct repo
 	stacks_init(&f->final);
 	read_all(f);
 	bias_of = xcalloc(f->nmods ? f->nmods : 1, sizeof(*bias_of));
-	place(f, bias_of);
+	place_modules(f, bias_of);
+	place_stacks(f, bias_of);
 	free(bias_of);
 	s->sym = open_symbols(f);
 
