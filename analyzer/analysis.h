@@ -45,7 +45,10 @@ struct options {
 	uint64_t load_base;
 	unsigned jobs;
 	const char *program;
-	const char *core;
+	const char *core;		/* the first CORE */
+	const char *const *cores;	/* every CORE, as given: more than one makes one
+					 * merged report (session_fleet.c) */
+	size_t ncores;
 	const char *base;		/* --base=OLD */
 	const char *base_program;	/* --base-program=FILE: OLD's executable */
 	struct view_opts view;		/* compiled */
@@ -120,6 +123,7 @@ struct session {
 	struct options *base_o;		/* ... read with these */
 	struct report diff;		/* ... and NEW - OLD */
 	struct report *final;		/* what is written */
+	struct fleet *fleet;		/* more than one CORE: the merge (session_fleet.c) */
 };
 
 struct analysis {

@@ -469,7 +469,8 @@ static const struct opt_def {
 	  "headers promise more once inflated, before reading it\n"
 	  "(heapprof report passes what the process can hold)" },
 	[OPT_JOBS] = { .name = "jobs", 'j', required_argument, "N", set_jobs, 0,
-	  "scan with N threads (default: online CPUs)" },
+	  "scan with N threads (default: online CPUs); with more\n"
+	  "than one CORE, read N dumps at a time" },
 	[OPT_QUIET] = { .name = "quiet", 'q', no_argument, NULL, set_quiet, 0, "no warnings" },
 	[OPT_HELP] = { .name = "help", 'h', no_argument, NULL, help, 0, "this text" },
 	[OPT_VERSION] = { .name = "version", 'V', no_argument, NULL, version, 0,
@@ -517,6 +518,17 @@ static bool retained_metric(const struct options *o)
 	return o->report.metric == METRIC_RETAINED_SPACE;
 }
 
+/* more than one CORE: one report merged from every dump's stacks (session_fleet.c) */
+static bool many_dumps(const struct options *o)
+{
+	return o->ncores > 1;
+}
+
+static bool many_dumps_metric(const struct options *o)
+{
+	return many_dumps(o) && (retained_metric(o) || o->by_type);
+}
+
 static const struct refusal {
 	uint64_t when, with;
 	bool needs_with;
@@ -550,6 +562,15 @@ static const struct refusal {
 	  "--base-program names the executable of --base's core: give --base" },
 	{ O(LOADBASE) | O(MODULE), O(RAW), true, NULL,
 	  "--load-base and --module are for raw mode (--raw)" },
+	/* what reads one heap's blocks, pointers or rings has no meaning summed */
+	{ O(BASE) | O(PEAK) | O(PEAKDIFF) | O(WHY) | O(LEAKS) | O(MEMORY) | O(AGE) | O(OLDER) |
+	  O(LIFETIMES) | O(EVENTS) | O(TIMELINE) | O(UNTAGGED) | O(BYTHREAD), 0, false,
+	  many_dumps, "more than one CORE makes one report of the stacks summed: no --base, "
+	  "--peak, --peak-diff, --why, --leaks, --memory, --age, --older-than, --lifetimes, "
+	  "--events, --timeline, --untagged or --by-thread with it (give one CORE)" },
+	{ O(METRIC) | O(BY), 0, false, many_dumps_metric,
+	  "more than one CORE: no --metric=retained_space or --by=type, which read one heap's "
+	  "pointers and blocks (give one CORE)" },
 };
 
 /* What an option needs of the format: core figures (OUT_* bits), or that it shows
@@ -678,13 +699,17 @@ static void usage_option(const struct opt_def *d, FILE *f)
 static void help(struct options *o, const struct opt_def *d, const char *arg)
 {
 	(void)o, (void)d, (void)arg;
-	fputs("usage: heapprof-analyze [OPTIONS] PROGRAM CORE\n"
+	fputs("usage: heapprof-analyze [OPTIONS] PROGRAM CORE [CORE...]\n"
 	      "       heapprof-analyze [OPTIONS] --raw IMAGE@ADDR [--raw ...] PROGRAM\n"
 	      "Report which call stacks hold the live heap memory of a process that ran with\n"
 	      "LD_PRELOAD=heapprof.so, from its core or from raw memory images.\n"
 	      "CORE is a file, a FIFO or '-' (standard input), plain or compressed with gzip,\n"
 	      "zstd or xz (told by content); what is not a plain file is copied to $TMPDIR\n"
 	      "first, e.g.  coredumpctl dump PID | heapprof-analyze PROGRAM -\n"
+	      "More than one CORE (of one build of PROGRAM: runs, hosts, moments) gives one\n"
+	      "report of every dump's stacks summed, with in how many dumps each stack is and\n"
+	      "the median and 95th percentile of its live bytes per dump; -j N reads N dumps\n"
+	      "at a time.\n"
 	      "\n", stdout);
 	for (size_t i = 0; i < N_OPTS; i++)
 		usage_option(&opt_defs[i], stdout);
@@ -725,17 +750,18 @@ static int option_index(int c)
 	bad_usage("%s", "unknown option");
 }
 
-/* PROGRAM and CORE, or PROGRAM alone in raw mode. */
+/* PROGRAM and one CORE or more, or PROGRAM alone in raw mode. */
 static void positional(struct options *o, int argc, char **argv)
 {
 	if (o->nraw) {
 		if (argc - optind != 1)
 			bad_usage("%s", "raw mode takes PROGRAM and no CORE");
 	} else {
-		if (argc - optind != 2)
-			bad_usage("%s", argc - optind < 2 ? "PROGRAM and CORE are required"
-							  : "too many arguments");
-		o->core = argv[optind + 1];
+		if (argc - optind < 2)
+			bad_usage("%s", "PROGRAM and CORE are required");
+		o->cores = (const char *const *)argv + optind + 1;
+		o->ncores = (size_t)(argc - optind - 1);
+		o->core = o->cores[0];
 	}
 	o->program = argv[optind];
 }
@@ -758,8 +784,8 @@ void options_parse(struct options *o, int argc, char **argv)
 	}
 	apply_implications(o);
 	format_defaults(o);
-	check_rules(o);
 	positional(o, argc, argv);
+	check_rules(o);
 	if (!o->jobs) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 

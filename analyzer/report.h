@@ -83,6 +83,11 @@ struct report_stack {
 	unsigned nframes;
 	struct report_life life;	/* --lifetimes; else all 0 */
 	uint64_t key;			/* report_stack_key() of its pcs: previews find it */
+	/* a report of many dumps (report.ndumps): in how many the stack is, and its live
+	 * bytes per dump, absent ones as 0, at the median and the 95th percentile
+	 * (nearest rank); dumps 0: not known (a view merged stacks) */
+	uint64_t dumps;
+	uint64_t median_bytes, p95_bytes;
 };
 
 /* --lifetimes: what the event rings held, for the summary. */
@@ -235,6 +240,7 @@ struct report_thread {
 struct report {
 	const char *program;
 	const char *source;		/* the core, or the raw images, as named */
+	size_t ndumps;			/* more than one CORE: the dumps merged; else 0 */
 	unsigned wsize;
 	bool big_endian;
 	enum report_metric metric;

@@ -290,6 +290,9 @@ static size_t (*find_magic)(const unsigned char *p, size_t n, uint64_t k,
 static size_t (*find_in)(const unsigned char *p, size_t n, uint64_t lo,
 			 uint64_t span) = find_in_sse2;
 
+/* once: dumps are scanned side by side (many dumps, -j) */
+static pthread_once_t picked = PTHREAD_ONCE_INIT;
+
 static void pick_find_magic(void)
 {
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -607,7 +610,7 @@ static void scan_all(const struct image *img, unsigned nthreads, const struct jo
 	pthread_t *tids;
 	void *(*args)[2];
 	decode_magic16(img->big_endian, &job.mask, &job.magic);
-	pick_find_magic();
+	pthread_once(&picked, pick_find_magic);
 	job.nchunks = make_chunks(img, &job.chunks);
 	if (nthreads < 1)
 		nthreads = 1;

@@ -321,6 +321,34 @@ static void diff_sections(struct session *s)
 	}
 }
 
+/* --base, --peak-diff: OLD's session, and NEW - OLD as the report */
+static void difference(struct session *s, const struct options *o, const struct report_opts *ro)
+{
+	s->base = xmalloc(sizeof(*s->base));
+	s->base_o = base_options(o);
+	run(s->base, s->base_o, ro);
+	views_apply(&s->r, &o->view, false);
+	views_apply(&s->base->r, &o->view, false);
+	diff_build(&s->diff, &s->r, &s->base->r);
+	diff_sections(s);
+	s->diff.peak = s->r.peak;
+	views_cut(&s->diff, o->view.by != BY_NONE ? 0 : o->view.top, 0);
+	s->final = &s->diff;
+}
+
+/* More than one CORE: every dump's stacks merged into one report (session_fleet.c). */
+static void merged(struct session *s, const struct options *o, const struct report_opts *ro)
+{
+	memset(s, 0, sizeof(*s));
+	s->o = o;
+	s->ro = *ro;
+	s->img.fd = -1;
+	session_fleet(s, o, ro);
+	s->final = &s->r;
+	if (views_active(&o->view))
+		views_apply(&s->r, &o->view, true);
+}
+
 const struct report *session_report(struct session *s, const struct options *o)
 {
 	struct report_opts ro = o->report;
@@ -330,21 +358,15 @@ const struct report *session_report(struct session *s, const struct options *o)
 		ro.top = 0;	/* the view or the difference cuts, later */
 		ro.min_percent = 0;
 	}
-	run(s, o, &ro);
-	s->final = &s->r;
-	if (o->base || o->peak_diff) {
-		s->base = xmalloc(sizeof(*s->base));
-		s->base_o = base_options(o);
-		run(s->base, s->base_o, &ro);
-		views_apply(&s->r, &o->view, false);
-		views_apply(&s->base->r, &o->view, false);
-		diff_build(&s->diff, &s->r, &s->base->r);
-		diff_sections(s);
-		s->diff.peak = s->r.peak;
-		views_cut(&s->diff, o->view.by != BY_NONE ? 0 : o->view.top, 0);
-		s->final = &s->diff;
-	} else if (views_active(&o->view) || (s->python && !o->report.events)) {
-		views_apply(&s->r, &o->view, true);
+	if (o->ncores > 1) {
+		merged(s, o, &ro);
+	} else {
+		run(s, o, &ro);
+		s->final = &s->r;
+		if (o->base || o->peak_diff)
+			difference(s, o, &ro);
+		else if (views_active(&o->view) || (s->python && !o->report.events))
+			views_apply(&s->r, &o->view, true);
 	}
 	n = order(o, true, rows);
 	run_rows(s, rows, n);
@@ -368,6 +390,7 @@ static void end(struct session *s)
 	image_close(&s->img);
 	free(s->source);
 	free(s->own_o);
+	session_fleet_free(s->fleet);
 }
 
 void session_end(struct session *s)

@@ -21,4 +21,21 @@ enum session_scan {
  */
 void session_open(struct session *s, enum session_scan kind);
 
+/* Whether a dump scanned holds what the options ask for; exits with one line when not.
+ * True when it holds no heapprof block (its allocator's chunks would be the blocks). */
+bool session_check_dump(const struct options *o, const struct scan_result *s,
+			const char *source);
+/* What the dump lacked and the scan skipped, as warnings. */
+void session_warn_dump(const struct image *img, const struct scan_result *s, const char *source);
+
+/*
+ * More than one CORE (session_fleet.c): read every dump, -j at a time, merge their
+ * stacks by module and offset, symbolize once and build s->r with a "dumps" section
+ * (each stack's dumps, median and p95 bytes). Exits (EXIT_NO_REPORT) with one line
+ * when a dump cannot be read or the dumps are of different builds. s->fleet holds
+ * what the report points into: session_fleet_free() after it is written.
+ */
+void session_fleet(struct session *s, const struct options *o, const struct report_opts *ro);
+void session_fleet_free(struct fleet *f);
+
 #endif

@@ -174,8 +174,8 @@ static void __attribute__((noreturn)) unknown_region(const struct scan_result *s
 
 /* Whether the dump holds what the options ask for; exits with one line when not.
  * True when it holds no heapprof block, and the allocator's chunks are to be its. */
-static bool check_data(const struct options *o, const struct scan_result *s,
-		       const char *source)
+bool session_check_dump(const struct options *o, const struct scan_result *s,
+			const char *source)
 {
 	bool untagged = false;
 
@@ -233,6 +233,12 @@ static void warn_rejected(const struct scan_result *s)
 	if (j->procs_differ)
 		warn("%u process records differ; using the one at 0x%llx", j->nprocs,
 		     (unsigned long long)j->proc.addr);
+}
+
+void session_warn_dump(const struct image *img, const struct scan_result *s, const char *source)
+{
+	warn_missing(img, source);
+	warn_rejected(s);
 }
 
 struct sym_job {
@@ -344,10 +350,9 @@ void session_open(struct session *s, enum session_scan kind)
 	s->sym = scan_and_open_symbols(o, &s->img, kind, &s->scan);
 	sym_add_unloaded(s->sym, s->scan.found.mods, s->scan.found.nmods);
 	/* with no heapprof block the allocator must be read first: untagged.c says */
-	if (!(s->untagged_dump = check_data(o, &s->scan, s->source)))
+	if (!(s->untagged_dump = session_check_dump(o, &s->scan, s->source)))
 		warn_release();
-	warn_missing(&s->img, s->source);
-	warn_rejected(&s->scan);
+	session_warn_dump(&s->img, &s->scan, s->source);
 	s->r.program = sym_program(s->sym) ? sym_program(s->sym) : o->program;
 	s->r.source = s->source;
 	s->keying = (struct graph_keying){ .by_thread = o->join.by_thread,

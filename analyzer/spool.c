@@ -332,7 +332,7 @@ int spool_input(struct src *s, const char *path,
 {
 	const char *dir = getenv("TMPDIR");
 	char tmp[4096];
-	static unsigned char buf[SPOOL_CHUNK];
+	unsigned char *buf;	/* the heap's: dumps are spooled side by side (-j) */
 	struct spool z = { .path = path, .err = err, .errlen = errlen, .inside = s->name, .src = s,
 			   .known = known };
 	size_t n;
@@ -349,9 +349,10 @@ int spool_input(struct src *s, const char *path,
 		return -1;
 	}
 	unlink(tmp);
+	buf = xmalloc(SPOOL_CHUNK);
 	/* a file size limit (ulimit -f) is then an error message, not a kill */
 	signal(SIGXFSZ, SIG_IGN);
-	while (stop == 0 && (n = spool_read_chunk(s, buf, sizeof(buf))) > 0) {
+	while (stop == 0 && (n = spool_read_chunk(s, buf, SPOOL_CHUNK)) > 0) {
 		stop = spool_write(&z, buf, n);
 		spool_progress(&z, false);
 	}
@@ -370,8 +371,10 @@ int spool_input(struct src *s, const char *path,
 	free(z.state);
 	if (stop < 0) {
 		close(z.out);
-		spool_blame_damage(&z, s, buf, sizeof(buf));
+		spool_blame_damage(&z, s, buf, SPOOL_CHUNK);
+		free(buf);
 		return -1;
 	}
+	free(buf);
 	return z.out;
 }

@@ -130,6 +130,23 @@ struct sym_module_info {
 	char build_id[129];	/* "" if none */
 };
 
+/* A module as a dump's memory places it, without symbols: what merging dumps needs to
+ * tell the same code in two of them (session_fleet.c). */
+struct sym_dump_module {
+	const char *path;	/* as the dump names it: lives as long as its image */
+	uint64_t lo, hi;	/* its address range in the target */
+	uint64_t bias;		/* pc - bias: the offset addr2line -e path takes */
+	bool exec;		/* ET_EXEC: at its link address in every process */
+	char build_id[129];	/* hex, "" if the dump holds none */
+};
+
+/*
+ * The modules of a dump that lists its mapped files (a core, a snapshot), placed from
+ * the ELF headers in its memory, by lo; no file is opened and no libdwfl is made. *n
+ * gets how many (0, and maybe NULL, when none). The caller frees the array.
+ */
+struct sym_dump_module *sym_dump_modules(const struct image *img, size_t *n);
+
 /* Whether path names a libc by its file name (libc.so.6, libc-2.31.so). */
 bool sym_libc_named(const char *path);
 

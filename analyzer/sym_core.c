@@ -26,6 +26,7 @@ struct placed {			/* what the headers say of one module */
 	unsigned char id[SYM_MAX_BUILD_ID];
 	size_t idlen;
 	uint64_t id_vaddr;
+	bool exec;		/* ET_EXEC: loaded where it was linked */
 };
 
 /* Bounds and bias from the program headers of elf, mapped from offset 0 at start. */
@@ -116,6 +117,11 @@ static int place_from_memory(const struct image *img, uint64_t start, uint64_t p
 	memset(b + (is64 ? 0x3c : 0x30), 0, 4);		/* e_shnum, e_shstrndx */
 	elf = elf_memory((char *)b, sizeof(b));
 	ok = elf && elf_kind(elf) == ELF_K_ELF && place(elf, start, page, p);
+	if (ok) {
+		GElf_Ehdr eh;
+
+		p->exec = gelf_getehdr(elf, &eh) && eh.e_type == ET_EXEC;
+	}
 	if (ok && elf_getphdrnum(elf, &phnum) == 0) {
 		for (size_t i = 0; i < phnum && !p->idlen; i++) {
 			GElf_Phdr ph;
@@ -217,4 +223,37 @@ int sym_report_core_files(struct sym *s, const struct image *img, uint64_t vdso,
 	if (n > 0)
 		report_vdso(s, img, vdso, page);
 	return n;
+}
+
+struct sym_dump_module *sym_dump_modules(const struct image *img, size_t *n)
+{
+	struct sym_dump_module *v = calloc(img->nfiles ? img->nfiles : 1, sizeof(*v));
+	uint64_t pg = img->file_page, page = pg >= 512 && !(pg & (pg - 1)) ? pg : 4096;
+	size_t k = 0;
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	elf_version(EV_CURRENT);
+	for (size_t i = 0; i < img->nfiles; i++) {
+		const struct image_file *f = &img->files[i];
+		struct placed p = { 0 };
+		bool taken = false;
+
+		/* as sym_report_core_files: a module starts where its first page is mapped */
+		if (f->offset != 0 || f->name[0] != '/')
+			continue;
+		if (place_from_memory(img, f->start, page, &p) <= 0)
+			continue;
+		for (size_t j = 0; j < k && !taken; j++)
+			taken = p.lo < v[j].hi && v[j].lo < p.hi;
+		if (taken)
+			continue;
+		v[k] = (struct sym_dump_module){ f->name, p.lo, p.hi, p.bias, p.exec, "" };
+		if (p.idlen)
+			sym_hex(v[k].build_id, sizeof(v[k].build_id), p.id, p.idlen);
+		k++;
+	}
+	*n = k;
+	return v;
 }

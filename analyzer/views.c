@@ -199,6 +199,8 @@ void views_add_figures(struct report_stack *into, const struct report_stack *fro
 	fig(&into->frees, from->frees, sign, diff);
 	fig(&into->freed_bytes, from->freed_bytes, sign, diff);
 	fig(&into->time_ns, from->time_ns, sign, diff);
+	/* a percentile of two stacks is neither's, nor their sum */
+	into->dumps = into->median_bytes = into->p95_bytes = 0;
 }
 
 void views_cut(struct report *r, size_t top, double min_percent)

@@ -46,8 +46,9 @@ test_case '--help and --version go to stdout with status 0' '
 '
 
 test_case 'bad usage: one line on stderr, a hint, exit 64' '
-	for args in "" "onlyone" "a b c" "--format=xml a b" "--top=x a b" "--bogus a b" \
-		"--raw=nofile prog" "--min-percent=200 a b" "--load-base=1 a b"; do
+	for args in "" "onlyone" "--raw=img@0x1000 prog core" "--leaks a b c" "--format=xml a b" \
+		"--top=x a b" "--bogus a b" "--raw=nofile prog" "--min-percent=200 a b" \
+		"--load-base=1 a b"; do
 		heapprof-analyze $args >out 2>err; rc=$?
 		test $rc = 64 && ! test -s out && grep -q "^heapprof-analyze: " err &&
 		grep -q "Try .heapprof-analyze --help." err ||
