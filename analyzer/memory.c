@@ -16,6 +16,7 @@
 #include "json.h"
 #include "maps.h"
 #include "memory.h"
+#include "memory_own.h"
 #include "pinned.h"
 #include "rd.h"
 #include "report.h"
@@ -331,6 +332,7 @@ static void memory_text(const struct report *r, const void *data, FILE *f)
 	write_resident_text(m, kind, f);
 	if (m->maps)
 		maps_write_text(r, m->maps, f);
+	memory_own_text(m->maps, m->header_bytes, m->header_blocks, f);
 	fprintf(f, "  allocator:  %s", alloc_describe(al, buf, sizeof(buf)));
 	if (!al->known) {
 		fputc('\n', f);
@@ -438,6 +440,7 @@ static void memory_json(const struct report *r, const void *data, const struct r
 	fputc('}', f);
 	if (m->maps)
 		maps_write_json(r, m->maps, f, o->frame);
+	memory_own_json(m->maps, m->header_bytes, m->header_blocks, f);
 	fputs(",\n    \"allocator\": {\"known\": ", f);
 	fputs(al->known ? "true, \"name\": " : "false, \"reason\": ", f);
 	json_str(al->known ? al->name : alloc_describe(al, buf, sizeof(buf)), false, f);
@@ -537,6 +540,7 @@ static void *memory_run(struct session *s)
 
 	maps_apply(&st->maps, &s->img, &s->scan, s->sym, s->o->report.top);
 	memory_apply(&s->img, s->sym, &s->alloc, &st->maps, &st->m);
+	memory_own_headers(&s->scan.list, &st->m.header_bytes, &st->m.header_blocks);
 	pinned_apply(&st->pinned, &s->alloc, &s->img, &s->scan, s->sym, s->o->report.top);
 	st->m.pinned = &st->pinned;
 	return st;
