@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "heapprof_format.h"
+
 struct image;
 struct report_frame;
 struct scan_result;
@@ -46,6 +48,8 @@ struct maps {
 	unsigned tables;	/* map tables found (1 expected) */
 	uint64_t program_bytes, heapprof_bytes;
 	uint64_t allocator_bytes;	/* mapped by the allocator behind heapprof itself */
+	uint64_t own[HP2_OWN_KINDS];	/* heapprof_bytes by what they hold (HP2_OWN_*;
+					 * a kind not known here counts as 0) */
 	size_t program_n;	/* entries of the program's */
 	struct maps_stack *stacks;	/* shown: bytes descending, then id */
 	size_t nstacks, all;	/* shown, distinct */

@@ -16,6 +16,7 @@
 #include "json.h"
 #include "maps.h"
 #include "memory.h"
+#include "memory_own.h"
 #include "pinned.h"
 #include "rd.h"
 #include "report.h"
@@ -336,6 +337,7 @@ static void memory_text(const struct report *r, const void *data, FILE *f)
 			"size classes (%s asked for), in %s pools\n",
 			fmt_thousands(m->slabs.blocks, a), fmt_thousands(m->slabs.slot_bytes, b),
 			fmt_thousands(m->slabs.user_bytes, c), fmt_thousands(m->slabs.tables, d));
+	memory_own_text(m->maps, m->header_bytes, m->header_blocks, f);
 	fprintf(f, "  allocator:  %s", alloc_describe(al, buf, sizeof(buf)));
 	if (!al->known) {
 		fputc('\n', f);
@@ -433,6 +435,7 @@ static void memory_json(const struct report *r, const void *data, const struct r
 	fprintf(f, ",\n    \"slabs\": {\"pools\": %" PRIu64 ", \"blocks\": %" PRIu64
 		", \"class_bytes\": %" PRIu64 ", \"user_bytes\": %" PRIu64 "}", m->slabs.tables,
 		m->slabs.blocks, m->slabs.slot_bytes, m->slabs.user_bytes);
+	memory_own_json(m->maps, m->header_bytes, m->header_blocks, f);
 	fputs(",\n    \"allocator\": {\"known\": ", f);
 	fputs(al->known ? "true, \"name\": " : "false, \"reason\": ", f);
 	json_str(al->known ? al->name : alloc_describe(al, buf, sizeof(buf)), false, f);
@@ -534,6 +537,7 @@ static void *memory_run(struct session *s)
 	memory_apply(&s->img, s->sym, &s->alloc, &st->maps, &st->m);
 	st->m.slabs = (struct memory_slabs){ s->scan.slabs_used, s->scan.slab_blocks,
 					     s->scan.slab_slot_bytes, s->scan.slab_bytes };
+	memory_own_headers(&s->scan.list, &st->m.header_bytes, &st->m.header_blocks);
 	pinned_apply(&st->pinned, &s->alloc, &s->img, &s->scan, s->sym, s->o->report.top);
 	st->m.pinned = &st->pinned;
 	return st;

@@ -55,6 +55,9 @@ struct memory_summary {
 	const struct pinned *pinned;	/* free memory pinned, by stack (pinned.h); NULL: none */
 	const struct maps *maps;	/* the map table (maps.h) */
 	struct memory_slabs slabs;
+	/* heapprof's headers in the blocks found (v2: 16 bytes each, more for an
+	 * aligned block's; v1: 48 and its pcs; slab blocks have none) */
+	uint64_t header_bytes, header_blocks;
 };
 
 /* Fill *m from img; alloc (opened on the same image) and maps (maps_apply, on the same

@@ -259,6 +259,8 @@ static inline uint64_t hp_check_final(uint64_t x)
  *     e0 start (page-aligned)   e1 end: one past the last byte (page-aligned)
  *     e2 stack id (0..31; 0: no stack) | origin (32..39: HP2_MAP_*) |
  *        flags (40..47: HP2_MAPF_*)
+ *   Origin 2 (HP2_MAP_HEAPPROF): e2's bits 0..31 name what heapprof keeps there,
+ *   HP2_OWN_* (0: not said, as in dumps before these names).
  *   Origin 3 (HP2_MAP_ALLOCATOR): a call from the object of the allocator heapprof
  *   passes blocks to (jemalloc behind heapprof.so, say), which may hold its lock: no
  *   stack is taken.
@@ -315,6 +317,25 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_MAP_HEAPPROF 2u			/* origin: heapprof's own (a call from its code) */
 #define HP2_MAP_ALLOCATOR 3u			/* origin: the allocator behind heapprof (a call
 						 * from its object, e.g. jemalloc's arenas) */
+/* What a mapping of heapprof's own holds (map table e2 bits 0..31, origin 2). */
+#define HP2_OWN_UNKNOWN 0u			/* not said (an older heapprof.so) */
+#define HP2_OWN_STACKS 1u			/* stack records */
+#define HP2_OWN_SITES 2u			/* site records */
+#define HP2_OWN_NAMES 3u			/* Python name records */
+#define HP2_OWN_RECORDS 4u			/* process, thread, region, module records */
+#define HP2_OWN_TIMELINE 5u			/* the timeline */
+#define HP2_OWN_PEAK 6u				/* peak tables */
+#define HP2_OWN_RINGS 7u			/* event rings */
+#define HP2_OWN_SLABS 8u			/* slab tables (pymalloc's side tables) */
+#define HP2_OWN_THREADS 9u			/* per-thread state (slots, caches) */
+#define HP2_OWN_INDEX 10u			/* lookup directories (site ids, pools) */
+#define HP2_OWN_MAPS 11u			/* the map table */
+#define HP2_OWN_REPLAY 12u			/* the unwinder's replay memory */
+#define HP2_OWN_UNWIND 13u			/* the unwinder's cache of unwind rules */
+#define HP2_OWN_SIGSTACKS 14u			/* signal stacks (its own thread's, sigaltstack) */
+#define HP2_OWN_SNAPSHOT 15u			/* snapshot buffers */
+#define HP2_OWN_RESERVE 16u			/* address space held back for out-of-memory */
+#define HP2_OWN_KINDS 17u
 #define HP2_MAPF_SHARED 0x1u			/* MAP_SHARED */
 #define HP2_MAPF_REMAPPED 0x2u			/* moved or resized by mremap since */
 #define HP2_SEED 0xBB67AE8584CAA73BULL

@@ -38,7 +38,7 @@ static struct ring *ring_get(void)
 		r->written = 0;
 	} else {
 		len = (sizeof(struct ring) + n * sizeof(r->slots[0]) + 4095) & ~(size_t)4095;
-		r = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		r = hp_map(len, HP2_OWN_RINGS, 0);
 		errno = saved;
 		if (r == MAP_FAILED) {
 			ring_failed = 1;

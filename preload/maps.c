@@ -23,6 +23,7 @@
 #include "options.h"
 #include "table.h"
 #include "unwind.h"
+#include "util.h"
 
 struct map_table {
 	uint64_t magic, check, w2;
@@ -188,7 +189,7 @@ void maps_init(void)
 	t->used = 1;	/* itself */
 	t->e[0][0] = (uintptr_t)t;
 	t->e[0][1] = ((uintptr_t)t + size + page_mask) & ~page_mask;
-	t->e[0][2] = entry_word(0, HP2_MAP_HEAPPROF, 0);
+	t->e[0][2] = entry_word(HP2_OWN_MAPS, HP2_MAP_HEAPPROF, 0);
 	t->magic = HP2_MAPS_MAGIC;
 	__atomic_store_n(&maps, t, __ATOMIC_RELEASE);
 }
@@ -261,7 +262,7 @@ static void *do_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 
 		/* before the lock: the stack table may map memory for the record */
 		if (from_heapprof(st->pc))
-			what = entry_word(0, HP2_MAP_HEAPPROF, mf);
+			what = entry_word(hp_own_map, HP2_MAP_HEAPPROF, mf);
 		else if (st->pc >= alloc_lo && st->pc < alloc_hi)
 			what = entry_word(0, HP2_MAP_ALLOCATOR, mf);
 		else

@@ -111,7 +111,7 @@ void *modules_before_close(void *handle)
 
 	if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name || !lm->l_name[0])
 		return NULL;
-	m = table_alloc_record(sizeof(*m));
+	m = table_alloc_record(sizeof(*m), HP2_OWN_RECORDS);
 	if (!m)
 		return NULL;
 	memset(m, 0, sizeof(*m));

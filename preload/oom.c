@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "heapprof_format.h"
 #include "live.h"
 #include "oom.h"
 #include "options.h"
@@ -427,7 +428,9 @@ static void hold_reserve(void)
 
 	if (!n_watches || watches[n_watches - 1].kind != AS || !watches[n_watches - 1].limit)
 		return;
+	hp_own_map = HP2_OWN_RESERVE;
 	p = mmap(NULL, AS_RESERVE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	hp_own_map = 0;
 	if (p != MAP_FAILED)
 		snapshot_reserve(p, AS_RESERVE);
 }

@@ -6,6 +6,7 @@
  */
 #include <sys/mman.h>
 
+#include "util.h"
 #include "heapprof_format.h"
 #include "peak.h"
 #include "table.h"
@@ -48,7 +49,7 @@ void peak_init(uint64_t step, uint64_t entries)
 
 static void *peak_map(size_t size)
 {
-	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *m = hp_map(size, HP2_OWN_PEAK, 0);
 
 	return m == MAP_FAILED ? NULL : m;
 }

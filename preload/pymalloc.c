@@ -91,7 +91,7 @@ static uintptr_t *pool_entry_make(uintptr_t a)
 	size_t len = sizeof(*leaf) << LEAF_BITS;
 
 	if (!leaf) {
-		fresh = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		fresh = hp_map(len, HP2_OWN_INDEX, 0);
 		if (fresh == MAP_FAILED)
 			return NULL;
 		if (__atomic_compare_exchange_n(slot, &leaf, fresh, false, __ATOMIC_ACQ_REL,
@@ -166,8 +166,7 @@ static struct slab *slab_alloc(unsigned c)
 		free_slabs[c] = (struct slab *)(uintptr_t)s->start;
 	} else {
 		if (!bump || (size_t)(bump_end - bump) < len) {
-			void *m = mmap(NULL, SLAB_CHUNK, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			void *m = hp_map(SLAB_CHUNK, HP2_OWN_SLABS, 0);
 
 			if (m == MAP_FAILED) {
 				unlock();
@@ -588,8 +587,7 @@ void pymalloc_start(void)
 	set_arena = (void (*)(struct py_arena_allocator *))dlsym(RTLD_DEFAULT, "PyObject_SetArenaAllocator");
 	if (!get_allocator || !set_allocator || !get_arena || !set_arena)
 		return;
-	m = mmap(NULL, sizeof(*root) << ROOT_BITS, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	m = hp_map(sizeof(*root) << ROOT_BITS, HP2_OWN_INDEX, MAP_NORESERVE);
 	if (m == MAP_FAILED)
 		return;
 	root = m;

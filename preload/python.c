@@ -357,7 +357,7 @@ static const void *make_record(uintptr_t code, uintptr_t qual, uintptr_t file, u
 	}
 	nbytes = nq + nf + (size_t)nl;
 	nwords = (nbytes + 7) / 8;
-	w = table_alloc_record((HP2_PYCODE_WORDS + nwords) * 8);
+	w = table_alloc_record((HP2_PYCODE_WORDS + nwords) * 8, HP2_OWN_NAMES);
 	if (!w)
 		return NULL;
 	if (nwords)

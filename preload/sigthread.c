@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "heapprof_format.h"
 #include "sigthread.h"
 #include "util.h"
 
@@ -131,8 +132,7 @@ static int create(pthread_t *t)
 
 	for (size_t len = 128 << 10; err == EINVAL && len <= (16u << 20); len *= 4) {
 		if (!stack || stack_len < len) {
-			void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
-				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+			void *p = hp_map(len, HP2_OWN_SIGSTACKS, MAP_STACK);
 
 			if (p == MAP_FAILED)
 				return errno;

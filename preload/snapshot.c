@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "heapprof_format.h"
 #include "options.h"
 #include "sigthread.h"
 #include "snapshot.h"
@@ -374,7 +375,9 @@ static bool writer_page(void)
 
 	if (writer)
 		return true;
+	hp_own_map = HP2_OWN_SNAPSHOT;
 	p = mmap(NULL, sizeof(*writer), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	hp_own_map = 0;
 	if (p == MAP_FAILED)
 		return false;
 	writer = p;
@@ -390,8 +393,12 @@ void snapshot_after_fork(void)
 		close(writer_fd);
 	writer_fd = -1;
 	if (writer) {
-		void *p = mmap(writer, sizeof(*writer), PROT_READ | PROT_WRITE,
-			       MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		void *p;
+
+		hp_own_map = HP2_OWN_SNAPSHOT;
+		p = mmap(writer, sizeof(*writer), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		hp_own_map = 0;
 
 		writer = p == MAP_FAILED ? NULL : p;	/* zeroed: nothing in flight */
 	}

@@ -51,7 +51,9 @@ static void *grab(size_t len)
 
 	if (n_scratch == MAX_SCRATCH)
 		return NULL;
+	hp_own_map = HP2_OWN_SNAPSHOT;
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	hp_own_map = 0;
 	if (p == MAP_FAILED)
 		return NULL;
 	scratch[n_scratch].p = p;
@@ -77,7 +79,9 @@ static void *regrab(void *p, size_t len)
 
 		if (scratch[i].p != p)
 			continue;
+		hp_own_map = HP2_OWN_SNAPSHOT;
 		q = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		hp_own_map = 0;
 		if (q == MAP_FAILED)
 			return NULL;
 		memcpy(q, p, scratch[i].len < len ? scratch[i].len : len);

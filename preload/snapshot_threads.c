@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "heapprof_format.h"
 #include "snapshot_threads.h"
 #include "util.h"
 
@@ -315,8 +316,10 @@ struct snap_threads *snap_threads_list(pid_t caller, pid_t skip, size_t *len)
 		return NULL;
 	count = each_task(dir, NULL, NULL);
 	*len = sizeof(*t) + (size_t)(count + SLACK) * sizeof(t->t[0]);
+	hp_own_map = HP2_OWN_SNAPSHOT;
 	p = count < 0 ? MAP_FAILED : mmap(NULL, *len, PROT_READ | PROT_WRITE,
 					   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	hp_own_map = 0;
 	if (p == MAP_FAILED) {
 		close(dir);
 		return NULL;

@@ -34,10 +34,15 @@ struct chunk {
 struct region {
 	struct chunk *cur;
 	size_t align;
+	unsigned own;		/* HP2_OWN_*: what the map table calls its chunks */
 };
 
-static struct region stack_region = { NULL, 8 };
-static struct region site_region = { NULL, 64 };
+/* One region per kind of record, so that --memory can tell their bytes apart. */
+static struct region stack_region = { NULL, 8, HP2_OWN_STACKS };
+static struct region site_region = { NULL, 64, HP2_OWN_SITES };
+static struct region name_region = { NULL, 64, HP2_OWN_NAMES };
+static struct region rec_region = { NULL, 64, HP2_OWN_RECORDS };
+static struct region timeline_region = { NULL, 64, HP2_OWN_TIMELINE };
 
 static void *region_alloc(struct region *r, size_t n)
 {
@@ -55,7 +60,7 @@ static void *region_alloc(struct region *r, size_t n)
 		}
 		if (n > size - sizeof(struct chunk))
 			size = (n + sizeof(struct chunk) + 4095) & ~(size_t)4095;
-		m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		m = hp_map(size, r->own, 0);
 		if (m == MAP_FAILED)
 			return NULL;
 		fresh = m;
@@ -104,9 +109,13 @@ static uint64_t rec_check(const void *rec, const uint64_t *w, unsigned nw,
 	return hp_check_final(x);
 }
 
-void *table_alloc_record(size_t size)
+void *table_alloc_record(size_t size, unsigned own)
 {
-	return region_alloc(&site_region, size);
+	switch (own) {
+	case HP2_OWN_NAMES: return region_alloc(&name_region, size);
+	case HP2_OWN_TIMELINE: return region_alloc(&timeline_region, size);
+	default: return region_alloc(&rec_region, size);
+	}
 }
 
 uint64_t table_record_check(const void *rec, const uint64_t *w, unsigned nw)
@@ -224,9 +233,7 @@ static void dir_set(uint32_t id, struct hp_site_rec *s)
 	if (id >> (2 * DIR_BITS))
 		return;		/* past 16 million sites: their frees go uncounted */
 	if (!page) {
-		struct hp_site_rec **fresh = mmap(NULL, sizeof(*page) << DIR_BITS,
-						  PROT_READ | PROT_WRITE,
-						  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct hp_site_rec **fresh = hp_map(sizeof(*page) << DIR_BITS, HP2_OWN_INDEX, 0);
 
 		if (fresh == MAP_FAILED)
 			return;
@@ -289,7 +296,7 @@ static uint16_t region_id(const char *name)
 		id = __atomic_load_n(&next_region_id, __ATOMIC_RELAXED);
 		if (id > 0xFFFF)
 			return 0;	/* too many names: blocks carry no region */
-		r = region_alloc(&site_region, sizeof(*r));
+		r = region_alloc(&rec_region, sizeof(*r));
 		if (!r)
 			return 0;
 		id = __atomic_fetch_add(&next_region_id, 1, __ATOMIC_RELAXED);
@@ -630,7 +637,7 @@ void table_init(uint64_t sample_period, unsigned max_frames, unsigned flags)
 	end_key_made = pthread_key_create(&end_key, thread_key_end) == 0;
 	start_ns = hp_now_ns();
 	table_start_ms = start_ns / 1000000u;
-	proc = region_alloc(&site_region, sizeof(*proc));
+	proc = region_alloc(&rec_region, sizeof(*proc));
 	if (!proc)
 		return;
 	proc->w[1] = sample_period;

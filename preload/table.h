@@ -193,9 +193,10 @@ HP_HIDDEN const struct hp_site_rec *table_site_by_id(uint32_t id);
 HP_HIDDEN void table_region_begin(const char *name);
 HP_HIDDEN void table_region_end(void);
 
-/* Memory in the table's mappings for a record of size bytes (64-aligned), and the
+/* Memory in the table's mappings for a record of size bytes (64-aligned; own: the
+ * HP2_OWN_* kind of mapping it goes in, NAMES, TIMELINE, else RECORDS), and the
  * check of one: over its address and nw words from w. For records made elsewhere. */
-HP_HIDDEN void *table_alloc_record(size_t size);
+HP_HIDDEN void *table_alloc_record(size_t size, unsigned own);
 HP_HIDDEN uint64_t table_record_check(const void *rec, const uint64_t *w, unsigned nw);
 
 /*

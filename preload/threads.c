@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 
+#include "util.h"
 #include "heapprof_format.h"
 #include "threads.h"
 
@@ -56,8 +57,7 @@ static struct slot_page *page_for(uint32_t n)
 
 	if (p)
 		return p;
-	fresh = mmap(NULL, sizeof(*fresh), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-		     -1, 0);
+	fresh = hp_map(sizeof(*fresh), HP2_OWN_THREADS, 0);
 	if (fresh == MAP_FAILED)
 		return NULL;
 	if (__atomic_compare_exchange_n(at, &p, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))

@@ -27,7 +27,7 @@ void timeline_init(uint64_t n)
 		return;
 	if (n < 4)
 		n = 4;	/* room for the start, a pair and the newest */
-	tl = table_alloc_record(sizeof(*tl) + n * sizeof(tl->s[0]));
+	tl = table_alloc_record(sizeof(*tl) + n * sizeof(tl->s[0]), HP2_OWN_TIMELINE);
 	if (!tl)
 		return;
 	tl_cap = (uint32_t)n;

@@ -14,6 +14,7 @@
 
 #include <unwind.h>
 
+#include "heapprof_format.h"
 #include "oom.h"
 #include "options.h"
 #include "sigthread.h"
@@ -197,7 +198,7 @@ static void crash_stack(void)
 
 	if (sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_DISABLE))
 		return;
-	ss.ss_sp = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ss.ss_sp = hp_map(size, HP2_OWN_SIGSTACKS, 0);
 	if (ss.ss_sp == MAP_FAILED)
 		return;
 	ss.ss_size = size;

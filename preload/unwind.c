@@ -5,6 +5,7 @@
  * tell it may be gone.
  */
 #define _GNU_SOURCE
+#include "heapprof_format.h"
 #include "unwinder.h"
 
 #include <pthread.h>
@@ -88,7 +89,7 @@ static struct replay_set *replay_sets(void)
 	if (__builtin_expect(r != NULL, 1))
 		return r == REPLAY_NONE ? NULL : r;
 	replays = REPLAY_NONE;
-	r = mmap(NULL, REPLAY_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	r = hp_map(REPLAY_SIZE, HP2_OWN_REPLAY, 0);
 	if (r == MAP_FAILED)
 		return NULL;
 	if (pthread_setspecific(replay_key, r) != 0) {

@@ -6,6 +6,8 @@
  * stacks it cannot start go to the libgcc unwinder whole.
  */
 #define _GNU_SOURCE
+#include "heapprof_format.h"
+#include "util.h"
 #include "unwind_cfi.h"
 
 #include <stddef.h>
@@ -368,7 +370,7 @@ static bool cfi_init(void)
 	if (!cfi_obj_init())
 		return false;
 	cfi_scan_init();
-	cache = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	cache = hp_map(size, HP2_OWN_UNWIND, 0);
 	if (cache == MAP_FAILED) {
 		cache = NULL;
 		return false;

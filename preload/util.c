@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -99,6 +100,17 @@ bool hp_env_u64(const char *name, uint64_t lo, uint64_t hi, uint64_t def, uint64
 }
 
 HP_TLS uint32_t hp_tid_cache;
+HP_TLS unsigned hp_own_map;
+
+void *hp_map(size_t len, unsigned own, int extra)
+{
+	void *m;
+
+	hp_own_map = own;
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra, -1, 0);
+	hp_own_map = 0;
+	return m;
+}
 
 uint32_t hp_tid_slow(void)
 {

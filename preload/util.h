@@ -32,6 +32,14 @@ static inline uint32_t hp_tid(void)
 	return likely(t) ? t : hp_tid_slow();
 }
 
+/*
+ * An anonymous private mapping of len bytes for heapprof's own use (extra: more MAP_*
+ * flags), named own (HP2_OWN_*) in the map table; MAP_FAILED as mmap. hp_own_map is
+ * what the map table's mmap reads, 0 outside this call.
+ */
+extern HP_TLS unsigned hp_own_map HP_HIDDEN;
+HP_HIDDEN void *hp_map(size_t len, unsigned own, int extra);
+
 /* The decimal digits of v at p (room for 21 bytes), NUL-terminated; returns the end,
  * at the NUL. */
 HP_HIDDEN char *hp_utoa(char *p, uint64_t v);

@@ -86,3 +86,18 @@ test_case 'program_bytes in JSON; the frames name the function' '
 	expect_eq program_bytes 5046272 "$(jnum program_bytes mem.json)" &&
 	grep -q "\"function\": \"map_arena\"" mem.json
 '
+
+# heapprof's own memory by what it holds, on a real Python program with its default
+# allocator (test/helpers/python_real.py): every mapping of heapprof's says what it
+# holds, the kinds add up to what --memory calls heapprof's own, the map table is the
+# size its N makes it, and the headers are 16 bytes per tagged block found.
+PY=/usr/bin/python3
+[ -x $PY ] || PY=$(command -v python3)
+test_case 'heapprof'"'"'s own, by kind: the parts add up, the map table and the headers exact' '
+	mkdir own && cd own &&
+	HEAPPROF_MAPS=20000 run_preloaded $PY "$SRC_DIR/test/helpers/python_real.py" 3000 wait &&
+	take_core py.core &&
+	heapprof-analyze --memory -f json "$(readlink -f $PY)" py.core >py.json &&
+	heapprof-analyze --memory "$(readlink -f $PY)" py.core >py.txt 2>/dev/null &&
+	python3 "$SRC_DIR/test/helpers/own_memory.py" py.json py.txt 20000
+'

@@ -110,13 +110,15 @@ test_case '--memory: the pinned table previews as the text, with the stack numbe
 '
 
 # the cells of a row run together in textContent: "405,504bytes in the arenas"
-test_case '--memory: a section of its own, with the figures of the JSON report' '
+test_case '--memory: a section of its own, with the figures of the JSON report, heapprof'"'"'s own too' '
 	heapprof-analyze -f html --memory -o memory.html $C counts.core &&
 	heapprof-analyze -f json --memory $C counts.core >memory.json &&
 	fig=$(python3 -c "import json, sys; m = json.load(sys.stdin)[\"memory\"]; a = m[\"allocator\"]; c = a[\"chunks\"][\"tagged\"]
-print(\"{:,}all|{:,}bytes in the arenas|{:,}{:,}in use, heapprof blocks\".format(m[\"dumped_bytes\"], a[\"arena_bytes\"], c[\"bytes\"], c[\"count\"]))" <memory.json) &&
+s = [p[\"bytes\"] for p in m[\"heapprof\"][\"components\"] if p[\"component\"] == \"stacks\"][0]
+print(\"{:,}all|{:,}bytes in the arenas|{:,}{:,}in use, heapprof blocks|{:,}stack records\".format(m[\"dumped_bytes\"], a[\"arena_bytes\"], c[\"bytes\"], c[\"count\"], s))" <memory.json) &&
 	page memory.html text "#memory" "${fig%%|*}" -- text "#memory" "$(echo "$fig" | cut -d"|" -f2)" -- \
-		text "#memory" "$(echo "$fig" | cut -d"|" -f3)" -- text "#memory-sec h2" "Memory" >/dev/null &&
+		text "#memory" "$(echo "$fig" | cut -d"|" -f3)" -- text "#memory" "$(echo "$fig" | cut -d"|" -f4)" -- \
+		text "#memory-sec h2" "Memory" >/dev/null &&
 	! grep -q "\"memory\":" counts.html
 '
 

@@ -7,7 +7,8 @@
 # that user's snapshot is never copied for a report, and checked (size, ELF header)
 # before snapshot copies it; gcore's core fits TMPDIR; what the user chose reaches
 # root's terminal with control characters escaped; `run` checks PROGRAM first; a
-# zombie is named one; heapprof(1) matches the script.
+# zombie is named one; `run` leaves Python's allocator alone unless --malloc;
+# heapprof(1) matches the script.
 . "$(dirname "$0")/lib.sh"
 
 WRAP=$SRC_DIR/scripts/heapprof
@@ -37,6 +38,16 @@ snap_case 'run: a PROGRAM that cannot run fails as exec would, before a word abo
 	grep -q "^heapprof: run: .\./noexec. is not executable" e3 &&
 	{ "$WRAP" run sh -c "exit 3" 2>ok.err; test $? = 3; } && grep -q "runs sh;" ok.err &&
 	PATH=$PWD/adir:$PATH && cp /bin/true adir/mytrue && "$WRAP" run --no-signal mytrue
+'
+
+snap_case 'run: Python keeps its own allocator (heapprof tags it); --malloc asks for malloc' '
+	mkdir pym && cd pym && unset PYTHONMALLOC &&
+	"$WRAP" run --no-signal sh -c "echo \"[\${PYTHONMALLOC-unset}]\"" >dflt 2>/dev/null &&
+	"$WRAP" run --no-signal --malloc sh -c "echo \"[\$PYTHONMALLOC]\"" >asked 2>/dev/null &&
+	PYTHONMALLOC=debug "$WRAP" run --no-signal sh -c "echo \"[\$PYTHONMALLOC]\"" >own 2>/dev/null &&
+	"$WRAP" run --no-signal --pymalloc sh -c "echo \"[\${PYTHONMALLOC-unset}]\"" >old 2>/dev/null &&
+	printf "[unset]\n[malloc]\n[debug]\n[unset]\n" >want && cat dflt asked own old >got &&
+	expect_same want got
 '
 
 if command -v groff >/dev/null; then

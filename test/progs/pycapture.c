@@ -19,12 +19,13 @@
 #define EXPORT __attribute__((visibility("default")))
 
 /* table.c's record memory and check, for records made outside heapprof.so */
-void *table_alloc_record(size_t size)
+void *table_alloc_record(size_t size, unsigned own)
 {
 	static char *cur;
 	static size_t left;
 	void *p;
 
+	(void)own;
 	size = (size + 63) & ~(size_t)63;
 	if (size > left) {
 		size_t len = size > (1u << 20) ? size : 1u << 20;

@@ -71,6 +71,13 @@ void hp_warn(const char *a, const char *b, const char *c)
 	fprintf(stderr, "# heapprof: %s%s%s\n", a ? a : "", b ? b : "", c ? c : "");
 }
 
+/* util.c's hp_map: the unwinder's own memory, with no map table to name it in */
+void *hp_map(size_t len, unsigned own, int extra)
+{
+	(void)own;
+	return mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | extra, -1, 0);
+}
+
 /* ---- the call chains ---- */
 
 struct req {
