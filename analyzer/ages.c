@@ -78,7 +78,10 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 		uint64_t ms, age;
 		unsigned k = 0;
 
-		/* left out unless kept below: the heap graph's consumers skip it too */
+		/* left out unless kept below: the heap graph's consumers skip it too; one
+		 * left out before (--focus=type:) stays out and out of the ages */
+		if (scan->list.v[i].out)
+			continue;
 		scan->list.v[i].out = older_than_ms >= 0;
 		if (!scan_block_decoded(img, &scan->list.v[i], buf, &d))
 			continue;

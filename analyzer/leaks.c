@@ -327,7 +327,7 @@ static void join_classes(const struct lk *k, const struct scan_result *scan,
 	for (size_t i = 0; i < k->n; i++) {
 		struct decoded d;
 
-		if (scan_block_decoded(k->g->img, &k->b[i], buf, &d))
+		if (!k->b[i].out && scan_block_decoded(k->g->img, &k->b[i], buf, &d))
 			collect_add(&cc[state_class(k->b[i].state) +
 					(k->hide && k->hide[i] ? LEAK_NCLASSES : 0)], &d);
 	}

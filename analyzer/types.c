@@ -24,6 +24,8 @@
 #include "util.h"
 
 #define VTABLE_FOR "vtable for "
+#define TYPE_STACKS 3		/* --stacks: the heaviest stacks shown a type */
+#define PREVIEW_FRAMES 4	/* ... each with so many frames */
 
 struct type_row {
 	const char *name;		/* the class; NULL: untyped */
@@ -31,6 +33,7 @@ struct type_row {
 	uint64_t retained;		/* with the heap graph: what its blocks dominate */
 	uint64_t key;			/* the order: bytes, or retained with the graph */
 	double wbytes, wblocks;		/* sampled blocks' weights, added at the end */
+	size_t made;			/* its index as count made it: its stacks' row */
 };
 
 struct types {
@@ -38,6 +41,8 @@ struct types {
 	size_t n, shown;		/* shown: the --top first */
 	bool have_retained;		/* --metric=retained_space: the graph's figures */
 	struct type_names names;	/* each block's */
+	struct type_stacks stacks;	/* --stacks: each row's heaviest (rows by made) */
+	bool have_stacks;
 };
 
 /* A block's first word, and which block. */
@@ -204,7 +209,7 @@ static struct type_row *row(struct types *t, const char *name, size_t *cap)
 			return &t->v[k];
 	if (t->n == *cap)
 		t->v = xrealloc(t->v, (*cap = *cap ? 2 * *cap : 16) * sizeof(*t->v));
-	t->v[t->n] = (struct type_row){ .name = name };
+	t->v[t->n] = (struct type_row){ .name = name, .made = t->n };
 	return &t->v[t->n++];
 }
 
@@ -362,6 +367,8 @@ static void *types_run(struct session *s)
 	round_weights(t);
 	if (s->graph && s->graph->n == l->n)
 		retained(s, t, row_of);
+	if ((t->have_stacks = s->o->report.event_stacks))
+		types_stacks_make(s, row_of, t->n, TYPE_STACKS, &t->stacks);
 	for (size_t k = 0; k < t->n; k++)
 		t->v[k].key = t->have_retained ? t->v[k].retained : t->v[k].bytes;
 	free(row_of);
@@ -377,6 +384,8 @@ static void types_free(void *state)
 	struct types *t = state;
 
 	types_names_free(&t->names);
+	if (t->have_stacks)
+		types_stacks_free(&t->stacks);
 	free(t->v);
 	free(t);
 }
@@ -418,13 +427,39 @@ static const char *figure(const struct report *r, uint64_t v, char *buf)
 	return r->diff ? fmt_signed_thousands((int64_t)v, buf) : fmt_thousands(v, buf);
 }
 
+/* --stacks: under a row, its heaviest stacks as previews */
+static void stacks_text(const struct report *r, const struct types *t, const struct type_row *row,
+			FILE *f)
+{
+	const struct type_stacks *ts = &t->stacks;
+	char a[32], b[32];
+
+	for (size_t j = ts->start[row->made]; j < ts->start[row->made + 1]; j++) {
+		const struct type_stack *st = &ts->v[j];
+
+		fprintf(f, "%16s %12s", fmt_thousands(st->bytes, a), fmt_thousands(st->blocks, b));
+		if (t->have_retained)
+			fprintf(f, " %16s", "");
+		fputs("    ", f);
+		if (st->nframes)
+			report_preview(r, st->frames, st->nframes, st->key, PREVIEW_FRAMES, f);
+		else
+			fputs("[no stack]", f);
+		fputc('\n', f);
+	}
+	if (ts->more[row->made])
+		fprintf(f, "%*s    %zu more stacks\n", t->have_retained ? 46 : 29, "",
+			ts->more[row->made]);
+}
+
 static void types_text(const struct report *r, const void *data, FILE *f)
 {
 	const struct types *t = data;
 	char a[32], b[32];
 	char c[32];
 
-	fprintf(f, "live blocks by type (the class whose vtable a block starts with)%s%s%s\n",
+	fprintf(f, "live blocks by type (a C++ class: the vtable a block starts with; a Python "
+		"object's type)%s%s%s%s\n", t->have_stacks ? "; under each, its heaviest stacks" : "",
 		r->sample_period ? "; estimates: sampled" : "", r->diff ? "; NEW - OLD, OLD " : "",
 		r->diff ? r->base_source : "");
 	if (t->have_retained)
@@ -436,6 +471,8 @@ static void types_text(const struct report *r, const void *data, FILE *f)
 		if (t->have_retained)
 			fprintf(f, " %16s", figure(r, t->v[k].retained, c));
 		fprintf(f, "  %s\n", t->v[k].name ? t->v[k].name : "[untyped]");
+		if (t->have_stacks)
+			stacks_text(r, t, &t->v[k], f);
 	}
 	if (t->shown < t->n)
 		fprintf(f, "%zu more types (--top=0 shows all)\n", t->n - t->shown);
