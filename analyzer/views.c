@@ -33,8 +33,8 @@ void views_compile(struct view_opts *v)
 	compile("--focus", v->focus, &v->focus_re);
 	compile("--ignore", v->ignore, &v->ignore_re);
 	compile("--hide", v->hide, &v->hide_re);
-	compile("--focus=type:", v->focus_type, &v->focus_type_re);
-	compile("--ignore=type:", v->ignore_type, &v->ignore_type_re);
+	compile("--focus=type", v->focus_type, &v->focus_type_re);
+	compile("--ignore=type", v->ignore_type, &v->ignore_type_re);
 }
 
 void views_free(struct view_opts *v)
