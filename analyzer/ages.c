@@ -208,6 +208,6 @@ static void *ages_run(struct session *s)
 
 /* --older-than marks the blocks it leaves out and regroups the stacks */
 const struct analysis ages_analysis = {
-	"ages", IN_LIST, IN_MARKS | IN_STACKS, IN_COUNTERS, ages_wanted, ages_run, free,
+	"ages", IN_LIST | IN_TYPED, IN_MARKS | IN_STACKS, IN_COUNTERS, ages_wanted, ages_run, free,
 	&ages_section
 };

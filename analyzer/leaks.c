@@ -645,6 +645,6 @@ static void *leaks_run(struct session *s)
 
 /* each block's class: in its stack's flags, and in the graph's keys after it */
 const struct analysis leaks_analysis = {
-	"leaks", IN_GRAPH | IN_LIST, IN_MARKS | IN_KEYING | IN_STACKS, IN_COUNTERS, leaks_wanted,
+	"leaks", IN_GRAPH | IN_LIST | IN_TYPED, IN_MARKS | IN_KEYING | IN_STACKS, IN_COUNTERS, leaks_wanted,
 	leaks_run, free, &leaks_section
 };

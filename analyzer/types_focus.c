@@ -271,8 +271,8 @@ static const struct section_ops types_focus_section = {
 };
 
 /* before the rows that make the stacks again from the blocks not marked out (--leaks,
- * --older-than) and those that read the marks */
+ * --older-than: IN_TYPED) and those that read the marks */
 const struct analysis types_focus_analysis = {
-	"types focus", IN_LIST | IN_UNTAGGED, IN_MARKS | IN_STACKS, IN_COUNTERS,
+	"types focus", IN_LIST | IN_UNTAGGED, IN_TYPED | IN_MARKS | IN_STACKS, IN_COUNTERS,
 	types_focus_wanted, types_focus_run, free, &types_focus_section
 };

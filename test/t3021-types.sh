@@ -117,7 +117,9 @@ test_case '--by=type --focus=type: and --leaks: the table and the classes are of
 	heapprof-analyze --by=type --focus="type:^Cart" $T types.core | sed 1,2d >cart &&
 	echo "          14,400          300  Cart<int>" >want && expect_same want cart &&
 	heapprof-analyze --leaks=all --focus="type:^Customer\$" -f collapsed $T types.core >lk.col &&
-	[ "$(sum lk.col)" = 48000 ] && grep -q "^\[still reachable\];.*;make_customers;" lk.col
+	[ "$(sum lk.col)" = 48000 ] && grep -q "^\[still reachable\];.*;make_customers;" lk.col &&
+	heapprof-analyze --leaks=all --timeline --focus="type:^Customer\$" $T types.core >lk.txt &&
+	grep -qx "  still reachable: 48,000 bytes in 500 blocks" lk.txt || { cat lk.txt; false; }
 '
 
 test_case '--by=type --stacks: each type'"'"'s heaviest stacks under its row, text and json' '

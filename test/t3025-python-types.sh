@@ -50,7 +50,7 @@ for label in $PY_HEAP; do
 		heapprof-analyze -q --by=type -f json "$py" types.snap >types.json &&
 		compare types.json $inline >cmp && cat cmp && all_ok cmp 4
 	'
-	test_case "$label: a module'"'"'s type by its qualified name; --short-names drops the module" '
+	test_case "$label: a module's type by its qualified name; --short-names drops the module" '
 		heapprof-analyze -q --by=type "$py" types.snap >long.txt &&
 		heapprof-analyze -q --by=type --short-names "$py" types.snap >short.txt &&
 		grep "deque\$" long.txt >got && grep "deque\$" short.txt >>got &&
