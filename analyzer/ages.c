@@ -53,7 +53,7 @@ bool ages_block_ms(const struct hp_block *b, uint64_t *ms)
 }
 
 void ages_apply(const struct image *img, struct scan_result *scan, int64_t older_than_ms,
-		struct age_summary *sum)
+		bool keep_out, struct age_summary *sum)
 {
 	struct decode_buf *buf = xmalloc(sizeof(*buf));
 	uint64_t newest[3] = { 0 };	/* by version */
@@ -80,7 +80,7 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 
 		/* left out unless kept below: the heap graph's consumers skip it too; one
 		 * left out before (--focus=type:) stays out and out of the ages */
-		if (scan->list.v[i].out)
+		if (keep_out && scan->list.v[i].out)
 			continue;
 		scan->list.v[i].out = older_than_ms >= 0;
 		if (!scan_block_decoded(img, &scan->list.v[i], buf, &d))
@@ -200,7 +200,8 @@ static void *ages_run(struct session *s)
 {
 	struct age_summary *sum = xmalloc(sizeof(*sum));
 
-	ages_apply(&s->img, &s->scan, s->o->older_than_ms, sum);
+	ages_apply(&s->img, &s->scan, s->o->older_than_ms,
+		   s->o->view.focus_type || s->o->view.ignore_type, sum);
 	if (s->o->older_than_ms >= 0)
 		s->r.regrouped = true;	/* its stacks carry no counters */
 	return sum;

@@ -23,6 +23,7 @@
 #include "pyobj.h"
 #include "rd.h"
 #include "types.h"
+#include "types_stacks.h"
 #include "util.h"
 
 #define VTABLE_FOR "vtable for "

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "analysis.h"
-#include "types.h"
+#include "types_stacks.h"
 #include "util.h"
 
 /* One block's share: its row, its stack's key, which block (to find the stack again). */
