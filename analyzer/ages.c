@@ -53,7 +53,7 @@ bool ages_block_ms(const struct hp_block *b, uint64_t *ms)
 }
 
 void ages_apply(const struct image *img, struct scan_result *scan, int64_t older_than_ms,
-		struct age_summary *sum)
+		bool keep_out, struct age_summary *sum)
 {
 	struct decode_buf *buf = xmalloc(sizeof(*buf));
 	uint64_t newest[3] = { 0 };	/* by version */
@@ -78,7 +78,10 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 		uint64_t ms, age;
 		unsigned k = 0;
 
-		/* left out unless kept below: the heap graph's consumers skip it too */
+		/* left out unless kept below: the heap graph's consumers skip it too; one
+		 * left out before (--focus=type:) stays out and out of the ages */
+		if (keep_out && scan->list.v[i].out)
+			continue;
 		scan->list.v[i].out = older_than_ms >= 0;
 		if (!scan_block_decoded(img, &scan->list.v[i], buf, &d))
 			continue;
@@ -197,7 +200,8 @@ static void *ages_run(struct session *s)
 {
 	struct age_summary *sum = xmalloc(sizeof(*sum));
 
-	ages_apply(&s->img, &s->scan, s->o->older_than_ms, sum);
+	ages_apply(&s->img, &s->scan, s->o->older_than_ms,
+		   s->o->view.focus_type || s->o->view.ignore_type, sum);
 	if (s->o->older_than_ms >= 0)
 		s->r.regrouped = true;	/* its stacks carry no counters */
 	return sum;
@@ -205,6 +209,6 @@ static void *ages_run(struct session *s)
 
 /* --older-than marks the blocks it leaves out and regroups the stacks */
 const struct analysis ages_analysis = {
-	"ages", IN_LIST, IN_MARKS | IN_STACKS, IN_COUNTERS, ages_wanted, ages_run, free,
+	"ages", IN_LIST | IN_TYPED, IN_MARKS | IN_STACKS, IN_COUNTERS, ages_wanted, ages_run, free,
 	&ages_section
 };

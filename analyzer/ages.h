@@ -32,10 +32,11 @@ int64_t ages_parse_duration(const char *s);
 /*
  * Age every block of scan (made by scan_image_blocks_with) into *sum; with older_than_ms
  * >= 0, replace scan->stacks by the stacks of the blocks at least that old, and mark
- * the others out (scan_block.out).
+ * the others out (scan_block.out). keep_out: the blocks marked out already
+ * (--focus=type:) stay out and are not aged; else every block is.
  */
 void ages_apply(const struct image *img, struct scan_result *scan, int64_t older_than_ms,
-		struct age_summary *sum);
+		bool keep_out, struct age_summary *sum);
 
 /* A block's time in ms (v2: since the process start; v1: monotonic), or false (v1 with
  * none recorded). */

@@ -95,6 +95,9 @@ enum {
 	IN_REPORT = 1u << 12,	/* the report, built, viewed and differenced */
 	IN_UNTAGGED = 1u << 13,	/* the allocator's untagged chunks are blocks of the list
 				 * (when --untagged, or the dump has no heapprof block) */
+	IN_TYPED = 1u << 14,	/* the blocks of the types --focus=type: leaves out are
+				 * marked: the rows that make the stacks again of the
+				 * blocks not marked come after */
 };
 
 /* One dump (a core, a snapshot, raw images) being read: what the rows read and add to. */

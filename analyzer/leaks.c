@@ -327,7 +327,7 @@ static void join_classes(const struct lk *k, const struct scan_result *scan,
 	for (size_t i = 0; i < k->n; i++) {
 		struct decoded d;
 
-		if (scan_block_decoded(k->g->img, &k->b[i], buf, &d))
+		if (!k->b[i].out && scan_block_decoded(k->g->img, &k->b[i], buf, &d))
 			collect_add(&cc[state_class(k->b[i].state) +
 					(k->hide && k->hide[i] ? LEAK_NCLASSES : 0)], &d);
 	}
@@ -645,6 +645,6 @@ static void *leaks_run(struct session *s)
 
 /* each block's class: in its stack's flags, and in the graph's keys after it */
 const struct analysis leaks_analysis = {
-	"leaks", IN_GRAPH | IN_LIST, IN_MARKS | IN_KEYING | IN_STACKS, IN_COUNTERS, leaks_wanted,
+	"leaks", IN_GRAPH | IN_LIST | IN_TYPED, IN_MARKS | IN_KEYING | IN_STACKS, IN_COUNTERS, leaks_wanted,
 	leaks_run, free, &leaks_section
 };

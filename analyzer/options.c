@@ -126,6 +126,7 @@ static void split_at(const char *spec, const char *opt, struct sym_module *m)
 
 static void set_flag(struct options *o, const struct opt_def *d, const char *arg);
 static void set_string(struct options *o, const struct opt_def *d, const char *arg);
+static void set_view_regex(struct options *o, const struct opt_def *d, const char *arg);
 
 static void set_format(struct options *o, const struct opt_def *d, const char *arg)
 {
@@ -381,7 +382,10 @@ static const struct opt_def {
 	  offsetof(struct options, report.events),
 	  "each thread's last calls (HEAPPROF_EVENTS=N), oldest\nfirst, instead of the stacks" },
 	[OPT_STACKS] = { .name = "stacks", 'v', no_argument, NULL, set_flag,
-	  offsetof(struct options, report.event_stacks), "with --events: each call's stack too" },
+	  offsetof(struct options, report.event_stacks),
+	  "with --events: each call's stack too; with --by=type:\n"
+	  "under each type, the three stacks that made the most\n"
+	  "of its bytes" },
 	[OPT_BASE] = { .name = "base", 0, required_argument, "OLD", set_string,
 	  offsetof(struct options, base),
 	  "report NEW - OLD: CORE minus the core OLD of the same\n"
@@ -402,13 +406,17 @@ static const struct opt_def {
 	[OPT_BASEPROG] = { .name = "base-program", 0, required_argument, "FILE", set_string,
 	  offsetof(struct options, base_program),
 	  "OLD's executable, when PROGRAM was rebuilt since OLD" },
-	[OPT_FOCUS] = { .name = "focus", 0, required_argument, "REGEX", set_string,
+	[OPT_FOCUS] = { .name = "focus", 0, required_argument, "REGEX", set_view_regex,
 	  offsetof(struct options, view.focus),
 	  "keep only stacks with a frame whose name matches\n"
-	  "(REGEX: POSIX extended, matched against frame names)" },
-	[OPT_IGNORE] = { .name = "ignore", 0, required_argument, "REGEX", set_string,
+	  "(REGEX: POSIX extended, matched against frame names);\n"
+	  "type:REGEX keeps only the blocks of a type that matches\n"
+	  "(as --by=type names it, [untyped] for the rest): every\n"
+	  "report, table and graph is then of those blocks" },
+	[OPT_IGNORE] = { .name = "ignore", 0, required_argument, "REGEX", set_view_regex,
 	  offsetof(struct options, view.ignore),
-	  "leave out stacks with a frame whose name matches" },
+	  "leave out stacks with a frame whose name matches;\n"
+	  "type:REGEX leaves out the blocks of a type that matches" },
 	[OPT_HIDE] = { .name = "hide", 0, required_argument, "REGEX", set_string,
 	  offsetof(struct options, view.hide),
 	  "remove the frames whose name matches (e.g. '^operator new')" },
@@ -417,9 +425,11 @@ static const struct opt_def {
 	[OPT_BY] = { .name = "by", 0, required_argument, "WHAT", set_by, 0,
 	  "bottom-up table of self and total bytes per function,\n"
 	  "file or module (pprof's -top; text or json; --top=N rows);\n"
-	  "type: live blocks and bytes per C++ class (the vtable a\n"
-	  "block starts with; text, json or html), and what they\n"
-	  "retain with --metric=retained_space" },
+	  "type: live blocks and bytes per type: a C++ class (the\n"
+	  "vtable a block starts with) or a Python object's type\n"
+	  "(text, json or html), and what they retain with\n"
+	  "--metric=retained_space; with --focus or --ignore by\n"
+	  "frame, of the blocks those stacks made" },
 	[OPT_DEBUGDIR] = { .name = "debug-dir", 0, required_argument, "DIR", set_debugdir, 0,
 	  "look for separate debug info in DIR too (by build-id,\n"
 	  "DIR/.build-id/xx/rest.debug); repeatable" },
@@ -488,6 +498,19 @@ static void set_string(struct options *o, const struct opt_def *d, const char *a
 	*(const char **)((char *)o + d->field) = arg;
 }
 
+/* --focus, --ignore: REGEX is the frames'; type:REGEX the blocks' types', apart, so that
+ * one of each can be given */
+static void set_view_regex(struct options *o, const struct opt_def *d, const char *arg)
+{
+	bool focus = d->field == offsetof(struct options, view.focus);
+
+	if (strncmp(arg, "type:", 5)) {
+		set_string(o, d, arg);
+		return;
+	}
+	*(focus ? &o->view.focus_type : &o->view.ignore_type) = arg + 5;
+}
+
 /* ---- the rules ------------------------------------------------------------------- */
 
 /* Giving any of when gives option then too (with arg), unless it was given. */
@@ -529,6 +552,21 @@ static bool many_dumps_metric(const struct options *o)
 	return many_dumps(o) && (retained_metric(o) || o->by_type);
 }
 
+static bool stacks_alone(const struct options *o)
+{
+	return !GIVEN(o, O(EVENTS)) && !o->by_type;
+}
+
+static bool type_view(const struct options *o)
+{
+	return o->view.focus_type || o->view.ignore_type;
+}
+
+static bool many_dumps_types(const struct options *o)
+{
+	return many_dumps(o) && type_view(o);
+}
+
 static const struct refusal {
 	uint64_t when, with;
 	bool needs_with;
@@ -544,7 +582,7 @@ static const struct refusal {
 	/* the graph keys its blocks one way at a time */
 	{ O(WHY), 0, false, retained_metric,
 	  "--why tells what its blocks retain: no --metric=retained_space with it" },
-	{ O(STACKS), O(EVENTS), true, NULL, "--stacks (-v) goes with --events" },
+	{ O(STACKS), 0, false, stacks_alone, "--stacks (-v) goes with --events or --by=type" },
 	/* the peak table holds live bytes and blocks per stack and region, nothing else */
 	{ O(PEAK), O(BASE), false, NULL,
 	  "--peak with --base: for the peak against now use --peak-diff" },
@@ -554,6 +592,9 @@ static const struct refusal {
 	{ O(PEAK) | O(EVENTS), O(UNTAGGED), false, NULL,
 	  "--untagged counts the chunks live now: no --peak or --events with it" },
 	{ O(PEAK), 0, false, peak_metric, "--peak takes --metric=inuse_space or inuse_objects" },
+	/* the peak table has figures per stack, no blocks to read a type from */
+	{ O(PEAK) | O(PEAKDIFF), 0, false, type_view,
+	  "--focus=type: and --ignore=type: pick blocks: no --peak or --peak-diff with them" },
 	{ O(EVENTS), O(BASE) | O(FOCUS) | O(IGNORE) | O(HIDE) | O(MAXFRAMES) | O(BY), false, NULL,
 	  "--events lists calls, not stacks: no --base or views with it" },
 	{ O(EVENTS), 0, false, events_format,
@@ -571,6 +612,9 @@ static const struct refusal {
 	{ O(METRIC) | O(BY), 0, false, many_dumps_metric,
 	  "more than one CORE: no --metric=retained_space or --by=type, which read one heap's "
 	  "pointers and blocks (give one CORE)" },
+	{ O(FOCUS) | O(IGNORE), 0, false, many_dumps_types,
+	  "more than one CORE: no --focus=type: or --ignore=type:, which read one heap's "
+	  "blocks (give one CORE)" },
 };
 
 /* What an option needs of the format: core figures (OUT_* bits), or that it shows

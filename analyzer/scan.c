@@ -42,6 +42,25 @@ static uint16_t chunk_memo(const struct image *img, const struct seg *s, const s
 	return (uint16_t)(SCAN_CHUNK_KNOWN | (more >> 4) << 3 | (w & 7));
 }
 
+/* Block b's first word, from window s where it lies in it (the bytes after the header
+ * the scan just read): a type's reader then touches no page of the dump again. */
+static uint64_t first_memo(const struct image *img, const struct seg *s, const struct hp_block *b)
+{
+	unsigned char raw[8];
+	uint64_t w = 0;
+
+	if (b->size < img->wsize)
+		return 0;
+	if (s && b->user >= s->vaddr && b->user - s->vaddr <= s->size &&
+	    s->size - (b->user - s->vaddr) >= img->wsize)
+		memcpy(raw, s->data + (b->user - s->vaddr), img->wsize);
+	else if (!image_read(img, b->user, raw, img->wsize))
+		return 0;
+	for (unsigned k = 0; k < img->wsize; k++)
+		w |= (uint64_t)raw[k] << 8 * (img->big_endian ? img->wsize - 1 - k : k);
+	return w;
+}
+
 /*
  * Each thread lists its blocks in pieces of SCAN_PIECE blocks (4 MiB), never moved once
  * written: a list grown by realloc was copied as it grew (in the brk heap, where
@@ -52,7 +71,7 @@ static uint16_t chunk_memo(const struct image *img, const struct seg *s, const s
 #define SCAN_PIECE ((size_t)131072)
 
 static void keep_block(struct scan_result *out, const struct hp_block *b, unsigned below,
-		       uint16_t chunk)
+		       uint16_t chunk, uint64_t first)
 {
 	struct scan_blocks *l = &out->list;
 
@@ -69,7 +88,7 @@ static void keep_block(struct scan_result *out, const struct hp_block *b, unsign
 		.site = b->version == 2 ? b->site : 0,
 		.sampled = b->version == 2 && (b->flags & HP2_F_SAMPLED),
 		.time = b->version == 2 ? (uint16_t)hp2_time_encode(b->age_ms) : 0,
-		.below = below, .chunk = chunk };
+		.below = below, .chunk = chunk, .first = first };
 	out->listed++;
 }
 
@@ -113,7 +132,8 @@ static void found_block(const struct decode_src *src, const struct decoded *d, u
 	if (__builtin_add_overflow(out->bytes, b->size, &out->bytes))
 		out->bytes = UINT64_MAX;
 	if (out->keep_blocks)
-		keep_block(out, b, below, below ? chunk_memo(src->img, src->seg, b, below) : 0);
+		keep_block(out, b, below, below ? chunk_memo(src->img, src->seg, b, below) : 0,
+			   first_memo(src->img, src->seg, b));
 	collect_add(&out->found, d);
 }
 

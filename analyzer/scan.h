@@ -33,6 +33,10 @@ struct scan_block {
 	uint16_t chunk;		/* SCAN_CHUNK_KNOWN: the word below its header, which
 				 * is glibc's chunk size field when the block is in a
 				 * chunk of its own (scan_chunk_word); else 0 */
+	uint64_t first;		/* tagged: the first word of its user data, in the
+				 * target's word size and byte order, read while the
+				 * scan had it (--by=type's vtable pointer); 0 when the
+				 * block is shorter. Untagged: 0, not read */
 };
 
 /* A block with no heapprof header: an allocator's chunk in use, its memory and usable

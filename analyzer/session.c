@@ -70,7 +70,7 @@ static const struct analysis graph_analysis = {	/* it sorts the list by address 
 
 extern const struct analysis untagged_analysis, timeline_analysis, ages_analysis, memory_analysis,
 	leaks_analysis, retained_analysis, lifetimes_analysis, why_analysis, by_analysis,
-	types_analysis, types_retained_analysis;
+	types_analysis, types_retained_analysis, types_focus_analysis;
 
 /* Every analysis, once. The order is the sections' in the report (the timeline's last:
  * text draws it after the summary), and the order of rows whose needs leave it open. */
@@ -78,6 +78,7 @@ static const struct analysis *const analyses[] = {
 	&counts_analysis,
 	&alloc_analysis,
 	&untagged_analysis,
+	&types_focus_analysis,
 	&graph_analysis,
 	&leaks_analysis,
 	&ages_analysis,

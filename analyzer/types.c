@@ -3,13 +3,15 @@
  * type sources that knows it. A C++ object of a class with virtual functions starts
  * with its vtable pointer, which points into a "vtable for C" symbol of a module: the
  * block is a C (its dynamic type, a derived class's own). Blocks no source knows are
- * untyped. Words outside every module are not looked up, so a heap of pointers and
- * strings costs a sort, not a lookup a block. In a dump of a Python interpreter, a
+ * untyped. The first words come from the scan (scan_block.first); a word outside every
+ * module is not looked up, so a heap of pointers and strings costs a range test a
+ * block, and each distinct word inside one a lookup. In a dump of a Python interpreter, a
  * block still untyped that holds a Python object is of its type (pyobj.c), with the
  * buffers sys.getsizeof counts with it: blocks counts objects, bytes their blocks. With
  * the heap graph (--metric=retained_space), what each type's blocks retain too.
  */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +23,12 @@
 #include "pyobj.h"
 #include "rd.h"
 #include "types.h"
+#include "types_stacks.h"
 #include "util.h"
 
 #define VTABLE_FOR "vtable for "
+#define TYPE_STACKS 3		/* --stacks: the heaviest stacks shown a type */
+#define PREVIEW_FRAMES 4	/* ... each with so many frames */
 
 struct type_row {
 	const char *name;		/* the class; NULL: untyped */
@@ -31,6 +36,7 @@ struct type_row {
 	uint64_t retained;		/* with the heap graph: what its blocks dominate */
 	uint64_t key;			/* the order: bytes, or retained with the graph */
 	double wbytes, wblocks;		/* sampled blocks' weights, added at the end */
+	size_t made;			/* its index as count made it: its stacks' row */
 };
 
 struct types {
@@ -38,21 +44,78 @@ struct types {
 	size_t n, shown;		/* shown: the --top first */
 	bool have_retained;		/* --metric=retained_space: the graph's figures */
 	struct type_names names;	/* each block's */
+	struct type_stacks stacks;	/* --stacks: each row's heaviest (rows by made) */
+	bool have_stacks;
 };
 
-/* A block's first word, and which block. */
-struct first_word {
-	uint64_t w;
-	size_t i;
+/*
+ * A memo by address (a vtable pointer's class, a name's row): open addressing, the
+ * value a pointer or an index. The words of a heap repeat: a million Orders share a
+ * vtable pointer, so each is looked up once and no block list is sorted.
+ */
+struct memo {
+	uint64_t *key;
+	uintptr_t *val;
+	bool *used;
+	size_t cap, n;
 };
 
-static int word_cmp(const void *a, const void *b)
+static void memo_init(struct memo *m)
 {
-	const struct first_word *x = a, *y = b;
+	*m = (struct memo){ .cap = 64 };
+	m->key = xcalloc(m->cap, sizeof(*m->key));
+	m->val = xcalloc(m->cap, sizeof(*m->val));
+	m->used = xcalloc(m->cap, sizeof(*m->used));
+}
 
-	if (x->w != y->w)
-		return x->w < y->w ? -1 : 1;
-	return (x->i > y->i) - (x->i < y->i);
+static size_t memo_slot(const struct memo *m, uint64_t key)
+{
+	size_t i = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 17) & (m->cap - 1);
+
+	while (m->used[i] && m->key[i] != key)
+		i = (i + 1) & (m->cap - 1);
+	return i;
+}
+
+/* The value of key, or NULL when it has none yet. */
+static const uintptr_t *memo_get(const struct memo *m, uint64_t key)
+{
+	size_t i = memo_slot(m, key);
+
+	return m->used[i] ? &m->val[i] : NULL;
+}
+
+static void memo_put(struct memo *m, uint64_t key, uintptr_t val)
+{
+	size_t i;
+
+	if (2 * (m->n + 1) > m->cap) {
+		struct memo old = *m;
+
+		m->cap *= 2;
+		m->key = xcalloc(m->cap, sizeof(*m->key));
+		m->val = xcalloc(m->cap, sizeof(*m->val));
+		m->used = xcalloc(m->cap, sizeof(*m->used));
+		m->n = 0;
+		for (size_t k = 0; k < old.cap; k++)
+			if (old.used[k])
+				memo_put(m, old.key[k], old.val[k]);
+		free(old.key);
+		free(old.val);
+		free(old.used);
+	}
+	i = memo_slot(m, key);
+	m->n += !m->used[i];
+	m->used[i] = true;
+	m->key[i] = key;
+	m->val[i] = val;
+}
+
+static void memo_free(struct memo *m)
+{
+	free(m->key);
+	free(m->val);
+	free(m->used);
 }
 
 static int row_cmp(const void *a, const void *b)
@@ -108,7 +171,8 @@ static const char *class_of(struct session *s, struct type_names *tn, uint64_t w
 	return shown_name(s, tn, name + strlen(VTABLE_FOR));
 }
 
-/* A block's first word in the target's size and byte order; 0 when it has none. */
+/* A block's first word in the target's size and byte order (0 when it has none): the
+ * scan's, or read now for an untagged chunk, which the scan did not list. */
 static uint64_t first_word(const struct image *img, const struct scan_block *b)
 {
 	unsigned char buf[8];
@@ -116,6 +180,8 @@ static uint64_t first_word(const struct image *img, const struct scan_block *b)
 	uint64_t w = 0;
 	uint32_t w32;
 
+	if (b->version != SCAN_UNTAGGED)
+		return b->first;
 	if (b->size < img->wsize || !image_read(img, b->user, buf, img->wsize))
 		return 0;
 	if (img->wsize == 8)
@@ -126,46 +192,68 @@ static uint64_t first_word(const struct image *img, const struct scan_block *b)
 }
 
 /*
- * C++: a block starting with a pointer into a "vtable for C" symbol is a C. The
- * blocks are sorted by their first word, so each distinct word is looked up once, and
- * words outside every module are not looked up at all.
+ * C++: a block starting with a pointer into a "vtable for C" symbol is a C. Each
+ * distinct word is looked up once, and words outside every module (text, counters,
+ * pointers into the heap) not at all.
  */
 static void vtable_names(struct session *s, const uint8_t *want, struct type_names *tn)
 {
 	const struct scan_blocks *l = &s->scan.list;
-	struct first_word *fw = xmalloc((l->n ? l->n : 1) * sizeof(*fw));
-	size_t n = 0, nmods;
+	size_t nmods;
 	struct sym_module_info *mods = sym_modules(s->sym, &nmods);
+	uint64_t lo = nmods ? mods[0].start : 0, hi = 0;
+	struct memo seen;
 
-	for (size_t i = 0; i < l->n; i++)
-		if ((!want || want[i]) && !tn->of[i])
-			fw[n++] = (struct first_word){ first_word(&s->img, &l->v[i]), i };
-	qsort(fw, n, sizeof(*fw), word_cmp);
-	for (size_t k = 0; k < n;) {
-		size_t e = k;
-		const char *name = fw[k].w && !(fw[k].w % s->img.wsize) &&
-				   in_module(mods, nmods, fw[k].w) ? class_of(s, tn, fw[k].w) : NULL;
+	for (size_t k = 0; k < nmods; k++)
+		hi = mods[k].end > hi ? mods[k].end : hi;
+	memo_init(&seen);
+	for (size_t i = 0; i < l->n; i++) {
+		uint64_t w;
+		const uintptr_t *known;
 
-		for (; e < n && fw[e].w == fw[k].w; e++)
-			tn->of[fw[e].i] = name;
-		k = e;
+		if ((want && !want[i]) || tn->of[i])
+			continue;
+		w = first_word(&s->img, &l->v[i]);
+		if (!w || w < lo || w >= hi || w % s->img.wsize || !in_module(mods, nmods, w))
+			continue;
+		if (!(known = memo_get(&seen, w))) {
+			memo_put(&seen, w, (uintptr_t)class_of(s, tn, w));
+			known = memo_get(&seen, w);
+		}
+		tn->of[i] = (const char *)*known;
 	}
+	memo_free(&seen);
 	free(mods);
-	free(fw);
+}
+
+/* --short-names on a tp_name: a static type's is qualified by its module
+ * ("collections.OrderedDict", "_io.TextIOWrapper"): the part after the last dot, which
+ * lives as long as the whole */
+static const char *python_short(const char *name)
+{
+	const char *dot = name ? strrchr(name, '.') : NULL;
+
+	return dot && dot[1] ? dot + 1 : name;
 }
 
 /* Python: a block holding an object is of its ob_type's tp_name (none without Python). */
 static void python_names(struct session *s, const uint8_t *want, struct type_names *tn)
 {
 	const struct scan_blocks *l = &s->scan.list;
+	bool short_names = s->o->report.short_names;
 
 	if (!tn->py)
 		tn->py = pyobj_open_image(&s->img, s->o->sysroot);
 	if (!tn->py)
 		return;
-	for (size_t i = 0; i < l->n; i++)
-		if ((!want || want[i]) && !tn->of[i])
-			tn->of[i] = pyobj_type(tn->py, l->v[i].user, l->v[i].size);
+	for (size_t i = 0; i < l->n; i++) {
+		const char *name;
+
+		if ((want && !want[i]) || tn->of[i])
+			continue;
+		name = pyobj_type(tn->py, l->v[i].user, l->v[i].size);
+		tn->of[i] = short_names ? python_short(name) : name;
+	}
 }
 
 /* What can tell a block's type, tried in turn on the blocks still untyped. */
@@ -204,63 +292,54 @@ static struct type_row *row(struct types *t, const char *name, size_t *cap)
 			return &t->v[k];
 	if (t->n == *cap)
 		t->v = xrealloc(t->v, (*cap = *cap ? 2 * *cap : 16) * sizeof(*t->v));
-	t->v[t->n] = (struct type_row){ .name = name };
+	t->v[t->n] = (struct type_row){ .name = name, .made = t->n };
 	return &t->v[t->n++];
 }
 
-/* A block's name and index, to sort by the name's address: one row lookup a name. */
-struct named {
-	const char *name;
-	size_t i;
-};
-
-static int named_cmp(const void *a, const void *b)
-{
-	const struct named *x = a, *y = b;
-	uintptr_t p = (uintptr_t)x->name, q = (uintptr_t)y->name;
-
-	if (p != q)
-		return p < q ? -1 : 1;
-	return (x->i > y->i) - (x->i < y->i);
-}
-
 /* Each block shown counted in its type's row, a sampled block as the blocks it stands
- * for; row_of[i] gets block i's row (GRAPH_NONE: not shown). */
+ * for; row_of[i] gets block i's row (GRAPH_NONE: not shown). A name's row is found
+ * once: the last one, then a memo by the name's address. */
 static void count(struct session *s, struct types *t, const uint8_t *shown, uint32_t *row_of)
 {
 	const struct scan_blocks *l = &s->scan.list;
 	uint64_t period = s->scan.join.have_proc ? s->scan.join.proc.sample_period : 0;
-	struct named *nb = xmalloc((l->n ? l->n : 1) * sizeof(*nb));
-	size_t n = 0, cap = 0;
+	size_t cap = 0;
+	struct memo rows;
+	const char *last = NULL;
+	uint32_t last_row = GRAPH_NONE;
 
+	memo_init(&rows);
 	for (size_t i = 0; i < l->n; i++) {
+		const struct scan_block *x = &l->v[i];
+		const char *name = t->names.of[i];
+		struct type_row *tr;
+
 		row_of[i] = GRAPH_NONE;
-		if (shown[i])
-			nb[n++] = (struct named){ t->names.of[i], i };
-	}
-	qsort(nb, n, sizeof(*nb), named_cmp);
-	for (size_t k = 0; k < n;) {
-		size_t e = k;
-		uint32_t r = (uint32_t)(row(t, nb[k].name, &cap) - t->v);
+		if (!shown[i])
+			continue;
+		if (name != last || last_row == GRAPH_NONE) {
+			const uintptr_t *known = memo_get(&rows, (uintptr_t)name);
 
-		for (; e < n && nb[e].name == nb[k].name; e++) {
-			const struct scan_block *x = &l->v[nb[e].i];
-			struct type_row *tr = &t->v[r];
-
-			row_of[nb[e].i] = r;
-			if (x->sampled && period) {
-				double wt = decode_sample_weight(x->size, period);
-
-				tr->wblocks += wt;
-				tr->wbytes += wt * (double)x->size;
-			} else {
-				tr->blocks++;
-				tr->bytes += x->size;
+			if (!known) {
+				memo_put(&rows, (uintptr_t)name, (uintptr_t)(row(t, name, &cap) - t->v));
+				known = memo_get(&rows, (uintptr_t)name);
 			}
+			last = name;
+			last_row = (uint32_t)*known;
 		}
-		k = e;
+		row_of[i] = last_row;
+		tr = &t->v[last_row];
+		if (x->sampled && period) {
+			double wt = decode_sample_weight(x->size, period);
+
+			tr->wblocks += wt;
+			tr->wbytes += wt * (double)x->size;
+		} else {
+			tr->blocks++;
+			tr->bytes += x->size;
+		}
 	}
-	free(nb);
+	memo_free(&rows);
 }
 
 /* Sampled blocks' weights into the counts (a move may leave -0.0001). */
@@ -362,6 +441,8 @@ static void *types_run(struct session *s)
 	round_weights(t);
 	if (s->graph && s->graph->n == l->n)
 		retained(s, t, row_of);
+	if ((t->have_stacks = s->o->report.event_stacks))
+		types_stacks_make(s, row_of, t->n, TYPE_STACKS, &t->stacks);
 	for (size_t k = 0; k < t->n; k++)
 		t->v[k].key = t->have_retained ? t->v[k].retained : t->v[k].bytes;
 	free(row_of);
@@ -377,6 +458,8 @@ static void types_free(void *state)
 	struct types *t = state;
 
 	types_names_free(&t->names);
+	if (t->have_stacks)
+		types_stacks_free(&t->stacks);
 	free(t->v);
 	free(t);
 }
@@ -418,13 +501,39 @@ static const char *figure(const struct report *r, uint64_t v, char *buf)
 	return r->diff ? fmt_signed_thousands((int64_t)v, buf) : fmt_thousands(v, buf);
 }
 
+/* --stacks: under a row, its heaviest stacks as previews */
+static void stacks_text(const struct report *r, const struct types *t, const struct type_row *row,
+			FILE *f)
+{
+	const struct type_stacks *ts = &t->stacks;
+	char a[32], b[32];
+
+	for (size_t j = ts->start[row->made]; j < ts->start[row->made + 1]; j++) {
+		const struct type_stack *st = &ts->v[j];
+
+		fprintf(f, "%16s %12s", fmt_thousands(st->bytes, a), fmt_thousands(st->blocks, b));
+		if (t->have_retained)
+			fprintf(f, " %16s", "");
+		fputs("    ", f);
+		if (st->nframes)
+			report_preview(r, st->frames, st->nframes, st->key, PREVIEW_FRAMES, f);
+		else
+			fputs("[no stack]", f);
+		fputc('\n', f);
+	}
+	if (ts->more[row->made])
+		fprintf(f, "%*s    %zu more stacks\n", t->have_retained ? 46 : 29, "",
+			ts->more[row->made]);
+}
+
 static void types_text(const struct report *r, const void *data, FILE *f)
 {
 	const struct types *t = data;
 	char a[32], b[32];
 	char c[32];
 
-	fprintf(f, "live blocks by type (the class whose vtable a block starts with)%s%s%s\n",
+	fprintf(f, "live blocks by type (a C++ class: the vtable a block starts with; a Python "
+		"object's type)%s%s%s%s\n", t->have_stacks ? "; under each, its heaviest stacks" : "",
 		r->sample_period ? "; estimates: sampled" : "", r->diff ? "; NEW - OLD, OLD " : "",
 		r->diff ? r->base_source : "");
 	if (t->have_retained)
@@ -436,6 +545,8 @@ static void types_text(const struct report *r, const void *data, FILE *f)
 		if (t->have_retained)
 			fprintf(f, " %16s", figure(r, t->v[k].retained, c));
 		fprintf(f, "  %s\n", t->v[k].name ? t->v[k].name : "[untyped]");
+		if (t->have_stacks)
+			stacks_text(r, t, &t->v[k], f);
 	}
 	if (t->shown < t->n)
 		fprintf(f, "%zu more types (--top=0 shows all)\n", t->n - t->shown);
@@ -450,6 +561,27 @@ static void json_figure(const struct report *r, const char *name, uint64_t v, FI
 		fprintf(f, "%s%" PRIu64, name, v);
 }
 
+/* --stacks: a row's heaviest stacks, each frame by name */
+static void stacks_json(const struct types *t, const struct type_row *row, FILE *f)
+{
+	const struct type_stacks *ts = &t->stacks;
+	char buf[512];
+
+	fputs(", \"stacks\": [", f);
+	for (size_t j = ts->start[row->made]; j < ts->start[row->made + 1]; j++) {
+		const struct type_stack *st = &ts->v[j];
+
+		fprintf(f, "%s{\"bytes\": %" PRIu64 ", \"blocks\": %" PRIu64 ", \"frames\": [",
+			j > ts->start[row->made] ? ", " : "", st->bytes, st->blocks);
+		for (unsigned k = 0; k < st->nframes; k++) {
+			fputs(k ? ", " : "", f);
+			json_str(report_frame_name(&st->frames[k], buf, sizeof(buf)), false, f);
+		}
+		fputs("]}", f);
+	}
+	fprintf(f, "], \"more_stacks\": %zu", ts->more[row->made]);
+}
+
 static void types_json(const struct report *r, const void *data, const struct report_out *o)
 {
 	const struct types *t = data;
@@ -462,6 +594,8 @@ static void types_json(const struct report *r, const void *data, const struct re
 		json_figure(r, ", \"bytes\": ", t->v[k].bytes, o->f);
 		if (t->have_retained)
 			json_figure(r, ", \"retained_bytes\": ", t->v[k].retained, o->f);
+		if (t->have_stacks)
+			stacks_json(t, &t->v[k], o->f);
 		fputc('}', o->f);
 	}
 	fputs(t->shown ? "\n  ],\n" : "],\n", o->f);

@@ -1,7 +1,8 @@
 /*
  * --by=type (types.c): the live blocks by what the dump says they are (a C++ class from
- * the vtable pointer a block starts with, a Python object's type), as a report section; and each block's type
- * for the other analyses that pick blocks by it (--why=TYPE-REGEX).
+ * the vtable pointer a block starts with, a Python object's type), as a report section;
+ * each block's type for the other analyses that pick blocks by it (--why=TYPE-REGEX,
+ * --focus=type:, types_focus.c).
  */
 #ifndef HP_TYPES_H
 #define HP_TYPES_H

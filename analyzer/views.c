@@ -33,6 +33,8 @@ void views_compile(struct view_opts *v)
 	compile("--focus", v->focus, &v->focus_re);
 	compile("--ignore", v->ignore, &v->ignore_re);
 	compile("--hide", v->hide, &v->hide_re);
+	compile("--focus=type", v->focus_type, &v->focus_type_re);
+	compile("--ignore=type", v->ignore_type, &v->ignore_type_re);
 }
 
 void views_free(struct view_opts *v)
@@ -43,6 +45,10 @@ void views_free(struct view_opts *v)
 		regfree(&v->ignore_re);
 	if (v->hide)
 		regfree(&v->hide_re);
+	if (v->focus_type)
+		regfree(&v->focus_type_re);
+	if (v->ignore_type)
+		regfree(&v->ignore_type_re);
 }
 
 bool views_active(const struct view_opts *v)
@@ -63,6 +69,22 @@ static bool any_frame(const struct report_stack *s, const regex_t *re)
 		if (frame_matches(&s->frames[j], re))
 			return true;
 	return false;
+}
+
+bool views_stack_kept(const struct view_opts *v, const struct report_frame *f, unsigned n)
+{
+	const struct report_stack st = { .frames = f, .nframes = n };
+
+	return !(v->focus && !any_frame(&st, &v->focus_re)) &&
+	       !(v->ignore && any_frame(&st, &v->ignore_re));
+}
+
+bool views_type_kept(const struct view_opts *v, const char *type)
+{
+	const char *name = type ? type : "[untyped]";
+
+	return !(v->focus_type && regexec(&v->focus_type_re, name, 0, NULL, 0)) &&
+	       !(v->ignore_type && !regexec(&v->ignore_type_re, name, 0, NULL, 0));
 }
 
 static int str_cmp(const char *a, const char *b)
@@ -244,8 +266,7 @@ void views_apply(struct report *r, const struct view_opts *v, bool cut)
 		struct report_frame *fr;
 		unsigned k = 0;
 
-		if ((v->focus && !any_frame(&st, &v->focus_re)) ||
-		    (v->ignore && any_frame(&st, &v->ignore_re))) {
+		if (!views_stack_kept(v, st.frames, st.nframes)) {
 			dropped++;
 			dropped_value = add_sat(dropped_value, st.value);
 			free((void *)st.sizes);

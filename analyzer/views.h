@@ -18,6 +18,9 @@ enum view_by { BY_NONE, BY_FUNCTION, BY_FILE, BY_MODULE };
 struct view_opts {
 	const char *focus, *ignore, *hide;	/* POSIX extended regexes, NULL = none */
 	regex_t focus_re, ignore_re, hide_re;
+	const char *focus_type, *ignore_type;	/* --focus=type:REGEX, --ignore=type:...:
+						 * matched against a block's type (types.h) */
+	regex_t focus_type_re, ignore_type_re;
 	unsigned max_frames;			/* 0: all */
 	enum view_by by;
 	size_t top;				/* the cut, made after the view */
@@ -27,6 +30,11 @@ struct view_opts {
 /* Compile the regexes; exits with a usage message naming the bad one. */
 void views_compile(struct view_opts *v);
 void views_free(struct view_opts *v);
+/* Does a stack of these frames pass --focus and --ignore (by frame)? */
+bool views_stack_kept(const struct view_opts *v, const struct report_frame *f, unsigned n);
+/* Does a block of this type (NULL: untyped, matched as "[untyped]") pass --focus=type:
+ * and --ignore=type:? */
+bool views_type_kept(const struct view_opts *v, const char *type);
 /* Does anything need every stack symbolized (report_build with no cut)? */
 bool views_active(const struct view_opts *v);
 /*

@@ -50,6 +50,14 @@ for label in $PY_HEAP; do
 		heapprof-analyze -q --by=type -f json "$py" types.snap >types.json &&
 		compare types.json $inline >cmp && cat cmp && all_ok cmp 4
 	'
+	test_case "$label: a module's type by its qualified name; --short-names drops the module" '
+		heapprof-analyze -q --by=type "$py" types.snap >long.txt &&
+		heapprof-analyze -q --by=type --short-names "$py" types.snap >short.txt &&
+		grep "deque\$" long.txt >got && grep "deque\$" short.txt >>got &&
+		printf "%s\n" "300 collections.deque" "300 deque" >want &&
+		awk "{ print \$2, \$3 }" got >got2 && expect_same want got2 &&
+		sed -n 1p long.txt | grep -q "Python object" || { sed -n 1p long.txt; false; }
+	'
 	[ -z "$core" ] || test_case "$label: the same from a gcore core, and in text" '
 		heapprof-analyze -q --by=type "$py" types.core >types.txt &&
 		heapprof-analyze -q --by=type -f json "$py" types.core >core.json &&

@@ -1,10 +1,10 @@
 # Run by t3025-python-types.sh (PYTHONMALLOC=malloc, under heapprof.so or not): a heap of
-# known Python types, and what the script counts of them itself, then waits to be dumped.
+# known Python types (and 300 of a module's type, collections.deque), and what the script counts of them itself, then waits to be dumped.
 #   count TYPE BYTES N   sys.getsizeof summed over N objects of TYPE: every object the
 #                        collector tracks (gc.get_objects()) and what they refer to,
 #                        each once
 #   ready                dump now
-import gc, signal, sys
+import collections, gc, signal, sys
 
 
 class Record:
@@ -16,6 +16,7 @@ class Record:
 
 records = [Record(i) for i in range(20000)]
 index = {'key-%06d' % i: 'value %d ' % i * (i % 40 + 1) for i in range(20000)}
+queues = [collections.deque() for i in range(300)]	# tp_name "collections.deque"
 
 
 def count():
