@@ -8,11 +8,17 @@
 #define HP_HOOKS_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "arena.h"
+#include "block.h"
+#include "boot.h"
 #include "compiler.h"
+#include "events.h"
 #include "hooks.h"
 #include "options.h"
+#include "real.h"
 
 /* Set while this thread unwinds, so that an allocation made by the unwinder itself
  * is tagged without a stack instead of recursing. */
@@ -52,6 +58,56 @@ static inline __attribute__((always_inline)) bool hooks_sample_take(uint64_t siz
 		return false;
 	}
 	return hooks_sample_point(size, flags);
+}
+
+struct unwind_start;
+
+/* An event for the thread's ring (HEAPPROF_EVENTS): the program's calls only, not
+ * those heapprof makes itself while it unwinds (pthread_getattr_np's, say). */
+#define HOOK_EVENT(entry, a, b, result, block)                                             \
+	do {                                                                               \
+		if (unlikely(hp_opt.events) && !in_hook)                                   \
+			events_add(entry, (uint64_t)(a), (uint64_t)(b), (uint64_t)(result), \
+				   block);                                                 \
+	} while (0)
+
+/*
+ * The tagging path (hooks_tag.c), one function per entry point, each taking the
+ * caller's place as UNWIND_START saw it in the export. malloc and calloc: the calls
+ * sampling does not leave out at once (hooks_sample_skips); out of line, so that a
+ * left-out block goes from the export to the allocator by a tail call.
+ */
+HP_HIDDEN void *hooks_tag_malloc(size_t size, const struct unwind_start *st);
+HP_HIDDEN void *hooks_tag_calloc(size_t n, size_t elem, const struct unwind_start *st);
+HP_HIDDEN void *hooks_tag_realloc(void *p, size_t size, unsigned entry,
+				  const struct unwind_start *st);
+HP_HIDDEN void *hooks_tag_reallocarray(void *p, size_t n, size_t elem,
+				       const struct unwind_start *st);
+HP_HIDDEN int hooks_tag_posix_memalign(void **out, size_t align, size_t size,
+				       const struct unwind_start *st);
+HP_HIDDEN void *hooks_tag_aligned_alloc(size_t align, size_t size, const struct unwind_start *st);
+HP_HIDDEN void *hooks_tag_memalign(size_t align, size_t size, const struct unwind_start *st);
+HP_HIDDEN void *hooks_tag_valloc(size_t size, const struct unwind_start *st);
+HP_HIDDEN void *hooks_tag_pvalloc(size_t size, const struct unwind_start *st);
+HP_HIDDEN size_t hooks_tag_usable_size(void *p);
+/* free's call in the event ring (HEAPPROF_EVENTS only), with free's own stack */
+HP_HIDDEN void hooks_tag_free_event(void *p, const struct unwind_start *st);
+/* free of a block whose tag word carries our magic: checked whole, then counted */
+HP_HIDDEN void hooks_free_tagged(void *p);
+
+/*
+ * A block without our magic (allocated before us, or left out by sampling) goes
+ * straight to the allocator from here: the tagged path, and the registers it saves,
+ * stay out of line, so free of an unsampled block costs a load and a compare.
+ */
+static inline __attribute__((always_inline)) void hooks_free_block(void *p)
+{
+	if (!p || arena_owns(p))
+		return;
+	if (block_has_magic(p))
+		hooks_free_tagged(p);
+	else if (boot_ensure())
+		hp_real.free(p);	/* not ours: allocated before us, or not sampled */
 }
 
 /*
