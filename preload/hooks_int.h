@@ -1,8 +1,9 @@
 /*
  * What the files of the malloc family (hooks*.c) share and no other file sees: the
  * re-entry flag, the tagging switches, and the inline first step of sampling.
- * hooks.c: the exported entry points and the tagging path behind them;
- * hooks_sample.c: HEAPPROF_SAMPLE and the switches; hooks_start.c: start-up and fork.
+ * hooks.c: the exported entry points; hooks_tag.c: the tagging path behind them;
+ * hooks_stack.c: stacks with Python frames; hooks_sample.c: HEAPPROF_SAMPLE and the
+ * switches; hooks_start.c: start-up and fork.
  */
 #ifndef HP_HOOKS_INT_H
 #define HP_HOOKS_INT_H
@@ -114,9 +115,15 @@ static inline __attribute__((always_inline)) void hooks_free_block(void *p)
  * Python frames a stack may hold (each a pair of words after the native pcs): 0 while
  * no interpreter heapprof knows runs here, or with HEAPPROF_PYTHON=0; else
  * HEAPPROF_FRAMES, and never so many that a record could pass HP2_MAX_FRAMES words.
- * Set once by hooks_start_python(), before the program's own code runs.
+ * Set once by hooks_start_python(), before the program's own code runs; hooks_stack.c
+ * keeps it.
  */
 extern unsigned hooks_python_pairs HP_HIDDEN;
+
+/* tag()'s site when Python frames may be recorded (hooks_stack.c): out of line, so
+ * that a process without Python keeps the native path as it was. */
+struct hp_site_rec;
+HP_HIDDEN struct hp_site_rec *hooks_site_python(const struct unwind_start *st, unsigned entry);
 
 /* Start-up (hooks_start.c), in this order, from hooks.c's constructor. */
 HP_HIDDEN void hooks_start_process(void);

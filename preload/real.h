@@ -58,7 +58,7 @@ HP_HIDDEN void real_resolve(void);
 
 /*
  * Whether the aligned_alloc the program would have had without us takes an alignment
- * that is not a power of two (libcs differ, see hooks.c); errno as it left it if not.
+ * that is not a power of two (libcs differ, see hooks_tag.c); errno as it left it if not.
  * Written once (real.c) over the pair real_aligned_pair() gives.
  */
 HP_HIDDEN bool real_takes_align(size_t align);
