@@ -61,6 +61,7 @@ static inline __attribute__((always_inline)) bool hooks_sample_take(uint64_t siz
 	return hooks_sample_point(size, flags);
 }
 
+struct interp;
 struct unwind_start;
 
 /* An event for the thread's ring (HEAPPROF_EVENTS): the program's calls only, not
@@ -118,7 +119,9 @@ static inline __attribute__((always_inline)) void hooks_free_block(void *p)
  * Set once by hooks_start_python(), before the program's own code runs; hooks_stack.c
  * keeps it.
  */
-extern unsigned hooks_python_pairs HP_HIDDEN;
+extern unsigned hooks_interp_pairs HP_HIDDEN;
+/* the interpreter whose frames those are (interp.h), set before hooks_interp_pairs */
+extern const struct interp *hooks_interp HP_HIDDEN;
 
 /* tag()'s site when Python frames may be recorded (hooks_stack.c): out of line, so
  * that a process without Python keeps the native path as it was. */

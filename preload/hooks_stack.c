@@ -1,7 +1,8 @@
 /*
- * The caller's stack with its Python frames (python.h): the native walk, then the
- * interpreter's frames as word pairs after it (include/heapprof_format.h). Only for
- * processes where Python runs; the native-only path is inline in hooks_tag.c.
+ * The caller's stack with its interpreter's frames (interp.h; Python's today): the
+ * native walk, then those frames as word pairs after it (include/heapprof_format.h).
+ * Only for processes where an interpreter runs; the native-only path is inline in
+ * hooks_tag.c.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -10,11 +11,12 @@
 #include "block.h"
 #include "hooks.h"
 #include "hooks_int.h"
-#include "python.h"
+#include "interp.h"
 #include "table.h"
 #include "unwind.h"
 
-unsigned hooks_python_pairs;	/* hooks_int.h */
+unsigned hooks_interp_pairs;	/* hooks_int.h */
+const struct interp *hooks_interp;	/* hooks_int.h */
 
 /*
  * The thread's Python frames, innermost first, as word pairs (include/heapprof_format.h)
@@ -23,12 +25,13 @@ unsigned hooks_python_pairs;	/* hooks_int.h */
  */
 static __attribute__((noinline)) unsigned python_words(uintptr_t *w, unsigned max)
 {
-	struct python_frame f[max];
-	unsigned n = python_capture(f, max);
+	const struct interp *in = hooks_interp;
+	struct interp_frame f[max];
+	unsigned n = in->capture(f, max);
 
 	for (unsigned i = 0; i < n; i++) {
-		const void *rec = python_remember(f[i].code);
-		unsigned fl = f[i].flags & PYTHON_F_ENTRY ? HP2_PYFRAME_ENTRY : 0;
+		const void *rec = in->remember(f[i].code);
+		unsigned fl = f[i].flags & INTERP_F_ENTRY ? HP2_PYFRAME_ENTRY : 0;
 
 		/* no record (memory, or one being made right now): the object names it,
 		 * while it lives */
@@ -40,7 +43,7 @@ static __attribute__((noinline)) unsigned python_words(uintptr_t *w, unsigned ma
 
 /*
  * Append the Python words after the n native pcs of a capture (pcs has room for
- * 2 * hooks_python_pairs more after pcs[n]); returns how many, and *py their hash for the
+ * 2 * hooks_interp_pairs more after pcs[n]); returns how many, and *py their hash for the
  * walk memo. keep: the native pcs the stack keeps (n, or n - 1 when the walk was cut):
  * what the record's HP2_MAX_FRAMES leaves to Python.
  */
@@ -48,8 +51,8 @@ static unsigned python_append(uintptr_t *pcs, unsigned n, unsigned keep, uint64_
 {
 	unsigned max = (HP2_MAX_FRAMES - keep) / 2, nw;
 
-	if (max > hooks_python_pairs)
-		max = hooks_python_pairs;
+	if (max > hooks_interp_pairs)
+		max = hooks_interp_pairs;
 	nw = max ? python_words(pcs + n, max) : 0;
 	*py = table_words_hash(pcs + n, nw);
 	return nw;
@@ -74,7 +77,7 @@ __attribute__((noinline)) struct hp_site_rec *hooks_site_python(const struct unw
 							     unsigned entry)
 {
 	/* one frame more than kept: a walk that fills it was cut; then the Python words */
-	uintptr_t pcs[hp_frames + 1 + 2 * hooks_python_pairs];
+	uintptr_t pcs[hp_frames + 1 + 2 * hooks_interp_pairs];
 	struct table_memo *memo;
 	uint64_t walk, py;
 	unsigned n, keep, nw;
@@ -96,7 +99,7 @@ __attribute__((noinline)) struct hp_site_rec *hooks_site_python(const struct unw
  */
 uint32_t hooks_stack_id(const struct unwind_start *st)
 {
-	unsigned pairs = __atomic_load_n(&hooks_python_pairs, __ATOMIC_RELAXED);
+	unsigned pairs = __atomic_load_n(&hooks_interp_pairs, __ATOMIC_RELAXED);
 	uintptr_t pcs[hp_frames + 1 + 2 * pairs];
 	unsigned n, keep, nw;
 	uint32_t stack;

@@ -68,7 +68,7 @@ static inline __attribute__((always_inline)) uint32_t site_take(uint64_t size, u
 		unsigned n, sflags;
 
 		in_hook = true;
-		if (unlikely(__atomic_load_n(&hooks_python_pairs, __ATOMIC_RELAXED))) {
+		if (unlikely(__atomic_load_n(&hooks_interp_pairs, __ATOMIC_RELAXED))) {
 			s = hooks_site_python(st, entry);
 		} else {
 			n = unwind_capture_walk(pcs, hp_frames + 1, st, &walk);

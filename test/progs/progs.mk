@@ -224,7 +224,7 @@ check-build: $(P)/libpycapture.so $(P)/pyhost
 $(P)/pyhost: test/progs/pyhost.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $< -ldl
-$(P)/libpycapture.so: test/progs/pycapture.c preload/python.c preload/python.h preload/util.c \
+$(P)/libpycapture.so: test/progs/pycapture.c preload/python.c preload/python.h preload/interp.h preload/util.c \
 		analyzer/python.c analyzer/python.h include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -Ipreload -Ianalyzer -fPIC -shared \

@@ -85,7 +85,7 @@ EXPORT unsigned pyc_init(void)
  */
 EXPORT int pyc_capture(char *out, size_t cap)
 {
-	struct python_frame f[64];
+	struct interp_frame f[64];
 	struct py_mem m = { read_self, NULL };
 	unsigned n = python_capture(f, 64), version = python_init();
 	size_t len = 0;
@@ -108,7 +108,7 @@ EXPORT int pyc_capture(char *out, size_t cap)
 /* The cost of a capture of the calling thread's frames, and of naming them, in ns. */
 EXPORT double pyc_bench(int iterations, int remember)
 {
-	struct python_frame f[64];
+	struct interp_frame f[64];
 	struct timespec a, b;
 	unsigned n = 0;
 
