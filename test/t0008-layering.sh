@@ -1,5 +1,5 @@
 #!/bin/sh
-# The analyzer's layers (docs/STYLE.md's "a file includes what is below it"): writers
+# The layers (docs/STYLE.md's "a file includes what is below it"): the analyzer's writers
 # print a report through report.h alone, its sections through the report's list; no
 # two modules depend on each other, by #include or by a symbol one object takes from
 # another. Modules as test/helpers/module-graph.py tells them (a package sharing a
@@ -40,6 +40,13 @@ test_case 'the glibc reader is a row of the allocator readers'"'"' table' '
 	grep -l "alloc_glibc" "$A"/*.c "$A"/*.h | sed "s|.*/||" >found &&
 	printf "%s\n" alloc.c alloc_glibc.c alloc_int.h >want && expect_same want found &&
 	grep -A3 "readers\[\] = {" "$A/alloc.c" | grep -q "&alloc_glibc_reader,"
+'
+
+test_case 'the preload reaches Python through interp.h: python.c is a row of interp.c'"'"'s table' '
+	grep -l "python_init\|python_capture\|python_remember\|python_interp" \
+		"$SRC_DIR"/preload/*.c "$SRC_DIR"/preload/*.h | sed "s|.*/||" | sort >found &&
+	printf "%s\n" interp.c interp.h python.c python.h >want && expect_same want found &&
+	grep -A2 "interps\[\] = {" "$SRC_DIR/preload/interp.c" | grep -q "&python_interp,"
 '
 
 # the check itself, on made-up trees: two modules including each other; two files of a
