@@ -25,7 +25,6 @@
 #include "hooks_int.h"
 #include "oom.h"
 #include "options.h"
-#include "python.h"
 #include "real.h"
 #include "table.h"
 #include "triggers.h"
@@ -238,5 +237,5 @@ __attribute__((constructor)) static void hooks_start(void)
 #endif
 	hooks_start_process();
 	check_first();
-	hooks_start_python();
+	hooks_start_interp();
 }

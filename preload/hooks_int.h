@@ -116,7 +116,7 @@ static inline __attribute__((always_inline)) void hooks_free_block(void *p)
  * Python frames a stack may hold (each a pair of words after the native pcs): 0 while
  * no interpreter heapprof knows runs here, or with HEAPPROF_PYTHON=0; else
  * HEAPPROF_FRAMES, and never so many that a record could pass HP2_MAX_FRAMES words.
- * Set once by hooks_start_python(), before the program's own code runs; hooks_stack.c
+ * Set once by hooks_start_interp(), before the program's own code runs; hooks_stack.c
  * keeps it.
  */
 extern unsigned hooks_interp_pairs HP_HIDDEN;
@@ -126,10 +126,10 @@ extern const struct interp *hooks_interp HP_HIDDEN;
 /* tag()'s site when Python frames may be recorded (hooks_stack.c): out of line, so
  * that a process without Python keeps the native path as it was. */
 struct hp_site_rec;
-HP_HIDDEN struct hp_site_rec *hooks_site_python(const struct unwind_start *st, unsigned entry);
+HP_HIDDEN struct hp_site_rec *hooks_site_interp(const struct unwind_start *st, unsigned entry);
 
 /* Start-up (hooks_start.c), in this order, from hooks.c's constructor. */
 HP_HIDDEN void hooks_start_process(void);
-HP_HIDDEN void hooks_start_python(void);
+HP_HIDDEN void hooks_start_interp(void);
 
 #endif

@@ -73,7 +73,7 @@ static unsigned python_close(uintptr_t *pcs, unsigned n, unsigned keep, unsigned
  * after it. Out of line, so that a process without Python keeps the native path as
  * it was (its frame, and this larger one, only where Python runs).
  */
-__attribute__((noinline)) struct hp_site_rec *hooks_site_python(const struct unwind_start *st,
+__attribute__((noinline)) struct hp_site_rec *hooks_site_interp(const struct unwind_start *st,
 							     unsigned entry)
 {
 	/* one frame more than kept: a walk that fills it was cut; then the Python words */

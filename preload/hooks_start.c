@@ -130,7 +130,7 @@ static void hooks_thread_end(void)
  * expand $ORIGIN and search the caller's RUNPATH, so every dlopen of the program could
  * find other libraries.
  */
-void hooks_start_python(void)
+void hooks_start_interp(void)
 {
 	unsigned pairs = hp_frames < HP2_MAX_FRAMES / 2 ? hp_frames : HP2_MAX_FRAMES / 2;
 	const struct interp *in = NULL;
@@ -154,7 +154,7 @@ void hooks_start_python(void)
 	}
 }
 
-/* All of start-up but the check of hooks.c's own names and Python (hooks_start_python). */
+/* All of start-up but the check of hooks.c's own names and Python (hooks_start_interp). */
 void hooks_start_process(void)
 {
 	boot_ensure();

@@ -20,7 +20,6 @@
 #include "hooks_int.h"
 #include "oom.h"
 #include "options.h"
-#include "python.h"
 #include "real.h"
 #include "table.h"
 #include "triggers.h"
@@ -69,7 +68,7 @@ static inline __attribute__((always_inline)) uint32_t site_take(uint64_t size, u
 
 		in_hook = true;
 		if (unlikely(__atomic_load_n(&hooks_interp_pairs, __ATOMIC_RELAXED))) {
-			s = hooks_site_python(st, entry);
+			s = hooks_site_interp(st, entry);
 		} else {
 			n = unwind_capture_walk(pcs, hp_frames + 1, st, &walk);
 			memo = table_memo_find(walk);
