@@ -59,12 +59,8 @@ HP_HIDDEN void real_resolve(void);
 /*
  * Whether the aligned_alloc the program would have had without us takes an alignment
  * that is not a power of two (libcs differ, see hooks_tag.c); errno as it left it if not.
- * Written once (real.c) over the pair real_aligned_pair() gives.
+ * Written once (real.c) over the pair real_aligned_pair() gives (real_int.h).
  */
 HP_HIDDEN bool real_takes_align(size_t align);
-
-/* The aligned_alloc and free the program would have had without us, from one
- * allocator; false if there is no such pair (alignments then go memalign's way). */
-HP_HIDDEN bool real_aligned_pair(void *(**aligned_alloc)(size_t, size_t), void (**free)(void *));
 
 #endif
