@@ -1,6 +1,6 @@
 /*
  * Interpreters whose frames heapprof.so records in native allocation stacks, behind one
- * interface, as struct unwinder is for unwinders: each runtime is one file (python.c)
+ * interface, as struct unwinder is for unwinders: each runtime is one file (interp_python.c)
  * and one row of interp.c's table. The frames go into a stack record as word pairs
  * (include/heapprof_format.h, "Python frames").
  */

@@ -575,7 +575,7 @@ void pymalloc_start(void)
 		return;
 	minor = *ver & 0xFFFF0000u;
 	if (minor < 0x030B0000 || minor > 0x030D0000)
-		return;	/* python.c says which versions heapprof knows */
+		return;	/* interp_python.c says which versions heapprof knows */
 	if (free_threaded(minor)) {
 		hp_warn("python is a free-threaded build: its objects (mimalloc's) are not "
 			"recorded", NULL, NULL);

@@ -1,6 +1,6 @@
 /*
  * Loaded into a Python interpreter with ctypes: calls heapprof's Python capture and
- * name records (preload/python.c) from C, as the hooks will, and decodes them in the
+ * name records (preload/interp_python.c) from C, as the hooks will, and decodes them in the
  * process through the analyzer's decoder (analyzer/python.c), for t1005 and t3014.
  */
 #define _GNU_SOURCE
@@ -13,7 +13,7 @@
 
 #include "heapprof_format.h"
 #include "../../analyzer/python.h"
-#include "../../preload/python.h"
+#include "../../preload/interp_python.h"
 #include "../../preload/table.h"
 
 #define EXPORT __attribute__((visibility("default")))

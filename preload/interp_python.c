@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "heapprof_format.h"
-#include "python.h"
+#include "interp_python.h"
 #include "table.h"
 #include "util.h"
 

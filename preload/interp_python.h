@@ -5,12 +5,12 @@
  * objects, copied into heapprof's own records so they outlive the objects. The row
  * python_interp of interp.c's table (interp.h) puts the three together.
  */
-#ifndef HP_PYTHON_H
-#define HP_PYTHON_H
+#ifndef HP_INTERP_PYTHON_H
+#define HP_INTERP_PYTHON_H
 
 #include <stdint.h>
 
-#include "boot.h"
+#include "compiler.h"
 #include "interp.h"
 
 /* Python's frames are interp.h's; the entry flag marks the outermost frame of one call
