@@ -16,9 +16,8 @@
 #include <unistd.h>
 
 #include "arena.h"
-#include "attach.h"
 #include "block.h"
-#include "boot.h"
+#include "hooks_boot.h"
 #include "counters.h"
 #include "events.h"
 #include "hooks.h"
@@ -188,6 +187,16 @@ HOOKS_ALIAS(memalign);
 HOOKS_ALIAS(valloc);
 HOOKS_ALIAS(pvalloc);
 HOOKS_ALIAS(malloc_usable_size);
+
+bool hooks_alone(void)
+{
+	/* the lookup from here sees the process's objects, then ours */
+	void *api = dlsym(RTLD_DEFAULT, "heapprof_api_v1");
+	Dl_info theirs, self;
+
+	return !api || (dladdr(api, &theirs) && dladdr((void *)hooks_alone, &self) &&
+			 theirs.dli_fbase == self.dli_fbase);
+}
 #endif
 
 #if !defined(HP_ENTRIES_WRAP) && !defined(HP_ENTRIES_RUST) && !defined(HP_ATTACH)
@@ -232,7 +241,7 @@ static void check_first(void)
 __attribute__((constructor)) static void hooks_start(void)
 {
 #ifdef HP_ATTACH
-	if (!attach_may_start())
+	if (!hooks_alone())
 		return;	/* heapprof is in the process already: stay out of its way */
 #endif
 	hooks_start_process();

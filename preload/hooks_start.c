@@ -9,14 +9,14 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "boot.h"
+#include "hooks_boot.h"
 #include "events.h"
 #include "hooks_int.h"
 #include "live.h"
 #include "maps.h"
 #include "oom.h"
 #include "options.h"
-#include "pymalloc.h"
+#include "hooks_pymalloc.h"
 #include "interp.h"
 #include "sigthread.h"
 #include "snapshot.h"

@@ -1,7 +1,7 @@
 /*
  * The tagging path of the malloc family: each call asks the real allocator for the
  * block plus room for a header and tags it (block.h) with the caller's stack, found
- * here; free checks and counts the tag. Also the steps pymalloc.c takes for blocks
+ * here; free checks and counts the tag. Also the steps hooks_pymalloc.c takes for blocks
  * named out of band. The exported entry points (hooks.c) call these.
  */
 #define _GNU_SOURCE
@@ -13,7 +13,7 @@
 
 #include "arena.h"
 #include "block.h"
-#include "boot.h"
+#include "hooks_boot.h"
 #include "counters.h"
 #include "events.h"
 #include "hooks.h"

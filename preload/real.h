@@ -53,7 +53,7 @@ void *HP_ENTRY(pvalloc)(size_t size);
 size_t HP_ENTRY(malloc_usable_size)(void *p);
 #endif
 
-/* Fill hp_real (boot.c, once, while resolving); aborts when no allocator can be found. */
+/* Fill hp_real (hooks_boot.c, once, while resolving); aborts when no allocator can be found. */
 HP_HIDDEN void real_resolve(void);
 
 /*
