@@ -432,7 +432,13 @@ static bool reg_roots(struct graph *g)
 	return false;
 }
 
-/* Mark the rooted blocks (g->find GRAPH_NONE), or find the first root into g->find. */
+/*
+ * Mark the rooted blocks (g->find GRAPH_NONE), or find the first root into g->find.
+ * Memory the core says is read-only is no root, as memcheck scans only readable and
+ * writable segments: code, constants, and the RELRO page whose head repeats the file's
+ * bytes before the writable segment (.eh_frame's tail: under qemu-user, whose guest
+ * heap sits at 0x4000000000, an FDE's length and CIE offset read as a heap address).
+ */
 static void walk_roots(struct graph *g)
 {
 	const struct image *img = g->img;
@@ -443,8 +449,13 @@ static void walk_roots(struct graph *g)
 	for (size_t si = 0; si < img->nsegs; si++) {
 		const struct seg *s = &img->segs[si];
 		uint64_t send = s->vaddr + s->size < s->vaddr ? UINT64_MAX : s->vaddr + s->size;
-		uint64_t cur = seg_start(g, s, send);
-		size_t i = last_at_or_below(g, 0, g->n, cur);
+		uint64_t cur;
+		size_t i;
+
+		if (s->read_only)
+			continue;
+		cur = seg_start(g, s, send);
+		i = last_at_or_below(g, 0, g->n, cur);
 
 		for (i = i == SIZE_MAX ? 0 : i; cur < send; i++) {
 			uint64_t bstart, bend;

@@ -59,6 +59,7 @@ struct seg {
 	int fd;
 	uint64_t file_offset;
 	const char *file;		/* the file that is this one segment (a raw image), or NULL */
+	bool read_only;			/* a core's PT_LOAD with permissions but no PF_W: no root */
 };
 
 /* A segment image_sort_segs left out because it overlaps one it kept. */

@@ -50,7 +50,8 @@ static int segs_from_phdrs(struct image *img, const unsigned char *raw, size_t r
 		if (have == 0 || ph.p_vaddr + have < ph.p_vaddr)
 			continue;
 		img->segs[img->nsegs++] = (struct seg){ ph.p_vaddr, have, raw + ph.p_offset,
-							true, img->fd, ph.p_offset, NULL };
+							true, img->fd, ph.p_offset, NULL,
+							ph.p_flags && !(ph.p_flags & PF_W) };
 	}
 	return image_sort_segs(img, err, errlen);
 }

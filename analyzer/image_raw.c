@@ -70,7 +70,8 @@ int image_add_raw(struct image *img, const char *file, uint64_t addr, char *err,
 	img->raws = xrealloc(img->raws, (img->nraws + 1) * sizeof(*img->raws));
 	img->raws[img->nraws++] = (struct raw_map){ map, (size_t)st.st_size, file, fd };
 	img->segs = xrealloc(img->segs, (img->nsegs + 1) * sizeof(*img->segs));
-	img->segs[img->nsegs++] = (struct seg){ addr, (uint64_t)st.st_size, map, true, fd, 0, file };
+	img->segs[img->nsegs++] = (struct seg){ addr, (uint64_t)st.st_size, map, true, fd, 0, file,
+						false };
 	return 0;
 }
 

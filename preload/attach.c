@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "hooks.h"
 #include "util.h"
 
 /* hooks.c's entry points and exports.c's dlclose, by their hidden names */
@@ -272,16 +273,6 @@ static void *attach_dlopen(const char *file, int mode)
 	return h;
 }
 
-bool attach_may_start(void)
-{
-	/* the lookup from here sees the process's objects, then ours */
-	void *api = dlsym(RTLD_DEFAULT, "heapprof_api_v1");
-	Dl_info theirs, self;
-
-	return !api || (dladdr(api, &theirs) && dladdr((void *)attach_may_start, &self) &&
-			 theirs.dli_fbase == self.dli_fbase);
-}
-
 /* Whether the malloc the process binds to is the one hooks.c passes blocks to: the
  * same object's, or a non-PIE program's canonical PLT entry for it. */
 static bool same_malloc(void)
@@ -303,7 +294,7 @@ HP_EXPORT int heapprof_attach(void)
 #ifdef ATTACH_NO_RELOCS
 	return ATTACH_UNSUPPORTED;
 #endif
-	if (!attach_may_start())
+	if (!hooks_alone())
 		return ATTACH_OTHER_HEAPPROF;
 	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE))
 		return ATTACH_AGAIN;

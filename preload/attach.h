@@ -10,10 +10,6 @@
 
 #include "compiler.h"
 
-/* Whether heapprof may start in this process: not when a heapprof (heapprof.so,
- * libheapprof.a) is there already. Asked by the constructor before anything starts. */
-HP_HIDDEN bool attach_may_start(void);
-
 /*
  * What `heapprof attach` calls in the target once the library is loaded (exported, as
  * heapprof_attach): points the references of every loaded module, and of those loaded

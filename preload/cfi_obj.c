@@ -6,7 +6,7 @@
  * address. cfi_parse.c reads their tables.
  */
 #define _GNU_SOURCE
-#include "cfi_parse.h"
+#include "cfi_obj.h"
 
 #include <dlfcn.h>
 #include <string.h>

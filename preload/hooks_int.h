@@ -1,18 +1,69 @@
 /*
  * What the files of the malloc family (hooks*.c) share and no other file sees: the
- * re-entry flag, the tagging switches, and the inline first step of sampling.
- * hooks.c: the exported entry points and the tagging path behind them;
- * hooks_sample.c: HEAPPROF_SAMPLE and the switches; hooks_start.c: start-up and fork.
+ * re-entry flag, the tagging switches, the inline first step of sampling, and the
+ * steps of the tagging path that blocks named out of band take.
+ * hooks.c: the exported entry points; hooks_tag.c: the tagging path behind them;
+ * hooks_stack.c: stacks with Python frames; hooks_sample.c: HEAPPROF_SAMPLE and the
+ * switches; hooks_boot.c: finding the allocator, at the first call (hooks_boot.h);
+ * hooks_start.c: start-up and fork; hooks_pymalloc.c: CPython's object allocator,
+ * whose blocks are named out of band (hooks_pymalloc.h).
  */
 #ifndef HP_HOOKS_INT_H
 #define HP_HOOKS_INT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "arena.h"
+#include "block.h"
 #include "compiler.h"
+#include "events.h"
 #include "hooks.h"
+#include "hooks_boot.h"
 #include "options.h"
+#include "real.h"
+
+struct interp;
+struct unwind_start;
+
+/*
+ * The fast path of an allocation when sampling: a block the next sample point does not
+ * fall into costs a subtraction, before any stack is looked at. Everything else (the
+ * first call of a thread, a sample point, sampling or tagging off) goes on to the slow
+ * path, whose draw (hooks_take, or the malloc family's own) decides it again from the
+ * same state. hooks_sample.c keeps both: the bytes left to this thread's next sample point, and
+ * whether the fast path may answer (sampling on, tagging on, no event ring).
+ */
+extern HP_TLS uint64_t hooks_sample_left HP_HIDDEN;
+extern bool hooks_sample_fast HP_HIDDEN;
+
+static inline __attribute__((always_inline)) bool hooks_sample_skips(uint64_t size)
+{
+	if (!__atomic_load_n(&hooks_sample_fast, __ATOMIC_RELAXED) || size >= hooks_sample_left)
+		return false;
+	hooks_sample_left -= size;
+	return true;
+}
+
+/*
+ * For blocks heapprof names out of band (hooks_pymalloc.c: a slot word, not a header), the
+ * steps the malloc family takes, one by one, so that such a block is sampled, counted
+ * and timed as a malloc'd one. hooks_take: whether a block of size bytes is named at
+ * all (tagging on, not heapprof's own call, HEAPPROF_SAMPLE's draw; *flags gets
+ * HP2_F_SAMPLED). hooks_site: the site of the caller at st, counted as an allocation
+ * (0: no stack), and *time the block's time code. hooks_named: once the block's slot
+ * is written (the peak check). hooks_unnamed: a named block goes back. hooks_event and
+ * hooks_free_event: its calls in the thread's ring (HEAPPROF_EVENTS).
+ */
+HP_HIDDEN bool hooks_take(uint64_t size, unsigned *flags);
+HP_HIDDEN uint32_t hooks_site(const struct unwind_start *st, unsigned entry, uint64_t size,
+			      unsigned flags, uint32_t *time);
+HP_HIDDEN void hooks_named(uint64_t size);
+HP_HIDDEN void hooks_unnamed(uint32_t site, uint64_t size, unsigned flags);
+HP_HIDDEN void hooks_event(unsigned entry, uint64_t a, uint64_t b, uint64_t result,
+			   uint32_t site);
+HP_HIDDEN void hooks_free_event(const void *p, uint32_t site, const struct unwind_start *st);
 
 /* Set while this thread unwinds, so that an allocation made by the unwinder itself
  * is tagged without a stack instead of recursing. */
@@ -54,16 +105,77 @@ static inline __attribute__((always_inline)) bool hooks_sample_take(uint64_t siz
 	return hooks_sample_point(size, flags);
 }
 
+/* An event for the thread's ring (HEAPPROF_EVENTS): the program's calls only, not
+ * those heapprof makes itself while it unwinds (pthread_getattr_np's, say). */
+#define HOOK_EVENT(entry, a, b, result, block)                                             \
+	do {                                                                               \
+		if (unlikely(hp_opt.events) && !in_hook)                                   \
+			events_add(entry, (uint64_t)(a), (uint64_t)(b), (uint64_t)(result), \
+				   block);                                                 \
+	} while (0)
+
+/*
+ * The tagging path (hooks_tag.c), one function per entry point, each taking the
+ * caller's place as UNWIND_START saw it in the export. malloc and calloc: the calls
+ * sampling does not leave out at once (hooks_sample_skips); out of line, so that a
+ * left-out block goes from the export to the allocator by a tail call.
+ */
+HP_HIDDEN void *hooks_tag_malloc(size_t size, const struct unwind_start *st);
+HP_HIDDEN void *hooks_tag_calloc(size_t n, size_t elem, const struct unwind_start *st);
+HP_HIDDEN void *hooks_tag_realloc(void *p, size_t size, unsigned entry,
+				  const struct unwind_start *st);
+HP_HIDDEN void *hooks_tag_reallocarray(void *p, size_t n, size_t elem,
+				       const struct unwind_start *st);
+HP_HIDDEN int hooks_tag_posix_memalign(void **out, size_t align, size_t size,
+				       const struct unwind_start *st);
+HP_HIDDEN void *hooks_tag_aligned_alloc(size_t align, size_t size, const struct unwind_start *st);
+HP_HIDDEN void *hooks_tag_memalign(size_t align, size_t size, const struct unwind_start *st);
+HP_HIDDEN void *hooks_tag_valloc(size_t size, const struct unwind_start *st);
+HP_HIDDEN void *hooks_tag_pvalloc(size_t size, const struct unwind_start *st);
+HP_HIDDEN size_t hooks_tag_usable_size(void *p);
+/* free's call in the event ring (HEAPPROF_EVENTS only), with free's own stack */
+HP_HIDDEN void hooks_tag_free_event(void *p, const struct unwind_start *st);
+/* free of a block whose tag word carries our magic: checked whole, then counted */
+HP_HIDDEN void hooks_free_tagged(void *p);
+
+/*
+ * A block without our magic (allocated before us, or left out by sampling) goes
+ * straight to the allocator from here: the tagged path, and the registers it saves,
+ * stay out of line, so free of an unsampled block costs a load and a compare.
+ */
+static inline __attribute__((always_inline)) void hooks_free_block(void *p)
+{
+	if (!p || arena_owns(p))
+		return;
+	if (block_has_magic(p))
+		hooks_free_tagged(p);
+	else if (boot_ensure())
+		hp_real.free(p);	/* not ours: allocated before us, or not sampled */
+}
+
 /*
  * Python frames a stack may hold (each a pair of words after the native pcs): 0 while
  * no interpreter heapprof knows runs here, or with HEAPPROF_PYTHON=0; else
  * HEAPPROF_FRAMES, and never so many that a record could pass HP2_MAX_FRAMES words.
- * Set once by hooks_start_python(), before the program's own code runs.
+ * Set once by hooks_start_interp(), before the program's own code runs; hooks_stack.c
+ * keeps it.
  */
-extern unsigned hooks_python_pairs HP_HIDDEN;
+extern unsigned hooks_interp_pairs HP_HIDDEN;
+/* the interpreter whose frames those are (interp.h), set before hooks_interp_pairs */
+extern const struct interp *hooks_interp HP_HIDDEN;
+
+/* The id of the stack record (table.h) of a hook's caller, st filled by UNWIND_START
+ * in the exported function (unwind.h); 0: no stack (inside a hook, or too early).
+ * maps.c gets it from hooks_boot.c, for the callers of mmap. */
+HP_HIDDEN uint32_t hooks_stack_id(const struct unwind_start *st);
+
+/* tag()'s site when Python frames may be recorded (hooks_stack.c): out of line, so
+ * that a process without Python keeps the native path as it was. */
+struct hp_site_rec;
+HP_HIDDEN struct hp_site_rec *hooks_site_interp(const struct unwind_start *st, unsigned entry);
 
 /* Start-up (hooks_start.c), in this order, from hooks.c's constructor. */
 HP_HIDDEN void hooks_start_process(void);
-HP_HIDDEN void hooks_start_python(void);
+HP_HIDDEN void hooks_start_interp(void);
 
 #endif

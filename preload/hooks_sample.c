@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "block.h"
-#include "boot.h"
+#include "hooks_boot.h"
 #include "hooks_int.h"
 #include "options.h"
 #include "util.h"

@@ -9,15 +9,15 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "boot.h"
+#include "hooks_boot.h"
 #include "events.h"
 #include "hooks_int.h"
 #include "live.h"
 #include "maps.h"
 #include "oom.h"
 #include "options.h"
-#include "pymalloc.h"
-#include "python.h"
+#include "hooks_pymalloc.h"
+#include "interp.h"
 #include "sigthread.h"
 #include "snapshot.h"
 #include "snapshot_threads.h"
@@ -122,17 +122,18 @@ static void hooks_thread_end(void)
 }
 
 /*
- * Python frames from the start, when the interpreter is in the executable or in a
- * libpython it links: python_init() looks once (and says so once when it does not know
- * the interpreter). Here, not in a hook: it calls dlsym. A libpython the program
- * dlopen()s later is not looked for: a dlopen of ours in front of glibc's would take
- * the place of its caller, whose address glibc reads to expand $ORIGIN and search the
- * caller's RUNPATH, so every dlopen of the program could find other libraries.
+ * Interpreter frames from the start, when the interpreter is in the executable or in
+ * a library it links (for Python, a libpython): interp_find() asks each runtime once
+ * (one says so once when it does not know its version). Here, not in a hook: it calls
+ * dlsym. A libpython the program dlopen()s later is not looked for: a dlopen of ours in
+ * front of glibc's would take the place of its caller, whose address glibc reads to
+ * expand $ORIGIN and search the caller's RUNPATH, so every dlopen of the program could
+ * find other libraries.
  */
-void hooks_start_python(void)
+void hooks_start_interp(void)
 {
 	unsigned pairs = hp_frames < HP2_MAX_FRAMES / 2 ? hp_frames : HP2_MAX_FRAMES / 2;
-	uint32_t version = 0;
+	const struct interp *in = NULL;
 
 	/* heapprof's own calls, not the program's: a dlsym that finds nothing leaves
 	 * glibc's error message allocated (untagged, so not a live block of the
@@ -141,17 +142,19 @@ void hooks_start_python(void)
 	hooks_thread_enable(false);
 	in_hook = true;
 	if (hp_opt.python)
-		version = python_init();
+		in = interp_find();
 	/* Python's small objects are named with HEAPPROF_PYTHON=0 too (native stacks):
 	 * the frames are the option's, the bytes are the program's */
 	pymalloc_start();
 	in_hook = false;
 	hooks_thread_enable(true);
-	if (version)
-		__atomic_store_n(&hooks_python_pairs, pairs, __ATOMIC_RELAXED);
+	if (in) {
+		hooks_interp = in;
+		__atomic_store_n(&hooks_interp_pairs, pairs, __ATOMIC_RELEASE);
+	}
 }
 
-/* All of start-up but the check of hooks.c's own names and Python (hooks_start_python). */
+/* All of start-up but the check of hooks.c's own names and Python (hooks_start_interp). */
 void hooks_start_process(void)
 {
 	boot_ensure();

@@ -8,13 +8,14 @@
 
 #include "heapprof_format.h"
 #include "live.h"
-#include "oom.h"
 #include "options.h"
 #include "peak.h"
 #include "table.h"
 #include "timeline.h"
 
 int64_t live_nowhere;
+int64_t live_mark = INT64_MAX;
+static void (*live_watcher)(int64_t live);
 /* no record yet: every call to live_slow() (hi and lo can never be passed inside) */
 #define LIVE_UNBOUND { .rec = &live_nowhere, .hi = INT64_MIN, .lo = INT64_MAX }
 HP_TLS struct live_pending live_mine = LIVE_UNBOUND;
@@ -147,12 +148,17 @@ void live_flush(uint64_t ms)
 		if (s.bytes > 0 &&
 		    (uint64_t)s.bytes >= __atomic_load_n(&peak_next_bytes, __ATOMIC_RELAXED))
 			live_peak(ms, s.bytes);
-		if (unlikely(s.bytes >= __atomic_load_n(&oom_mark, __ATOMIC_RELAXED)))
-			oom_flushed(s.bytes);	/* HEAPPROF_OOM: time for a look at the limit */
+		if (unlikely(s.bytes >= __atomic_load_n(&live_mark, __ATOMIC_RELAXED)))
+			live_watcher(s.bytes);	/* HEAPPROF_OOM: time for a look at the limit */
 		if (ms >= live_next_due())
 			timeline_add(&s);
 	}
 	live_rearm(t, live);
+}
+
+void live_watch(void (*fn)(int64_t live))
+{
+	live_watcher = fn;
 }
 
 void live_init(void)

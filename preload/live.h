@@ -49,6 +49,14 @@ extern HP_TLS struct live_pending live_mine HP_HIDDEN;
 extern int64_t live_nowhere HP_HIDDEN;
 extern struct live_sums live_sums HP_HIDDEN;
 
+/*
+ * Live bytes at which a flush calls the watcher (INT64_MAX: never), and the watcher:
+ * HEAPPROF_OOM's look at the limit (oom.c), which moves the mark after each look. Set
+ * by the watcher, once, before it first lowers the mark: live.c knows no feature above it.
+ */
+extern int64_t live_mark HP_HIDDEN;
+HP_HIDDEN void live_watch(void (*fn)(int64_t live));
+
 /* When the next timeline sample is due: from this ms on, an allocation flushes. */
 static inline uint64_t live_next_due(void)
 {

@@ -18,7 +18,6 @@
 
 #include "heapprof_format.h"
 #include "compiler.h"
-#include "hooks.h"
 #include "maps.h"
 #include "options.h"
 #include "table.h"
@@ -170,13 +169,17 @@ static uint64_t entry_word(uint32_t stack, unsigned origin, unsigned flags)
 	return stack | (uint64_t)origin << 32 | (uint64_t)flags << 40;
 }
 
-/* Made once the options are read (boot.c), before heapprof maps its own tables;
+/* The id of the stack of a caller (maps.h): the hooks' own, given at maps_init(). */
+static uint32_t (*stack_id)(const struct unwind_start *st);
+
+/* Made once the options are read (hooks_boot.c), before heapprof maps its own tables;
  * calls before that pass untracked. */
-void maps_init(void)
+void maps_init(uint32_t (*id)(const struct unwind_start *st))
 {
 	size_t size;
 	struct map_table *t;
 
+	stack_id = id;
 	page_mask = (uintptr_t)sysconf(_SC_PAGESIZE) - 1;
 	size = sizeof(*t) + hp_opt.maps * sizeof(t->e[0]);
 	t = hp_opt.maps ? sys_mmap(NULL, size, PROT_READ | PROT_WRITE,
@@ -266,7 +269,7 @@ static void *do_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 		else if (st->pc >= alloc_lo && st->pc < alloc_hi)
 			what = entry_word(0, HP2_MAP_ALLOCATOR, mf);
 		else
-			what = entry_word(hooks_stack_id(st), HP2_MAP_PROGRAM, mf);
+			what = entry_word(stack_id(st), HP2_MAP_PROGRAM, mf);
 	}
 	lock();
 	r = sys_mmap(addr, len, prot, flags, fd, off);

@@ -20,7 +20,6 @@
 #include "options.h"
 #include "sigthread.h"
 #include "snapshot.h"
-#include "triggers.h"
 #include "util.h"
 
 #define WATCHES 16		/* cgroup levels from the process's up, and RLIMIT_AS */
@@ -49,12 +48,14 @@ static unsigned n_watches;
 static char cg_dir[PATH_MAX];	/* the process's own cgroup directory */
 static char path[PATH_MAX + 32], text[16384];	/* scratch, whoever holds busy */
 
-int64_t oom_mark = INT64_MAX;
 static int busy;
 static HP_TLS bool holding;	/* this thread holds busy (a signal handler's malloc) */
 static bool armed = true;	/* the next crossing takes a snapshot */
 static bool null_armed = true;	/* ... and so does the next NULL near the limit */
 static uint64_t looked_ns, limits_ns;
+/* Where a crossing waits for the next tagged allocation (oom_init): the caller's word and
+ * oom's bit in it. */
+static unsigned *due_word, due_bit;
 
 /* ---- reading --------------------------------------------------------------------- */
 
@@ -456,18 +457,18 @@ static bool step(int64_t live, int64_t *margin_out)
 	}
 	if (armed && margin <= 0) {
 		armed = false;
-		__atomic_store_n(&oom_mark, INT64_MAX, __ATOMIC_RELAXED);
+		__atomic_store_n(&live_mark, INT64_MAX, __ATOMIC_RELAXED);
 		say_crossed(0);
 		return true;
 	}
-	__atomic_store_n(&oom_mark,
+	__atomic_store_n(&live_mark,
 			 !armed || margin == INT64_MAX ? INT64_MAX
 						       : live + (margin / 8 > MIN_STEP ? margin / 8 : MIN_STEP),
 			 __ATOMIC_RELAXED);
 	return false;
 }
 
-void oom_flushed(int64_t live)
+static void oom_flushed(int64_t live)
 {
 	int saved = errno;	/* inside the program's malloc */
 	int64_t margin;
@@ -475,17 +476,17 @@ void oom_flushed(int64_t live)
 	if (!try_claim())
 		return;
 	if (hp_clock_ns() - looked_ns < LOOK_NS)
-		__atomic_store_n(&oom_mark, live + MIN_STEP, __ATOMIC_RELAXED);
+		__atomic_store_n(&live_mark, live + MIN_STEP, __ATOMIC_RELAXED);
 	else if (step(live, &margin))
-		__atomic_or_fetch(&triggers_tag_work, TAG_WORK_OOM, __ATOMIC_RELAXED);
+		__atomic_or_fetch(due_word, due_bit, __ATOMIC_RELAXED);
 	release();
 	errno = saved;
 }
 
-/* The crossing waiting in triggers_tag_work, claimed: true for one caller only. */
+/* The crossing waiting in *due_word, claimed: true for one caller only. */
 static bool claim_due(void)
 {
-	return __atomic_fetch_and(&triggers_tag_work, ~TAG_WORK_OOM, __ATOMIC_RELAXED) & TAG_WORK_OOM;
+	return __atomic_fetch_and(due_word, ~due_bit, __ATOMIC_RELAXED) & due_bit;
 }
 
 void oom_take_due(void)
@@ -504,10 +505,10 @@ static void hand_off(void)
 {
 	struct timespec ms = { 0, 1000000 };
 
-	__atomic_or_fetch(&triggers_tag_work, TAG_WORK_OOM, __ATOMIC_RELAXED);
+	__atomic_or_fetch(due_word, due_bit, __ATOMIC_RELAXED);
 	for (int i = 0; i < HANDOFF_MS; i++) {
 		nanosleep(&ms, NULL);
-		if (!(__atomic_load_n(&triggers_tag_work, __ATOMIC_RELAXED) & TAG_WORK_OOM))
+		if (!(__atomic_load_n(due_word, __ATOMIC_RELAXED) & due_bit))
 			return;	/* an allocating thread took it */
 	}
 	if (claim_due())
@@ -527,7 +528,7 @@ void oom_null(size_t size)
 		crossed |= watches[i].limit && size <= watches[i].limit;
 	if (crossed && look(size, &low) <= 0) {
 		null_armed = armed = false;
-		__atomic_store_n(&oom_mark, INT64_MAX, __ATOMIC_RELAXED);
+		__atomic_store_n(&live_mark, INT64_MAX, __ATOMIC_RELAXED);
 		say_crossed(size);
 	} else {
 		crossed = false;
@@ -564,10 +565,13 @@ static long tick(void)
 	return margin < POLL_MIN_MS ? POLL_MIN_MS : margin > POLL_MAX_MS ? POLL_MAX_MS : (long)margin;
 }
 
-void oom_init(void)
+void oom_init(unsigned *work, unsigned bit)
 {
+	due_word = work;
+	due_bit = bit;
 	if (!hp_opt.oom)
 		return;
+	live_watch(oom_flushed);
 	watch_cgroups();
 	watches[n_watches++] = (struct watch){ AS, 0, 0 };
 	if (!read_limits()) {

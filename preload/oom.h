@@ -17,18 +17,15 @@
 
 #include "compiler.h"
 
-/* Live bytes at which the flush asks oom_flushed(); INT64_MAX: never. */
-extern int64_t oom_mark HP_HIDDEN;
-
-/* Find the limits and start watching (on heapprof's thread: before sigthread_start);
- * nothing without HEAPPROF_OOM. Says once when there is no limit to watch. */
-HP_HIDDEN void oom_init(void);
-
-/* The process's live bytes reached live (>= oom_mark) at a flush: look now, unless a
- * look is under way or was made less than a ms ago. A crossing found here is taken
- * by the next tagged allocation (triggers_tagged), once its block is in place. Never
- * blocks, never allocates. */
-HP_HIDDEN void oom_flushed(int64_t live);
+/*
+ * Find the limits and start watching (on heapprof's thread: before sigthread_start);
+ * nothing without HEAPPROF_OOM. Says once when there is no limit to watch. A crossing
+ * waits for the next tagged allocation as bit in *work (triggers_tag_work): the caller
+ * owns the word, oom.c sets and claims its bit. The live-bytes flush calls oom's look
+ * when the live bytes reach live_mark (live.h), which oom.c keeps: a look then starts
+ * unless one is under way or was made less than a ms ago. Never blocks, never allocates.
+ */
+HP_HIDDEN void oom_init(unsigned *work, unsigned bit);
 
 /* After a tagged allocation, when a crossing waits: the thread that claims it takes
  * the snapshot and returns once the file is written. */

@@ -10,8 +10,6 @@
 
 #include "heapprof_format.h"
 #include "options.h"
-#include "peak.h"
-#include "timeline.h"
 #include "util.h"
 
 struct hp_options hp_opt;
@@ -44,9 +42,9 @@ static const struct option_def defs[] = {
 	NUM("HEAPPROF_AT_CRASH", at_crash, 0, 1, 0),
 	NUM("HEAPPROF_PEAK", peak, 0, (uint64_t)1 << 62, 0),
 	NUM("HEAPPROF_OOM", oom, 0, 99, 0),
-	NUM("HEAPPROF_TIMELINE", timeline, 0, HP2_TIMELINE_MAX, TIMELINE_DEFAULT),
-	NUM("HEAPPROF_PEAK_STEP", peak_step, 0, (uint64_t)1 << 62, PEAK_STEP_DEFAULT),
-	NUM("HEAPPROF_PEAK_ENTRIES", peak_entries, 16, HP2_PEAK_MAX, PEAK_ENTRIES_DEFAULT),
+	NUM("HEAPPROF_TIMELINE", timeline, 0, HP2_TIMELINE_MAX, HP_DEFAULT_TIMELINE),
+	NUM("HEAPPROF_PEAK_STEP", peak_step, 0, (uint64_t)1 << 62, HP_DEFAULT_PEAK_STEP),
+	NUM("HEAPPROF_PEAK_ENTRIES", peak_entries, 16, HP2_PEAK_MAX, HP_DEFAULT_PEAK_ENTRIES),
 	NUM("HEAPPROF_WAIT_MS", wait_ms, 0, 86400000, 60000),
 	NUM("HEAPPROF_PYTHON", python, 0, 1, 1),
 	NUM("HEAPPROF_MAPS", maps, 0, HP2_MAPS_MAX, HP_DEFAULT_MAPS),

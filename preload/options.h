@@ -33,7 +33,7 @@ struct hp_options {
 	uint64_t peak_step;	/* HEAPPROF_PEAK_STEP: least bytes between peaks, 0 = no table */
 	uint64_t peak_entries;	/* HEAPPROF_PEAK_ENTRIES: stacks a peak table may grow to */
 	uint64_t wait_ms;	/* HEAPPROF_WAIT_MS: how long exit and the API wait for a writer */
-	uint64_t python;	/* HEAPPROF_PYTHON: 1 = Python frames in stacks (python.h) */
+	uint64_t python;	/* HEAPPROF_PYTHON: 1 = Python frames in stacks (interp_python.h) */
 	uint64_t maps;		/* HEAPPROF_MAPS: entries of the map table (maps.c), 0 = none */
 };
 
@@ -41,6 +41,9 @@ extern struct hp_options hp_opt HP_HIDDEN;
 
 #define HP_DEFAULT_FRAMES 128
 #define HP_DEFAULT_MAPS 65536
+#define HP_DEFAULT_TIMELINE 1024		/* samples: 40 KiB (timeline.h) */
+#define HP_DEFAULT_PEAK_STEP ((uint64_t)1 << 20)	/* bytes: the least step (peak.h) */
+#define HP_DEFAULT_PEAK_ENTRIES ((uint64_t)1 << 20)	/* stacks a peak table may grow to hold */
 
 /*
  * HEAPPROF_REPLAY unset: replay, unless sampling takes a point less often than every

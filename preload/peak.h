@@ -10,10 +10,7 @@
 
 #include <stdint.h>
 
-#include "boot.h"
-
-#define PEAK_STEP_DEFAULT ((uint64_t)1 << 20)	/* bytes: the least step */
-#define PEAK_ENTRIES_DEFAULT ((uint64_t)1 << 20)	/* stacks a table may grow to hold */
+#include "compiler.h"
 
 /* Live bytes at which the next peak is taken; UINT64_MAX: the table is off. */
 extern uint64_t peak_next_bytes HP_HIDDEN;

@@ -4,6 +4,7 @@
  * whichever pair each gives.
  */
 #include "real.h"
+#include "real_int.h"
 
 struct hp_real hp_real;
 

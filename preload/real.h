@@ -53,18 +53,14 @@ void *HP_ENTRY(pvalloc)(size_t size);
 size_t HP_ENTRY(malloc_usable_size)(void *p);
 #endif
 
-/* Fill hp_real (boot.c, once, while resolving); aborts when no allocator can be found. */
+/* Fill hp_real (hooks_boot.c, once, while resolving); aborts when no allocator can be found. */
 HP_HIDDEN void real_resolve(void);
 
 /*
  * Whether the aligned_alloc the program would have had without us takes an alignment
- * that is not a power of two (libcs differ, see hooks.c); errno as it left it if not.
- * Written once (real.c) over the pair real_aligned_pair() gives.
+ * that is not a power of two (libcs differ, see hooks_tag.c); errno as it left it if not.
+ * Written once (real.c) over the pair real_aligned_pair() gives (real_int.h).
  */
 HP_HIDDEN bool real_takes_align(size_t align);
-
-/* The aligned_alloc and free the program would have had without us, from one
- * allocator; false if there is no such pair (alignments then go memalign's way). */
-HP_HIDDEN bool real_aligned_pair(void *(**aligned_alloc)(size_t, size_t), void (**free)(void *));
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "options.h"
 #include "real.h"
+#include "real_int.h"
 #include "util.h"
 
 /* Allocators without memalign (rare) still give aligned blocks this way. */

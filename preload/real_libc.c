@@ -9,6 +9,7 @@
 
 #include "options.h"
 #include "real.h"
+#include "real_int.h"
 #include "util.h"
 
 void real_resolve(void)

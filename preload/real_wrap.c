@@ -15,6 +15,7 @@
 #include "block.h"
 #include "options.h"
 #include "real.h"
+#include "real_int.h"
 #include "util.h"
 
 void *__real_malloc(size_t size);

@@ -9,9 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "boot.h"
+#include "compiler.h"
 
-#define TIMELINE_DEFAULT 1024	/* samples: 40 KiB */
 #define TIMELINE_FIRST_MS 4	/* ms between samples until the ring first fills */
 
 /* When the next sample is due (ms since the start); UINT64_MAX: never (no timeline). */

@@ -282,7 +282,7 @@ int triggers_init(void)
 	snap_threads_init();
 	if (hp_opt.peak)
 		__atomic_or_fetch(&triggers_tag_work, TAG_WORK_PEAK, __ATOMIC_RELAXED);
-	oom_init();
+	oom_init(&triggers_tag_work, TAG_WORK_OOM);
 	if (hp_opt.signal && (sig = hp_signal_parse("HEAPPROF_SIGNAL", hp_opt.signal))) {
 		triggers_handle(sig, on_snapshot_signal, NULL);
 		sigthread_take(sig, on_snapshot_signal);

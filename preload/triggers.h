@@ -22,7 +22,7 @@ HP_HIDDEN void triggers_handle(int sig, void (*fn)(int, siginfo_t *, void *),
 
 /*
  * The work waiting for the next tagged block, once its header is in place (so that a
- * snapshot holds it): hooks.c calls triggers_tagged(bytes) while this is not 0.
+ * snapshot holds it): hooks_tag.c calls triggers_tagged(bytes) while this is not 0.
  */
 #define TAG_WORK_PEAK 1u	/* HEAPPROF_PEAK is set: peak_check() each time */
 #define TAG_WORK_OOM 2u		/* a crossing of HEAPPROF_OOM's line waits (oom.h) */

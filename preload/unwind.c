@@ -1,12 +1,12 @@
 /*
- * Stack capture for heapprof.so: picks one unwinder (struct unwinder, unwinder.h) once
+ * Stack capture for heapprof.so: picks one unwinder (struct unwinder, unwind_int.h) once
  * by HEAPPROF_UNWIND, and keeps unwind_gen, moved by every dlclose() (exports.c calls
  * unwind_unloaded), so that unwinders which cache what they read from a library can
  * tell it may be gone.
  */
 #define _GNU_SOURCE
 #include "heapprof_format.h"
-#include "unwinder.h"
+#include "unwind_int.h"
 
 #include <pthread.h>
 #include <string.h>

@@ -16,7 +16,7 @@
 
 #include "cfi_parse.h"
 #include "unwind_scan.h"
-#include "unwinder.h"
+#include "unwind_int.h"
 
 #if HP_CFI
 

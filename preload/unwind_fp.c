@@ -3,7 +3,7 @@
  * [rbp + 8] = return address, and keeps a return address only where cfi_is_text()
  * (unwind_cfi.c) finds a call before it in loaded code.
  */
-#include "unwinder.h"
+#include "unwind_int.h"
 
 #include "unwind_cfi.h"
 

@@ -3,7 +3,7 @@
  * the cfi walk's fallback. libgcc finds unwind tables per call (through
  * _dl_find_object on glibc >= 2.35), so it never answers from an unloaded library.
  */
-#include "unwinder.h"
+#include "unwind_int.h"
 
 #include <unwind.h>
 

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "cfi_parse.h"
-#include "unwinder.h"
+#include "unwind_int.h"
 
 struct regs {
 	uintptr_t pc, sp, fp;

@@ -5,7 +5,7 @@
  * themselves live in unwind_cfi.c and unwind_fp.c.
  */
 #define _GNU_SOURCE
-#include "unwinder.h"
+#include "unwind_int.h"
 
 #include <pthread.h>
 #include <sys/auxv.h>
@@ -23,7 +23,7 @@
  * with its pcs[] and Python frames, the unwinder's own. */
 #define OWN_FRAMES_MAX ((uintptr_t)64 << 10)
 
-/* The window's bounds (unwinder.h): hi == 0 means not looked up yet in this thread; a
+/* The window's bounds (unwind_int.h): hi == 0 means not looked up yet in this thread; a
  * failed look-up leaves an empty window. */
 __thread uintptr_t unwind_stack_lo, unwind_stack_hi;
 

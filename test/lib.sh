@@ -298,6 +298,7 @@ leaky_classes()
 definitely lost alloc_cycle 24
 definitely lost alloc_list_head 48
 definitely lost alloc_plain 176
+definitely lost alloc_readonly 184
 indirectly lost alloc_cycle 48
 indirectly lost alloc_list_node 160
 possibly lost alloc_interior 200

@@ -1,9 +1,9 @@
 #!/bin/sh
-# The analyzer's layers (docs/STYLE.md's "a file includes what is below it"): writers
+# The layers (docs/STYLE.md's "a file includes what is below it"): the analyzer's writers
 # print a report through report.h alone, its sections through the report's list; no
 # two modules depend on each other, by #include or by a symbol one object takes from
-# another. Modules as test/helpers/module-graph.py tells them (a package sharing a
-# private header, like the sym_* files, is one).
+# another, in the analyzer or in the preload. Modules as test/helpers/module-graph.py
+# tells them (a package sharing a private header, like the sym_* or hooks_* files, is one).
 . "$(dirname "$0")/lib.sh"
 need_tool python3
 need_tool nm
@@ -40,6 +40,24 @@ test_case 'the glibc reader is a row of the allocator readers'"'"' table' '
 	grep -l "alloc_glibc" "$A"/*.c "$A"/*.h | sed "s|.*/||" >found &&
 	printf "%s\n" alloc.c alloc_glibc.c alloc_int.h >want && expect_same want found &&
 	grep -A3 "readers\[\] = {" "$A/alloc.c" | grep -q "&alloc_glibc_reader,"
+'
+
+test_case 'the preload reaches Python through interp.h: interp_python.c is a row of interp.c'"'"'s table' '
+	grep -l "python_init\|python_capture\|python_remember\|python_interp" \
+		"$SRC_DIR"/preload/*.c "$SRC_DIR"/preload/*.h | sed "s|.*/||" | sort >found &&
+	printf "%s\n" interp.c interp.h interp_python.c interp_python.h >want && expect_same want found &&
+	grep -A2 "interps\[\] = {" "$SRC_DIR/preload/interp.c" | grep -q "&python_interp,"
+'
+
+# heapprof.so's objects, and heapprof-attach.so's (attach.c, hooks.c as it is built
+# there); the names each exports (the libc's it stands in for: mmap, pthread_sigmask)
+# are the C library's interface, no edge to the file that wraps them
+test_case 'no cycle between the preload'"'"'s modules, by #include or by symbol' '
+	$GRAPH --objects "$BUILD/preload" --exports "$BUILD/heapprof.so" "$SRC_DIR/preload" >out
+	rc=$?
+	$GRAPH --objects "$BUILD/attach" --exports "$BUILD/heapprof-attach.so" "$SRC_DIR/preload" >>out
+	rc_attach=$?
+	cat out && [ $rc = 0 ] && [ $rc_attach = 0 ]
 '
 
 # the check itself, on made-up trees: two modules including each other; two files of a

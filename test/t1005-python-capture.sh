@@ -1,5 +1,5 @@
 #!/bin/sh
-# Python frames captured from C (preload/python.c, not yet called by the hooks) inside
+# Python frames captured from C (preload/interp_python.c, not yet called by the hooks) inside
 # real interpreters, through test/progs/pycapture.c loaded with ctypes: known call
 # chains give the names, files and lines sys._getframe gives, from the name records and
 # from the live code objects. Interpreters heapprof does not know: one line, no frames.

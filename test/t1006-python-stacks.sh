@@ -1,5 +1,5 @@
 #!/bin/sh
-# Python frames in the stacks heapprof.so records (preload/hooks.c): each interpreter
+# Python frames in the stacks heapprof.so records (preload/hooks_tag.c): each interpreter
 # runs test/helpers/python_stacks.py under heapprof.so and is dumped with gcore; read with
 # build/unit/pystacks, the stacks whose innermost Python frame is a known function at
 # its allocating line hold that function's bytes (within 5%: the bytearray objects and

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""The analyzer's modules and what depends on what, to find cycles.
+"""A source directory's modules (the analyzer's, the preload's) and what depends on
+what, to find cycles.
 
-  module-graph.py [--objects DIR] [--show] SRC_DIR
+  module-graph.py [--objects DIR [--exports LIB]] [--show] SRC_DIR
 
 A module is a .c file with its .h (scan.c, scan.h), or a package: a header P_x.h that
 only files named P.c, P.h or P_*.c|h include is P's private header, and all of those
@@ -10,7 +11,10 @@ image_int.h). A header with no .c file is a module of its own (analysis.h, rd.h)
 
 Edges: a file's #include "x.h" makes its module depend on x.h's; with --objects, a
 symbol an object file uses that another defines does too (nm -u against nm
---defined-only, main.o included). Prints each cycle (one per strongly connected
+--defined-only, main.o included). With --exports, a name the shared library LIB exports
+(nm -D) makes no edge: heapprof.so's mmap or pthread_sigmask is the C library's
+interface, which the preload's own files call as any program does, and its wrapper
+answers at run time. Prints each cycle (one per strongly connected
 component of more than one module) and exits 1 when there is one; --show prints the
 edges first.
 """
@@ -52,7 +56,13 @@ def modules_of(files, inc):
     return mod
 
 
-def symbol_edges(objdir, mod):
+def exported(lib):
+    out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True,
+                         text=True, check=True).stdout
+    return {l.split()[-1] for l in out.splitlines() if l.strip()}
+
+
+def symbol_edges(objdir, mod, skip=frozenset()):
     """(module, module) pairs: a module's object uses a symbol another's defines"""
     defined, used = {}, {}
     for o in sorted(os.listdir(objdir)):
@@ -75,7 +85,7 @@ def symbol_edges(objdir, mod):
     for m, syms in used.items():
         for s in syms:
             d = defined.get(s)
-            if d and d != m:
+            if d and d != m and s not in skip:
                 edges.add((m, d))
     return edges
 
@@ -118,10 +128,14 @@ def cycles(nodes, edges):
 def main():
     args = sys.argv[1:]
     objdir = None
+    lib = None
     show = False
     while args and args[0].startswith("--"):
         if args[0] == "--objects":
             objdir = args[1]
+            args = args[2:]
+        elif args[0] == "--exports":
+            lib = args[1]
             args = args[2:]
         elif args[0] == "--show":
             show = True
@@ -135,7 +149,7 @@ def main():
     edges = {(mod[f], mod[h]) for f in files for h in inc[f] if mod[f] != mod[h]}
     kinds = {e: "include" for e in edges}
     if objdir:
-        for e in symbol_edges(objdir, mod):
+        for e in symbol_edges(objdir, mod, exported(lib) if lib else frozenset()):
             kinds[e] = kinds.get(e, "symbol") if e in kinds else "symbol"
             edges.add(e)
     if show:

@@ -3,7 +3,9 @@
  * own, for t3006-leaks.sh:
  *
  *   definitely lost   alloc_list_head 48, alloc_plain 2 x 88, alloc_cycle 24 (one of
- *                     a 3-cycle: memcheck calls the cycle's first block definite)
+ *                     a 3-cycle: memcheck calls the cycle's first block definite),
+ *                     alloc_readonly 184 (only in a page made read-only: memcheck
+ *                     scans no memory the program cannot write)
  *   indirectly lost   alloc_list_node 5 x 32 (the lost list's nodes), alloc_cycle 2 x 24
  *   possibly lost     alloc_interior 200 (only an interior pointer, in a global),
  *                     alloc_interior_child 56 (a start pointer from that block)
@@ -51,7 +53,7 @@ struct node {
 };
 
 void *g_global, *g_interior, *g_untagged;
-void **g_mmap;
+void **g_mmap, **g_readonly;
 __thread void *t_tls;
 static pthread_barrier_t ready;
 
@@ -70,6 +72,7 @@ ALLOC(alloc_global, void *, 120)
 ALLOC(alloc_tls, void *, 136)
 ALLOC(alloc_mmap, void *, 152)
 ALLOC(alloc_untagged, void *, 168)
+ALLOC(alloc_readonly, void *, 184)
 
 /* The compiler may drop stores to memory it sees no one read: say someone does. */
 #define ESCAPE(p) __asm__ volatile("" : : "r"(p) : "memory")
@@ -120,6 +123,12 @@ NOINLINE static void make_reachable(void)
 	if (g_mmap == MAP_FAILED)
 		abort();
 	g_mmap[7] = alloc_mmap();
+	g_readonly = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (g_readonly == MAP_FAILED)
+		abort();
+	g_readonly[5] = alloc_readonly();
+	if (mprotect(g_readonly, 4096, PROT_READ))
+		abort();
 	g_untagged = __libc_malloc(64);
 	memset(g_untagged, 0, 64);
 	((void **)g_untagged)[2] = alloc_untagged();

@@ -218,15 +218,15 @@ endif
 check-build: $(STATIC_PROGS)
 
 # Python capture from C inside real interpreters, through ctypes (t1005, t3014): the
-# preload's python.c and the analyzer's, with table.c's record memory stubbed.
+# preload's interp_python.c and the analyzer's, with table.c's record memory stubbed.
 TEST_PROGS += $(P)/libpycapture.so $(P)/pyhost
 check-build: $(P)/libpycapture.so $(P)/pyhost
 $(P)/pyhost: test/progs/pyhost.c
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $< -ldl
-$(P)/libpycapture.so: test/progs/pycapture.c preload/python.c preload/python.h preload/util.c \
+$(P)/libpycapture.so: test/progs/pycapture.c preload/interp_python.c preload/interp_python.h preload/interp.h preload/util.c \
 		analyzer/python.c analyzer/python.h include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -Ipreload -Ianalyzer -fPIC -shared \
-		-fvisibility=hidden -o $@ test/progs/pycapture.c preload/python.c preload/util.c \
+		-fvisibility=hidden -o $@ test/progs/pycapture.c preload/interp_python.c preload/util.c \
 		analyzer/python.c -ldl

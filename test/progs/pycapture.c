@@ -1,6 +1,6 @@
 /*
  * Loaded into a Python interpreter with ctypes: calls heapprof's Python capture and
- * name records (preload/python.c) from C, as the hooks will, and decodes them in the
+ * name records (preload/interp_python.c) from C, as the hooks will, and decodes them in the
  * process through the analyzer's decoder (analyzer/python.c), for t1005 and t3014.
  */
 #define _GNU_SOURCE
@@ -13,7 +13,7 @@
 
 #include "heapprof_format.h"
 #include "../../analyzer/python.h"
-#include "../../preload/python.h"
+#include "../../preload/interp_python.h"
 #include "../../preload/table.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -85,7 +85,7 @@ EXPORT unsigned pyc_init(void)
  */
 EXPORT int pyc_capture(char *out, size_t cap)
 {
-	struct python_frame f[64];
+	struct interp_frame f[64];
 	struct py_mem m = { read_self, NULL };
 	unsigned n = python_capture(f, 64), version = python_init();
 	size_t len = 0;
@@ -108,7 +108,7 @@ EXPORT int pyc_capture(char *out, size_t cap)
 /* The cost of a capture of the calling thread's frames, and of naming them, in ns. */
 EXPORT double pyc_bench(int iterations, int remember)
 {
-	struct python_frame f[64];
+	struct interp_frame f[64];
 	struct timespec a, b;
 	unsigned n = 0;
 

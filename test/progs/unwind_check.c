@@ -22,7 +22,7 @@
 #include "../../preload/unwind.h"
 #include "../../preload/cfi_parse.h"
 #include "../../preload/unwind_cfi.h"
-#include "../../preload/unwinder.h"
+#include "../../preload/unwind_int.h"
 #include "../../preload/util.h"
 #include "tap.h"
 

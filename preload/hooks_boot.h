@@ -2,8 +2,8 @@
  * heapprof.so's start-up (boot.c): whether the real allocator is known yet, and what
  * start-up decided for the hooks (the stack depth, whether stacks can be taken).
  */
-#ifndef HP_BOOT_H
-#define HP_BOOT_H
+#ifndef HP_HOOKS_BOOT_H
+#define HP_HOOKS_BOOT_H
 
 #include <stdbool.h>
 

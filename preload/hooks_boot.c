@@ -6,8 +6,8 @@
 #include <sched.h>
 #include <stddef.h>
 
-#include "boot.h"
 #include "heapprof_format.h"
+#include "hooks_int.h"
 #include "live.h"
 #include "maps.h"
 #include "options.h"
@@ -36,7 +36,7 @@ static void resolve(void)
 {
 	options_read();
 	if (maps_init)
-		maps_init();	/* before table_init maps the first tables */
+		maps_init(hooks_stack_id);	/* before table_init maps the first tables */
 	hp_frames = (unsigned)hp_opt.frames;
 	table_init(hp_opt.sample, hp_frames, hp_opt.time ? HP2_P_TIME : 0);
 	live_init();

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "heapprof_format.h"
-#include "python.h"
+#include "interp_python.h"
 #include "table.h"
 #include "util.h"
 
@@ -231,7 +231,7 @@ static uintptr_t first_frame(uintptr_t ts)
 	return cf ? ld_ptr(cf, py.l.cf_frame) : 0;
 }
 
-unsigned python_capture(struct python_frame *out, unsigned max)
+unsigned python_capture(struct interp_frame *out, unsigned max)
 {
 	const struct py_layout *l = &py.l;
 	uintptr_t ts, f;
@@ -409,3 +409,10 @@ const void *python_remember(uintptr_t code)
 	}
 	return make_record(code, qual, file, lines, first);	/* set full: a duplicate */
 }
+
+const struct interp python_interp = {
+	.name = "python",
+	.init = python_init,
+	.capture = python_capture,
+	.remember = python_remember,
+};

@@ -1,10 +1,10 @@
 /*
- * Internal to the unwinders: the interface each one fills (unwind_cfi.c, unwind_fp.c,
+ * Internal to the unwinders (unwind*.c: one module): the interface each one fills (unwind_cfi.c, unwind_fp.c,
  * unwind_libgcc.c), the stack window the in-process walks may read, and the count of
  * unloaded libraries that tells a cache its entries may describe code that is gone.
  */
-#ifndef HP_UNWINDER_H
-#define HP_UNWINDER_H
+#ifndef HP_UNWIND_INT_H
+#define HP_UNWIND_INT_H
 
 #include <stdbool.h>
 #include <stdint.h>

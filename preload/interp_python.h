@@ -2,26 +2,20 @@
  * Python frames for native allocation stacks: where this process's CPython (3.11 to
  * 3.13, 64-bit) keeps the calling thread's frame chain, found once; a capture of that
  * chain that neither calls into Python nor allocates nor locks; and the names of code
- * objects, copied into heapprof's own records so they outlive the objects.
+ * objects, copied into heapprof's own records so they outlive the objects. The row
+ * python_interp of interp.c's table (interp.h) puts the three together.
  */
-#ifndef HP_PYTHON_H
-#define HP_PYTHON_H
+#ifndef HP_INTERP_PYTHON_H
+#define HP_INTERP_PYTHON_H
 
 #include <stdint.h>
 
-#include "boot.h"
+#include "compiler.h"
+#include "interp.h"
 
-/* One Python frame, as python_capture() gives it. */
-struct python_frame {
-	uintptr_t code;		/* the PyCodeObject it runs */
-	uint32_t offset;	/* bytes from the code's first instruction to the one
-				 * running (the argument PyCode_Addr2Line takes) */
-	uint32_t flags;		/* PYTHON_F_* */
-};
-
-/* The frame is the outermost of one call of the evaluation loop (_PyEval_EvalFrameDefault):
- * the frames up to and including it replace that native frame. */
-#define PYTHON_F_ENTRY 0x1u
+/* Python's frames are interp.h's; the entry flag marks the outermost frame of one call
+ * of the evaluation loop (_PyEval_EvalFrameDefault). */
+#define PYTHON_F_ENTRY INTERP_F_ENTRY
 
 /*
  * Find the interpreter linked into this process (the executable or a libpython, by
@@ -42,7 +36,7 @@ HP_HIDDEN uint32_t python_init(void);
  * no locks, no allocation. Frames that have not started yet and the interpreter's
  * shim frames are left out.
  */
-HP_HIDDEN unsigned python_capture(struct python_frame *out, unsigned max);
+HP_HIDDEN unsigned python_capture(struct interp_frame *out, unsigned max);
 
 /*
  * The name record (HP2_PYCODE_MAGIC, include/heapprof_format.h) of the code object

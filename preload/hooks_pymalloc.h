@@ -4,8 +4,8 @@
  * a slot word in a slab table per pool (include/heapprof_format.h), not a header, so
  * that pymalloc's size classes stay as they are. Larger blocks reach our malloc anyway.
  */
-#ifndef HP_PYMALLOC_H
-#define HP_PYMALLOC_H
+#ifndef HP_HOOKS_PYMALLOC_H
+#define HP_HOOKS_PYMALLOC_H
 
 #include "compiler.h"
 

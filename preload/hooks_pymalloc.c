@@ -1,5 +1,5 @@
 /*
- * CPython's object allocator, named out of band (see pymalloc.h): our allocator in the
+ * CPython's object allocator, named out of band (see hooks_pymalloc.h): our allocator in the
  * object and memory domains calls pymalloc's own, then writes the block's slot in its
  * pool's slab table; our arena allocator tells which pools are pymalloc's. Sampling,
  * stacks, counters and events are the malloc family's (hooks.h).
@@ -12,8 +12,9 @@
 
 #include "heapprof_format.h"
 #include "hooks.h"
+#include "hooks_int.h"
 #include "options.h"
-#include "pymalloc.h"
+#include "hooks_pymalloc.h"
 #include "table.h"
 #include "unwind.h"
 #include "util.h"
@@ -575,7 +576,7 @@ void pymalloc_start(void)
 		return;
 	minor = *ver & 0xFFFF0000u;
 	if (minor < 0x030B0000 || minor > 0x030D0000)
-		return;	/* python.c says which versions heapprof knows */
+		return;	/* interp_python.c says which versions heapprof knows */
 	if (free_threaded(minor)) {
 		hp_warn("python is a free-threaded build: its objects (mimalloc's) are not "
 			"recorded", NULL, NULL);
