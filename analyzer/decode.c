@@ -140,6 +140,30 @@ static enum decode_reject v1_block(const struct decode_src *src, uint64_t magic_
 }
 
 /*
+ * Whether w is a v2 record's magic. A record's check word follows its magic and is any
+ * 64-bit value: one in 65,536 has the tags' top 16 bits, and a Python process has tens
+ * of thousands of records, so most of its dumps held one that, taken for a block's tag,
+ * failed its check "on a known site" (the site id read from the magic's upper half)
+ * and was counted as a damaged header. No header's info word is a record's magic: its
+ * site id would have HP2_MAGIC16 for top bits and its size the magic's lower half.
+ */
+static bool record_magic(uint64_t w)
+{
+	static const uint64_t magics[] = {
+		HP2_STACK_MAGIC, HP2_SITE_MAGIC, HP2_PROC_MAGIC, HP2_THREAD_MAGIC,
+		HP2_REGION_MAGIC, HP2_MODULE_MAGIC, HP2_RING_MAGIC, HP2_TIMELINE_MAGIC,
+		HP2_PEAK_MAGIC, HP2_SLAB_MAGIC, HP2_MAPS_MAGIC, HP2_PYCODE_MAGIC,
+	};
+
+	if (w >> 48 != HP2_MAGIC16)
+		return false;
+	for (size_t i = 0; i < sizeof(magics) / sizeof(magics[0]); i++)
+		if (w == magics[i])
+			return true;
+	return false;
+}
+
+/*
  * A v2 block whose tag (value tag) is at tag_addr. The check comes before the layout:
  * a tag that fails it is most likely any word whose top 16 bits match (noise), and only
  * a header that passes it can tell us its fields are impossible.
@@ -158,8 +182,10 @@ static enum decode_reject v2_block(const struct decode_src *src, uint64_t tag_ad
 	out->tag_site = (uint32_t)(info >> 32);
 	if ((flags & HP2_F_BIG) && !read_words(src, tag_addr - 16, &big, 1))
 		return REJ_TRUNCATED;
-	if (hp2_block_check(user, info, tag, big) != (tag & HP2_CHECK_MASK))
+	if (hp2_block_check(user, info, tag, big) != (tag & HP2_CHECK_MASK)) {
+		out->record_word = record_magic(info);
 		return REJ_CHECK;
+	}
 	out->tag_only = false;
 	if (flags & ~HP2_F_KNOWN)
 		return REJ_FLAGS;

@@ -201,6 +201,7 @@ struct decoded {
 	unsigned other_version;
 	bool tag_only;
 	uint32_t tag_site;
+	bool record_word;	/* ... and the word was a record's check, after its magic */
 };
 
 /* Room for the pcs a decoded value points to. */

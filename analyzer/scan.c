@@ -180,9 +180,10 @@ static void check_at(const struct image *img, const struct seg *s, uint64_t addr
 	why = decode_at(&src, addr, w, &buf, &d);
 	out->candidates++;
 	if (why != DECODE_OK) {
-		if (d.tag_only && why == REJ_CHECK)
-			collect_bad_tag(&out->found, d.tag_site);
-		else if (d.tag_only)
+		if (d.tag_only && why == REJ_CHECK) {
+			if (!d.record_word)	/* else its record is decoded at its magic */
+				collect_bad_tag(&out->found, d.tag_site);
+		} else if (d.tag_only)
 			out->tags_cut++;
 		else
 			out->rejected[why]++;
