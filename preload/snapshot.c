@@ -186,6 +186,14 @@ static long raw_fork(int exit_signal)
 
 static void *reserve;
 static size_t reserve_len;
+static void (*interval_named)(const char *final);
+static void (*interval_published)(void);
+
+void snapshot_interval_hooks(void (*named)(const char *final), void (*published)(void))
+{
+	interval_named = named;
+	interval_published = published;
+}
 
 void snapshot_reserve(void *p, size_t len)
 {
@@ -211,6 +219,8 @@ static void __attribute__((noreturn)) child_main(struct snap_job *j)
 	err = snap_core_write(j);
 	if (err)
 		unlink(j->tmp);
+	else if (j->interval && interval_published)
+		interval_published();
 	if (j->gen) {
 		writer->err = err;
 		__atomic_store_n(&writer->done, j->gen, __ATOMIC_RELEASE);
@@ -493,7 +503,7 @@ static int lock_for(enum snap_why why)
 		if (why == SNAP_CRASH || why == SNAP_EXIT || why == SNAP_OOM || !writer_running())
 			return 0;
 		if (why == SNAP_SIGNAL)
-			say_refused();
+			say_refused();	/* (an interval's is skipped: the next comes soon) */
 		__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
 		if (why != SNAP_API && why != SNAP_PEAK)
 			return EBUSY;
@@ -526,6 +536,7 @@ int snapshot_take(const char *path, const ucontext_t *uc, int sig, enum snap_why
 		uc = here(&mine);
 	job.full = hp_opt.snapshot && !strcmp(hp_opt.snapshot, "full");
 	job.light = why == SNAP_OOM;
+	job.quiet = job.interval = why == SNAP_INTERVAL;
 	job.t0_ns = hp_clock_ns();
 	job.cursig = sig;
 	job.fd = -1;
@@ -544,6 +555,8 @@ int snapshot_take(const char *path, const ucontext_t *uc, int sig, enum snap_why
 		err = fork_writer(&job, wait, &said);
 		if (err && !said)
 			unlink(job.tmp);	/* the writer never started, or died */
+		if (!err && job.interval && interval_named)
+			interval_named(job.final);
 		close(job.fd);
 	}
 	if (err && !said)

@@ -826,7 +826,8 @@ int snap_core_write(struct snap_job *j)
 		say(j, err, "cannot name it: ", 0, 0);
 		return err;
 	}
-	say(j, 0, NULL, end, data);
+	if (!j->quiet)
+		say(j, 0, NULL, end, data);
 	return 0;
 }
 
