@@ -124,6 +124,8 @@ void diff_build(struct report *out, const struct report *nr, const struct report
 	out->owned = NULL;
 	out->nowned = 0;
 	out->mods = NULL;	/* borrowed from NEW: see diff_free() */
+	out->maps = NULL;	/* NEW's mappings (--symbols=none) are NEW's alone */
+	out->nmaps = 0;
 	out->nmods = nr->nmods;
 	k = 0;
 	for (size_t i = 0; i < n;) {

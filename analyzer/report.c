@@ -328,6 +328,26 @@ static struct report_module *modules(struct report *r, struct sym *sym, size_t *
 	return v;
 }
 
+/* The dump's file mappings that lie in a module of the table, with their offsets. */
+static struct report_mapping *mappings(const struct report *r, const struct image *img,
+				       size_t *n)
+{
+	struct report_mapping *v = xcalloc(img->nfiles ? img->nfiles : 1, sizeof(*v));
+	size_t k = 0;
+
+	for (size_t i = 0; i < img->nfiles; i++) {
+		const struct image_file *f = &img->files[i];
+
+		for (size_t m = 0; m < r->nmods; m++)
+			if (f->start >= r->mods[m].start && f->start < r->mods[m].end) {
+				v[k++] = (struct report_mapping){ f->start, f->end, f->offset, m };
+				break;
+			}
+	}
+	*n = k;
+	return v;
+}
+
 void report_build(struct report *r, const struct scan_result *scan, const struct image *img,
 		  struct sym *sym, const struct report_opts *o)
 {
@@ -368,6 +388,11 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 	r->big_endian = img->big_endian;
 	r->modules = sym_source(sym);
 	r->mods = modules(r, sym, &r->nmods);
+	r->no_symbols = o->no_symbols;
+	if (o->no_symbols)
+		r->maps = mappings(r, img, &r->nmaps);
+	r->labels = o->labels;
+	r->nlabels = o->nlabels;
 	r->saturated = scan->stacks.saturated || r->live_bytes == UINT64_MAX ||
 		       r->total == UINT64_MAX;
 	v = xcalloc(k ? k : 1, sizeof(*v));
@@ -424,6 +449,7 @@ void report_free(struct report *r)
 		free(r->owned[i]);
 	free(r->owned);
 	free((void *)r->mods);
+	free((void *)r->maps);
 }
 
 const char *report_frame_name(const struct report_frame *f, char *buf, size_t size)
