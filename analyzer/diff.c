@@ -124,8 +124,6 @@ void diff_build(struct report *out, const struct report *nr, const struct report
 	out->owned = NULL;
 	out->nowned = 0;
 	out->mods = NULL;	/* borrowed from NEW: see diff_free() */
-	out->maps = NULL;	/* NEW's mappings (--symbols=none) are NEW's alone */
-	out->nmaps = 0;
 	out->nmods = nr->nmods;
 	k = 0;
 	for (size_t i = 0; i < n;) {
@@ -160,7 +158,9 @@ void diff_build(struct report *out, const struct report *nr, const struct report
 
 void diff_free(struct report *r)
 {
-	r->mods = NULL;		/* NEW's */
+	r->mods = NULL;		/* NEW's, as are the mappings and labels */
+	r->maps = NULL;
+	r->labels = NULL;
 	r->threads = NULL;
 	report_free(r);
 }

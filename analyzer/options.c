@@ -500,9 +500,9 @@ static const struct opt_def {
 	  "debug info read, for a platform that symbolizes itself\n"
 	  "(native frames alone, as --python=native)" },
 	[OPT_LABEL] = { .name = "label", 0, required_argument, "KEY=VALUE", set_label, 0,
-	  "-f pprof: a label KEY=VALUE on every sample (host,\n"
-	  "pid, ...: what a profiling platform groups by);\n"
-	  "repeatable" },
+	  "-f pprof: a label KEY=VALUE on every sample, what a\n"
+	  "profiling platform groups by; in VALUE %p is the dump's\n"
+	  "pid, %e PROGRAM, %b its build-id; repeatable" },
 	[OPT_JOBS] = { .name = "jobs", 'j', required_argument, "N", set_jobs, 0,
 	  "scan with N threads (default: online CPUs)" },
 	[OPT_QUIET] = { .name = "quiet", 'q', no_argument, NULL, set_quiet, 0, "no warnings" },
