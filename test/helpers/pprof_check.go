@@ -4,7 +4,7 @@
 //   functions N                 (how many Function entries, and so names, it holds)
 //   mapping START OFFSET BUILDID FILE   (each mapping, addresses in hex)
 //   label KEY=VALUE             (each distinct sample label, sorted)
-//   value FUNCTION VALUE        (with -values: inuse_space per leaf function name)
+//   leaf FUNCTION BYTES         (inuse_space summed per named leaf function, sorted)
 // Exit 1 with the reason when a profile does not parse or is not valid.
 // Built by the tests from Debian's pprof sources (GOPATH mode), as pprof itself is.
 package main
@@ -54,6 +54,27 @@ func main() {
 		sort.Strings(labels)
 		for _, l := range labels {
 			fmt.Printf("label %s\n", l)
+		}
+		inuse := -1
+		for i, t := range p.SampleType {
+			if t.Type == "inuse_space" {
+				inuse = i
+			}
+		}
+		leaf := map[string]int64{}
+		for _, s := range p.Sample {
+			if inuse < 0 || len(s.Location) == 0 || len(s.Location[0].Line) == 0 {
+				continue
+			}
+			leaf[s.Location[0].Line[0].Function.Name] += s.Value[inuse]
+		}
+		var names []string
+		for n := range leaf {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			fmt.Printf("leaf %s %d\n", n, leaf[n])
 		}
 	}
 }
