@@ -166,3 +166,19 @@ test_case 'HEAPPROF_INTERVAL: a bad value is said once and takes none; KEEP=0 ke
 	ls all >all.list && expect_grep -x s.1.snap all.list &&
 	expect_num "kept" "$(wc -l <all.list)" -ge 3
 '
+
+# heapprof's thread runs HEAPPROF_OOM's watch and the interval side by side: under
+# RLIMIT_AS (128 MiB) a program leaking 40 MB/s gets both kinds of snapshot
+MIB=1048576
+(ulimit -v $((128 * MIB / 1024)) && HEAPPROF_OOM=95 HEAPPROF_INTERVAL=300ms HEAPPROF_KEEP=0 \
+	HEAPPROF_OUTPUT=both.%n.snap LD_PRELOAD=$PRELOAD exec "$PROGS/oomleak" -r 40) \
+	>both.out 2>both.err
+test_case 'HEAPPROF_OOM and HEAPPROF_INTERVAL together: both kinds of snapshot' '
+	expect_grep -x "out of memory after [0-9]* blocks" both.out &&
+	ls both.*.oom.snap >oom.list && expect_num ".oom snapshots" "$(wc -l <oom.list)" -ge 1 &&
+	ls both.*.snap | grep -v "\.oom\.snap$" >iv.list &&
+	expect_num "interval snapshots" "$(wc -l <iv.list)" -ge 3 &&
+	f=$(head -n 1 iv.list) &&
+	heapprof-analyze -f collapsed "$PROGS/oomleak" "$f" >c.txt &&
+	expect_grep "leak_block [0-9]*$" c.txt
+'
