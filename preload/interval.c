@@ -134,8 +134,7 @@ void interval_init(void)
 		void *p;
 
 		cap = (unsigned)hp_opt.keep + 1;
-		p = mmap(NULL, (size_t)cap * PATH_MAX, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		p = hp_sys_mmap(NULL, (size_t)cap * PATH_MAX, MAP_PRIVATE | MAP_NORESERVE);
 		if (p == MAP_FAILED) {
 			hp_warn("HEAPPROF_KEEP: no memory for the names (", hp_strerror(errno),
 				"): every interval snapshot is kept");

@@ -215,7 +215,7 @@ static void __attribute__((noreturn)) child_main(struct snap_job *j)
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);	/* the program's signals are not ours */
 	if (reserve)
-		munmap(reserve, reserve_len);	/* the room kept for us (snapshot_reserve) */
+		hp_sys_munmap(reserve, reserve_len);	/* the room kept for us (snapshot_reserve) */
 	err = snap_core_write(j);
 	if (err)
 		unlink(j->tmp);
@@ -384,7 +384,7 @@ static bool writer_page(void)
 
 	if (writer)
 		return true;
-	p = mmap(NULL, sizeof(*writer), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	p = hp_sys_mmap(NULL, sizeof(*writer), MAP_SHARED);
 	if (p == MAP_FAILED)
 		return false;
 	writer = p;
@@ -400,8 +400,7 @@ void snapshot_after_fork(void)
 		close(writer_fd);
 	writer_fd = -1;
 	if (writer) {
-		void *p = mmap(writer, sizeof(*writer), PROT_READ | PROT_WRITE,
-			       MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+		void *p = hp_sys_mmap(writer, sizeof(*writer), MAP_SHARED | MAP_FIXED);
 
 		writer = p == MAP_FAILED ? NULL : p;	/* zeroed: nothing in flight */
 	}

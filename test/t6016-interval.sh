@@ -182,3 +182,34 @@ test_case 'HEAPPROF_OOM and HEAPPROF_INTERVAL together: both kinds of snapshot' 
 	heapprof-analyze -f collapsed "$PROGS/oomleak" "$f" >c.txt &&
 	expect_grep "leak_block [0-9]*$" c.txt
 '
+
+# A writer forked while another thread of the program is inside heapprof's mmap or
+# munmap (the map table's lock held) must not take that lock itself: git maps and
+# unmaps its pack windows all along, and a writer that did spun for ever, its .part
+# left, exit waiting HEAPPROF_WAIT_MS for it. Every writer must end.
+end_writers()
+{
+	for e in /proc/[0-9]*/environ; do
+		grep -qsF "HEAPPROF_OUTPUT=$SCRATCH/git/" "$e" || continue
+		p=${e#/proc/}; p=${p%/environ}
+		kill -9 "$p" 2>/dev/null
+		echo "$p"
+	done
+}
+if git -C "$SRC_DIR" rev-parse --git-dir >/dev/null 2>&1; then
+	mkdir git
+	HEAPPROF_INTERVAL=10ms HEAPPROF_KEEP=2 HEAPPROF_WAIT_MS=3000 HEAPPROF_SAMPLE=65536 \
+		HEAPPROF_OUTPUT=$SCRATCH/git/g.%n.snap LD_PRELOAD=$PRELOAD \
+		git -C "$SRC_DIR" log -p -n 600 >git.out 2>git.err
+	echo $? >git.rc
+	sleep 0.5
+	end_writers >stuck
+	test_case 'git under 10 ms intervals: every writer ends, no .part, exit never waits' '
+		expect_eq "git status" 0 "$(cat git.rc)" &&
+		expect_no_grep . git.err && expect_no_grep . stuck &&
+		ls git >g.list && expect_no_grep "\.part$" g.list &&
+		expect_num "snapshots kept" "$(wc -l <g.list)" -eq 2
+	'
+else
+	skip_case 'git under 10 ms intervals: every writer ends' "$SRC_DIR is no git checkout"
+fi
