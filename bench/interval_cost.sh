@@ -127,7 +127,7 @@ run_workload() # NAME INTERVAL
 mkdir "$W/snaps" "$W/runs"
 for r in $(seq 1 "$ROUNDS"); do
 	for w in $ONLY; do
-		case $w in http) iv=10s ;; sqlite) iv=2s ;; git) iv=1s ;; *) continue ;; esac
+		case $w in http) iv=10s ;; sqlite) iv=${SQLITE_IV:-2s} ;; git) iv=1s ;; *) continue ;; esac
 		say "round $r: $w"
 		run_workload $w $iv base "$W/runs/$w.base.$r" &&
 			run_workload $w $iv sampled "$W/runs/$w.sampled.$r" &&
@@ -138,7 +138,7 @@ done
 echo "| workload | interval | snapshots | CPU without (s) | with, program + writers (s) | CPU ratio | sampled alone | writers' share | peak RSS without (MiB) | with (MiB) | RSS ratio | sampled alone |"
 echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 for w in $ONLY; do
-	case $w in http) iv=10s ;; sqlite) iv=2s ;; git) iv=1s ;; *) continue ;; esac
+	case $w in http) iv=10s ;; sqlite) iv=${SQLITE_IV:-2s} ;; git) iv=1s ;; *) continue ;; esac
 	snaps=$(ls "$W/snaps" | sed -n "s/^$w\.[0-9]*\.\([0-9]*\)\.snap$/\1/p" | sort -n | tail -n 1)
 	for r in $(seq 1 "$ROUNDS"); do
 		[ -s "$W/runs/$w.base.$r" ] && [ -s "$W/runs/$w.hp.$r" ] &&
