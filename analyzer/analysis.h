@@ -70,6 +70,7 @@ struct options {
 	bool timeline;			/* --timeline: text draws the timeline */
 	bool timeline_all;		/* --timeline=all: its table lists every sample */
 	enum sym_python python;		/* --python */
+	const char *labels[OPTIONS_MAX_LIST];	/* --label KEY=VALUE, report.labels */
 };
 
 /*

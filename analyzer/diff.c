@@ -158,7 +158,9 @@ void diff_build(struct report *out, const struct report *nr, const struct report
 
 void diff_free(struct report *r)
 {
-	r->mods = NULL;		/* NEW's */
+	r->mods = NULL;		/* NEW's, as are the mappings and labels */
+	r->maps = NULL;
+	r->labels = NULL;
 	r->threads = NULL;
 	report_free(r);
 }

@@ -231,6 +231,19 @@ static void add_files(struct image *img, const unsigned char *desc, size_t len)
 #define AT_ENTRY_ 9
 #define AT_SYSINFO_EHDR_ 33
 
+/*
+ * NT_PRPSINFO: four chars, pr_flag (a long, aligned), pr_uid and pr_gid, then pr_pid
+ * (an int). The ids are unsigned ints but on i386 and 32-bit ARM, where they are
+ * unsigned shorts: pr_pid at 24 on a 64-bit target, 12 or 16 on a 32-bit one.
+ */
+static void add_psinfo(struct image *img, const unsigned char *desc, size_t len)
+{
+	size_t at = img->wsize == 8 ? 24 : img->machine == EM_386 || img->machine == EM_ARM ? 12 : 16;
+
+	if (len >= at + 4)
+		img->pid = (uint32_t)word_at(desc + at, 4, img->big_endian);
+}
+
 static void add_auxv(struct image *img, const unsigned char *desc, size_t len)
 {
 	unsigned w = img->wsize;
@@ -353,6 +366,8 @@ static void read_notes(struct image *img)
 				add_files(img, desc, nh.n_descsz);
 			else if (nh.n_type == NT_AUXV)
 				add_auxv(img, desc, nh.n_descsz);
+			else if (nh.n_type == NT_PRPSINFO)
+				add_psinfo(img, desc, nh.n_descsz);
 		}
 	}
 	/* the kernel and gdb write every thread (and its floating-point registers, which

@@ -30,7 +30,7 @@ enum {
 	OPT_BASE, OPT_PEAK, OPT_PEAKDIFF, OPT_TIMELINE, OPT_BASEPROG, OPT_FOCUS, OPT_IGNORE,
 	OPT_HIDE, OPT_MAXFRAMES, OPT_BY, OPT_DEBUGDIR, OPT_SYSROOT, OPT_RAW, OPT_LOADBASE,
 	OPT_MODULE, OPT_LEAKS, OPT_MEMORY, OPT_UNTAGGED, OPT_WHY, OPT_FAILLEAK, OPT_SUPP, OPT_MAXRATIO,
-	OPT_MAXSIZE, OPT_JOBS, OPT_QUIET, OPT_HELP, OPT_VERSION, N_OPTS
+	OPT_MAXSIZE, OPT_SYMBOLS, OPT_LABEL, OPT_JOBS, OPT_QUIET, OPT_HELP, OPT_VERSION, N_OPTS
 };
 #define OPTION_BIT(i) (1ull << (i))
 #define O(name) OPTION_BIT(OPT_##name)
@@ -151,6 +151,32 @@ static void set_python(struct options *o, const struct opt_def *d, const char *a
 			return;
 		}
 	bad_usage("--python takes merged, native or python, not '%s'", arg);
+}
+
+static void set_symbols(struct options *o, const struct opt_def *d, const char *arg)
+{
+	(void)d;
+	if (!strcmp(arg, "none"))
+		o->report.no_symbols = true;
+	else if (!strcmp(arg, "full"))
+		o->report.no_symbols = false;
+	else
+		bad_usage("--symbols takes full or none, not '%s'", arg);
+}
+
+/* KEY=VALUE, KEY a name a platform's label syntax takes: [A-Za-z_][A-Za-z0-9_]* */
+static void set_label(struct options *o, const struct opt_def *d, const char *arg)
+{
+	size_t k = strspn(arg, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789");
+
+	(void)d;
+	if (!k || arg[k] != '=' || (arg[0] >= '0' && arg[0] <= '9'))
+		bad_usage("--label needs KEY=VALUE, KEY of letters, digits and '_' (not first a "
+			  "digit), not '%s'", arg);
+	if (o->report.nlabels == OPTIONS_MAX_LIST)
+		bad_usage("too many %s options", "--label");
+	o->labels[o->report.nlabels++] = arg;
+	o->report.labels = o->labels;
 }
 
 static void set_older(struct options *o, const struct opt_def *d, const char *arg)
@@ -478,6 +504,15 @@ static const struct opt_def {
 	  "refuse a CORE (or OLD) of more than N bytes, or whose\n"
 	  "headers promise more once inflated, before reading it\n"
 	  "(heapprof report passes what the process can hold)" },
+	[OPT_SYMBOLS] = { .name = "symbols", 0, required_argument, "MODE", set_symbols, 0,
+	  "full (default: function names, files, lines) or none:\n"
+	  "-f pprof with build-ids and file offsets only, no\n"
+	  "debug info read, for a platform that symbolizes itself\n"
+	  "(native frames alone, as --python=native)" },
+	[OPT_LABEL] = { .name = "label", 0, required_argument, "KEY=VALUE", set_label, 0,
+	  "-f pprof: a label KEY=VALUE on every sample, what a\n"
+	  "profiling platform groups by; in VALUE %p is the dump's\n"
+	  "pid, %e PROGRAM, %b its build-id; repeatable" },
 	[OPT_JOBS] = { .name = "jobs", 'j', required_argument, "N", set_jobs, 0,
 	  "scan with N threads (default: online CPUs); with more\n"
 	  "than one CORE, read N dumps at a time" },
@@ -567,6 +602,18 @@ static bool many_dumps_types(const struct options *o)
 	return many_dumps(o) && type_view(o);
 }
 
+/* build-ids and offsets are pprof's: the other formats show names */
+static bool not_pprof(const struct options *o)
+{
+	return o->format != &out_pprof;
+}
+
+/* Python frames are named from the dump, the native ones not at all: one kind only */
+static bool python_named(const struct options *o)
+{
+	return o->report.no_symbols && o->python != SYM_PY_NATIVE;
+}
+
 static const struct refusal {
 	uint64_t when, with;
 	bool needs_with;
@@ -615,6 +662,10 @@ static const struct refusal {
 	{ O(FOCUS) | O(IGNORE), 0, false, many_dumps_types,
 	  "more than one CORE: no --focus=type: or --ignore=type:, which read one heap's "
 	  "blocks (give one CORE)" },
+	{ O(SYMBOLS) | O(LABEL), 0, false, not_pprof,
+	  "--symbols and --label are for -f pprof" },
+	{ O(PYTHON), 0, false, python_named,
+	  "--symbols=none gives native frames alone: no --python but native with it" },
 };
 
 /* What an option needs of the format: core figures (OUT_* bits), or that it shows
@@ -830,6 +881,8 @@ void options_parse(struct options *o, int argc, char **argv)
 	format_defaults(o);
 	positional(o, argc, argv);
 	check_rules(o);
+	if (o->report.no_symbols)
+		o->python = SYM_PY_NATIVE;
 	if (!o->jobs) {
 		long n = sysconf(_SC_NPROCESSORS_ONLN);
 

@@ -4,7 +4,10 @@
  * per name and file; one Mapping per module of the report's module table, with its
  * build-id, so that profiles of two runs merge and diff by module and offset. Sample
  * types: every metric the report holds, complete whatever --metric sorted by; the
- * report's roots (leak class, thread) as outermost frames and as labels.
+ * report's roots (leak class, thread) as outermost frames and as labels, and --label's
+ * on every sample. With --symbols=none: locations are addresses alone, no functions,
+ * and one Mapping per mapping of a module's file, with its file offset and build-id,
+ * for a platform to symbolize (the roots are labels only).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +45,12 @@ static uint64_t function_id(struct builder *b, const char *name, const char *fil
 
 static uint64_t mapping_of(const struct report *r, uint64_t pc)
 {
+	if (r->nmaps) {
+		for (size_t i = 0; i < r->nmaps; i++)
+			if (pc >= r->maps[i].start && pc < r->maps[i].end)
+				return i + 1;
+		return 0;
+	}
 	for (size_t i = 0; i < r->nmods; i++)
 		if (pc >= r->mods[i].start && pc < r->mods[i].end)
 			return i + 1;
@@ -79,7 +88,7 @@ static uint64_t location(struct builder *b, const struct report *r, uint64_t pc,
 		b->lines[b->nlines++] = (struct pprof_line){ function_id(b, synthetic, NULL), 0 };
 		l->n_lines = 1;
 	}
-	for (unsigned j = 0; j < n; j++) {
+	for (unsigned j = 0; j < n && !r->no_symbols; j++) {
 		GROW(b->lines, b->nlines, b->lines_cap);
 		b->lines[b->nlines++] = (struct pprof_line){
 			function_id(b, frame_name(b, &fr[j]), fr[j].file), fr[j].line };
@@ -156,6 +165,9 @@ static void comment_for(const struct report *r, char *buf, size_t size)
 	int n = snprintf(buf, size, "heapprof-analyze %s: %s, %s%s", HP_VERSION, r->program,
 			 r->source, r->sample_period ? " (sampled: figures are estimates)" : "");
 
+	if (n > 0 && (size_t)n < size && r->no_symbols)
+		n += snprintf(buf + n, size - (size_t)n, "; --symbols=none: addresses, file "
+			      "offsets and build-ids only, for the reader to symbolize");
 	if (n > 0 && (size_t)n < size && r->nstacks < r->all_stacks)
 		n += snprintf(buf + n, size - (size_t)n, "; cut by --top/--min-percent: %zu more "
 			      "stacks hold %s of %s, and every sample type lacks their figures",
@@ -186,7 +198,7 @@ static size_t stack_locations(struct builder *b, const struct report *r,
 		ids[k++] = location(b, r, s->frames[j].pc, &s->frames[j], e - j, NULL);
 		j = e;
 	}
-	for (size_t j = p->n; j-- > 0;) {
+	for (size_t j = p->n; j-- > 0 && !r->no_symbols;) {
 		const char *name = p->items[j].name;
 
 		if (p->items[j].kind == ITEM_FRAME)
@@ -200,18 +212,83 @@ static size_t stack_locations(struct builder *b, const struct report *r,
 	return k;
 }
 
+/* --symbols=none: a stack's marker ("[unknown stack]", "[truncated]") as a label,
+ * since no location names it; its text without the brackets, kept by b. */
+static const char *mark_of(struct builder *b, const struct report_path *p)
+{
+	for (size_t j = 0; j < p->n; j++)
+		if (p->items[j].kind == ITEM_MARK) {
+			const char *n = p->items[j].name;
+			size_t len = strlen(n);
+			char *v = xstrdup(n[0] == '[' ? n + 1 : n);
+
+			if (len >= 2 && n[0] == '[' && n[len - 1] == ']')
+				v[len - 2] = 0;
+			b->names = xrealloc(b->names, (b->nnames + 1) * sizeof(*b->names));
+			return b->names[b->nnames++] = v;
+		}
+	return NULL;
+}
+
+/* The mappings: the modules', or with --symbols=none each of their files' mappings
+ * with its offset (what a platform's symbolizer takes), none claiming names. */
+static struct pprof_mapping *mappings(const struct report *r, size_t *n)
+{
+	bool named = !r->no_symbols;
+	struct pprof_mapping *maps;
+
+	if (r->nmaps) {
+		maps = xcalloc(r->nmaps, sizeof(*maps));
+		for (size_t i = 0; i < r->nmaps; i++) {
+			const struct report_module *m = &r->mods[r->maps[i].module];
+
+			maps[i] = (struct pprof_mapping){ i + 1, r->maps[i].start, r->maps[i].end,
+							  r->maps[i].offset, m->path,
+							  m->build_id[0] ? m->build_id : NULL,
+							  false, false, false, false };
+		}
+		*n = r->nmaps;
+		return maps;
+	}
+	maps = xcalloc(r->nmods ? r->nmods : 1, sizeof(*maps));
+	for (size_t i = 0; i < r->nmods; i++)
+		maps[i] = (struct pprof_mapping){ i + 1, r->mods[i].start, r->mods[i].end, 0,
+						  r->mods[i].path,
+						  r->mods[i].build_id[0] ? r->mods[i].build_id : NULL,
+						  named, named, named, named };
+	*n = r->nmods;
+	return maps;
+}
+
+/* --label's KEY=VALUE as key and value, split once for every sample to point at. */
+static struct pprof_label *given_labels(const struct report *r)
+{
+	struct pprof_label *v = xcalloc(r->nlabels ? r->nlabels : 1, sizeof(*v));
+
+	for (size_t i = 0; i < r->nlabels; i++) {
+		const char *eq = strchr(r->labels[i], '=');
+		char *key = xstrdup(r->labels[i]);
+
+		key[eq - r->labels[i]] = 0;
+		v[i] = (struct pprof_label){ key, eq + 1 };
+	}
+	return v;
+}
+
 static int write_pprof(const struct report *r, FILE *f)
 {
 	struct pprof_value_type tv[METRIC_COUNT];
 	int which[METRIC_COUNT];
-	size_t nt = sample_types(r, tv, which), ns = r->nstacks ? r->nstacks : 1;
+	size_t nt = sample_types(r, tv, which), ns = r->nstacks ? r->nstacks : 1, nmaps;
+	size_t per = 3 + r->nlabels;	/* a sample's labels: class, thread, mark, --label */
 	struct builder b = { 0 };
 	struct report_path path = { 0 };
 	struct pprof_sample *samples = xcalloc(ns, sizeof(*samples));
-	struct pprof_mapping *maps = xcalloc(r->nmods ? r->nmods : 1, sizeof(*maps));
+	struct pprof_mapping *maps = mappings(r, &nmaps);
+	struct pprof_label *given = given_labels(r);
 	uint64_t **ids = xcalloc(ns, sizeof(*ids));
 	int64_t *values = xcalloc(nt * ns, sizeof(*values));
-	struct pprof_label *labels = xcalloc(2 * ns, sizeof(*labels));
+	struct pprof_label *labels = xcalloc(per * ns, sizeof(*labels));
 	char **threads = xcalloc(ns, sizeof(*threads));
 	char comment[2048];
 	struct pprof_profile p;
@@ -219,6 +296,8 @@ static int write_pprof(const struct report *r, FILE *f)
 
 	for (size_t i = 0; i < r->nstacks; i++) {
 		const struct report_stack *s = &r->stacks[i];
+		struct pprof_label *l = &labels[per * i];
+		const char *mark;
 		size_t nl = 0;
 
 		report_decorate(r, s, &path);
@@ -226,32 +305,31 @@ static int write_pprof(const struct report *r, FILE *f)
 		for (size_t t = 0; t < nt; t++)
 			values[nt * i + t] = metric_value(s, which[t]);
 		if (report_stack_class(r, s))
-			labels[2 * i + nl++] = (struct pprof_label){ "leak_class", report_stack_class(r, s) };
+			l[nl++] = (struct pprof_label){ "leak_class", report_stack_class(r, s) };
 		if (r->by_thread) {
 			char buf[300];
 
 			snprintf(buf, sizeof(buf), "%lu%s%s", (unsigned long)s->tid,
 				 s->thread_name ? " " : "", s->thread_name ? s->thread_name : "");
-			labels[2 * i + nl++] = (struct pprof_label){ "thread", threads[i] = xstrdup(buf) };
+			l[nl++] = (struct pprof_label){ "thread", threads[i] = xstrdup(buf) };
 		}
+		if (r->no_symbols && (mark = mark_of(&b, &path)))
+			l[nl++] = (struct pprof_label){ "stack", mark };
+		for (size_t j = 0; j < r->nlabels; j++)
+			l[nl++] = given[j];
 		samples[i] = (struct pprof_sample){ ids[i], stack_locations(&b, r, s, &path, ids[i]),
-						    &values[nt * i], nl ? &labels[2 * i] : NULL, nl };
+						    &values[nt * i], nl ? l : NULL, nl };
 	}
 	report_path_free(&path);
 	for (size_t i = 0; i < b.nlocs; i++)	/* the lines array stopped moving */
 		b.locs[i].lines = b.lines + (uintptr_t)b.locs[i].lines;
-	for (size_t i = 0; i < r->nmods; i++)
-		maps[i] = (struct pprof_mapping){ i + 1, r->mods[i].start, r->mods[i].end, 0,
-						  r->mods[i].path,
-						  r->mods[i].build_id[0] ? r->mods[i].build_id : NULL,
-						  true, true, true, true };
 	comment_for(r, comment, sizeof(comment));
 	p = (struct pprof_profile){
 		.sample_types = tv, .n_sample_types = nt,
 		.samples = samples, .n_samples = r->nstacks,
 		.locations = b.locs, .n_locations = b.nlocs,
 		.functions = b.funcs, .n_functions = b.nfuncs,
-		.mappings = maps, .n_mappings = r->nmods,
+		.mappings = maps, .n_mappings = nmaps,
 		.comment = comment,
 		.period_type = r->sample_period ? tv[0] : (struct pprof_value_type){ NULL, NULL },
 		.period = (int64_t)r->sample_period,
@@ -264,6 +342,9 @@ static int write_pprof(const struct report *r, FILE *f)
 	}
 	for (size_t i = 0; i < b.nnames; i++)
 		free(b.names[i]);
+	for (size_t i = 0; i < r->nlabels; i++)
+		free((void *)given[i].key);
+	free(given);
 	free(b.names);
 	free(threads);
 	free(labels);

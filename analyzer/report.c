@@ -329,6 +329,62 @@ static struct report_module *modules(struct report *r, struct sym *sym, size_t *
 	return v;
 }
 
+/* The dump's file mappings that lie in a module of the table, with their offsets. */
+static struct report_mapping *mappings(const struct report *r, const struct image *img,
+				       size_t *n)
+{
+	struct report_mapping *v = xcalloc(img->nfiles ? img->nfiles : 1, sizeof(*v));
+	size_t k = 0;
+
+	for (size_t i = 0; i < img->nfiles; i++) {
+		const struct image_file *f = &img->files[i];
+
+		for (size_t m = 0; m < r->nmods; m++)
+			if (f->start >= r->mods[m].start && f->start < r->mods[m].end) {
+				v[k++] = (struct report_mapping){ f->start, f->end, f->offset, m };
+				break;
+			}
+	}
+	*n = k;
+	return v;
+}
+
+/* --label's values with the dump's facts put in: %p its pid, %e PROGRAM (the file the
+ * report names), %b the build-id of the module holding the entry point, %% a '%'. What
+ * the dump does not say is "unknown". */
+static const char *const *labels(struct report *r, const struct image *img,
+				 const struct report_opts *o)
+{
+	const char **v = xcalloc(o->nlabels ? o->nlabels : 1, sizeof(*v));
+	const char *build_id = "unknown";
+
+	for (size_t m = 0; m < r->nmods; m++)
+		if (img->at_entry >= r->mods[m].start && img->at_entry < r->mods[m].end &&
+		    r->mods[m].build_id[0])
+			build_id = r->mods[m].build_id;
+	for (size_t i = 0; i < o->nlabels; i++) {
+		char pid[16] = "unknown", *out = NULL;
+		size_t n = 0;
+		FILE *f = open_memstream(&out, &n);
+
+		if (!f)
+			die(EXIT_NO_REPORT, "out of memory");
+		if (img->pid)
+			snprintf(pid, sizeof(pid), "%u", img->pid);
+		for (const char *p = o->labels[i]; *p; p++) {
+			if (*p != '%' || !strchr("pbe%", p[1])) {
+				fputc(*p, f);
+				continue;
+			}
+			p++;
+			fputs(*p == 'p' ? pid : *p == 'b' ? build_id : *p == 'e' ? r->program : "%", f);
+		}
+		fclose(f);
+		v[i] = keep(r, out);
+	}
+	return v;
+}
+
 void report_build(struct report *r, const struct scan_result *scan, const struct image *img,
 		  struct sym *sym, const struct report_opts *o)
 {
@@ -369,6 +425,11 @@ void report_build(struct report *r, const struct scan_result *scan, const struct
 	r->big_endian = img->big_endian;
 	r->modules = sym_source(sym);
 	r->mods = modules(r, sym, &r->nmods);
+	r->no_symbols = o->no_symbols;
+	if (o->no_symbols)
+		r->maps = mappings(r, img, &r->nmaps);
+	r->labels = labels(r, img, o);
+	r->nlabels = o->nlabels;
 	r->saturated = scan->stacks.saturated || r->live_bytes == UINT64_MAX ||
 		       r->total == UINT64_MAX;
 	v = xcalloc(k ? k : 1, sizeof(*v));
@@ -425,6 +486,8 @@ void report_free(struct report *r)
 		free(r->owned[i]);
 	free(r->owned);
 	free((void *)r->mods);
+	free((void *)r->maps);
+	free((void *)r->labels);
 }
 
 const char *report_frame_name(const struct report_frame *f, char *buf, size_t size)

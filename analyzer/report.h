@@ -177,6 +177,14 @@ struct report_module {
 	char build_id[129];		/* hex, "" if none */
 };
 
+/* --symbols=none: one mapping of a module's file, as /proc/PID/maps lists it (the
+ * dump's file list): what a platform turns an address into a file offset with. */
+struct report_mapping {
+	uint64_t start, end;
+	uint64_t offset;		/* the file offset mapped at start */
+	size_t module;			/* its module, an index into mods */
+};
+
 /*
  * What an analysis adds to the report: a section, printed by each writer after the
  * report's summary in the order of the analyses table, and a stack's lines where it
@@ -286,6 +294,11 @@ struct report {
 	const char *modules;		/* which module list symbolized the stacks */
 	const struct report_module *mods; /* the module table, by start address */
 	size_t nmods;
+	bool no_symbols;		/* --symbols=none: frames are module and offset */
+	const struct report_mapping *maps; /* ... and the modules' mappings, by start */
+	size_t nmaps;
+	const char *const *labels;	/* --label KEY=VALUE, for every sample */
+	size_t nlabels;
 	bool saturated;			/* a total did not fit 64 bits */
 	const char *const *class_names;	/* a stack's class (STACK_CLASS_MASK) as index + 1
 					 * into these (--leaks: "definitely lost", ...) */
@@ -326,6 +339,10 @@ struct report_opts {
 	bool events;		/* build the event rings too */
 	bool event_stacks;	/* ... each call with its site's stack */
 	bool short_names;	/* C++ templates and parameter lists left out */
+	bool no_symbols;	/* --symbols=none: frames are module and offset, and the
+				 * report lists the mappings of the dump's files */
+	const char *const *labels;	/* --label: "KEY=VALUE" for every sample */
+	size_t nlabels;
 	uint64_t whole;		/* a metric whose stacks overlap (retained_space): what
 				 * a stack's share is of, the live heap's bytes, as the
 				 * total; 0: the stacks' sum */

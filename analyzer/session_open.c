@@ -316,7 +316,7 @@ static struct sym *scan_and_open_symbols(const struct options *o, const struct i
 		.debug_dirs = o->debug_dirs, .ndebug_dirs = o->ndebug_dirs,
 		.have_load_base = o->have_load_base, .load_base = o->load_base,
 		.modules = o->modules, .nmodules = o->nmodules, .quiet = util_quiet,
-		.python = o->python } };
+		.python = o->python, .no_names = o->report.no_symbols } };
 	struct join_opts join = o->join;
 	pthread_t t;
 	bool threaded;

@@ -36,6 +36,8 @@ struct sym_opts {
 	size_t nmodules;
 	bool quiet;			/* no warnings on stderr */
 	enum sym_python python;		/* --python */
+	bool no_names;			/* --symbols=none: modules listed, no symbol table or
+					 * debug info read; every frame module+offset */
 };
 
 /* Every name the symbolizer hands out (functions, files, modules' display paths, Python's

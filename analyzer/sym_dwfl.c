@@ -296,7 +296,11 @@ static int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *mod
 	const unsigned char *bits;
 	GElf_Addr vaddr;
 	struct sym *s;
-	int n, fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
+	int n, fd;
+
+	if (m && m->s->no_names)
+		return -1;	/* (nor a debuginfod server asked) */
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name,
 						 debuglink_file, debuglink_crc, debuginfo_file_name);
 
 	if (fd >= 0 || !m || !m->is_program)
@@ -931,6 +935,7 @@ struct sym *sym_open(const struct sym_opts *o)
 		return NULL;
 	elf_version(EV_CURRENT);
 	s->quiet = o->quiet;
+	s->no_names = o->no_names;
 	s->python = o->python;
 	s->source = "none";
 	if (o->sysroot) {
@@ -957,7 +962,7 @@ struct sym *sym_open(const struct sym_opts *o)
 	else
 		open_raw(s, o);
 	attach_mods(s);
-	if (s->dwfl)
+	if (s->dwfl && !s->no_names)
 		dwfl_getmodules(s->dwfl, warm_module, NULL, 0);
 	return s;
 }

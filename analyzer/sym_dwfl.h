@@ -57,6 +57,7 @@ struct sym {
 	char *debuginfo_path;
 	Dwfl *dwfl;
 	bool quiet;
+	bool no_names;		/* --symbols=none (sym_opts) */
 	char *program;		/* PROGRAM as given, or NULL */
 	char *sysroot;
 	struct sym_program prog;

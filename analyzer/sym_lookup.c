@@ -517,6 +517,12 @@ static void describe(struct sym *s, Dwfl_Module *mod, uint64_t pc, Dwarf_Addr ad
 
 	dwfl_module_info(mod, &ud, &start, NULL, NULL, NULL, NULL, NULL);
 	m = ud ? *ud : NULL;
+	if (s->no_names) {	/* the module and the offset in it, as the dump says */
+		res->module = module_display(s, m, mod);
+		res->module_offset = pc - start;
+		res->in_program = m && m->is_program;
+		return;
+	}
 	elf = dwfl_module_getelf(mod, &bias);
 	if (!elf)
 		module_elf_missing(s, m, mod, start);

@@ -14,6 +14,7 @@
 #include "hooks_int.h"
 #include "live.h"
 #include "maps.h"
+#include "interval.h"
 #include "oom.h"
 #include "options.h"
 #include "hooks_pymalloc.h"
@@ -108,6 +109,7 @@ static void hooks_fork_child(void)
 	snapshot_after_fork();
 	snap_threads_after_fork();
 	oom_after_fork();
+	interval_after_fork();
 	start_sigthread(true);
 }
 

@@ -42,6 +42,8 @@ static const struct option_def defs[] = {
 	NUM("HEAPPROF_AT_CRASH", at_crash, 0, 1, 0),
 	NUM("HEAPPROF_PEAK", peak, 0, (uint64_t)1 << 62, 0),
 	NUM("HEAPPROF_OOM", oom, 0, 99, 0),
+	STR("HEAPPROF_INTERVAL", interval),
+	NUM("HEAPPROF_KEEP", keep, 0, HP_MAX_KEEP, HP_DEFAULT_KEEP),
 	NUM("HEAPPROF_TIMELINE", timeline, 0, HP2_TIMELINE_MAX, HP_DEFAULT_TIMELINE),
 	NUM("HEAPPROF_PEAK_STEP", peak_step, 0, (uint64_t)1 << 62, HP_DEFAULT_PEAK_STEP),
 	NUM("HEAPPROF_PEAK_ENTRIES", peak_entries, 16, HP2_PEAK_MAX, HP_DEFAULT_PEAK_ENTRIES),

@@ -29,6 +29,8 @@ struct hp_options {
 	uint64_t at_crash;	/* HEAPPROF_AT_CRASH: 1 = a snapshot on SEGV, BUS, ILL, FPE, ABRT */
 	uint64_t peak;		/* HEAPPROF_PEAK: a snapshot per BYTES of new peak, 0 = none */
 	uint64_t oom;		/* HEAPPROF_OOM: a snapshot at PERCENT of the memory limit, 0 = none */
+	const char *interval;	/* HEAPPROF_INTERVAL: a snapshot every DURATION (interval.h) */
+	uint64_t keep;		/* HEAPPROF_KEEP: HEAPPROF_INTERVAL's snapshots kept, 0 = all */
 	uint64_t timeline;	/* HEAPPROF_TIMELINE: samples the timeline holds, 0 = none */
 	uint64_t peak_step;	/* HEAPPROF_PEAK_STEP: least bytes between peaks, 0 = no table */
 	uint64_t peak_entries;	/* HEAPPROF_PEAK_ENTRIES: stacks a peak table may grow to */
@@ -44,6 +46,8 @@ extern struct hp_options hp_opt HP_HIDDEN;
 #define HP_DEFAULT_TIMELINE 1024		/* samples: 40 KiB (timeline.h) */
 #define HP_DEFAULT_PEAK_STEP ((uint64_t)1 << 20)	/* bytes: the least step (peak.h) */
 #define HP_DEFAULT_PEAK_ENTRIES ((uint64_t)1 << 20)	/* stacks a peak table may grow to hold */
+#define HP_DEFAULT_KEEP 10
+#define HP_MAX_KEEP 1000
 
 /*
  * HEAPPROF_REPLAY unset: replay, unless sampling takes a point less often than every

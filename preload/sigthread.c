@@ -21,13 +21,18 @@
 #include "util.h"
 
 #define MAX_TAKEN 2
+#define MAX_TICKS 4	/* HEAPPROF_OOM's watch, HEAPPROF_INTERVAL's snapshots */
 
 static struct {
 	int sig;
 	void (*handler)(int, siginfo_t *, void *);
 } taken[MAX_TAKEN];
 static unsigned ntaken;
-static long (*tick)(void);	/* the periodic work (sigthread_every), or NULL */
+static struct {
+	long (*fn)(void);
+	uint64_t due_ns;	/* its next run (CLOCK_MONOTONIC); 0: never again */
+} ticks[MAX_TICKS];		/* the periodic work (sigthread_every) */
+static unsigned nticks;
 static sigset_t ours;		/* the signals taken; empty until the thread starts */
 static bool running;		/* the thread was started in this process */
 static pid_t thread_tid;	/* its id, once it runs */
@@ -42,7 +47,8 @@ void sigthread_take(int sig, void (*handler)(int, siginfo_t *, void *))
 
 void sigthread_every(long (*fn)(void))
 {
-	tick = fn;
+	if (nticks < MAX_TICKS)
+		ticks[nticks++].fn = fn;
 }
 
 /*
@@ -79,42 +85,62 @@ static void dispatch(int sig, siginfo_t *si)
 	}
 }
 
-/* The next signal taken, or 0 once the tick is due (at due_ns; 0: none) and has run;
- * the tick's next due time into *due_ns. */
-static int next_signal(siginfo_t *si, uint64_t *due_ns)
+/* The earliest due time of the ticks, 0 if none is due ever again. */
+static uint64_t next_due(void)
 {
-	uint64_t now;
-	long ms;
+	uint64_t due = 0;
 
-	if (*due_ns) {
-		now = hp_clock_ns();
-		if (now < *due_ns) {
-			uint64_t left = *due_ns - now;
-			struct timespec ts = { (time_t)(left / 1000000000u),
-					       (long)(left % 1000000000u) };
-			int sig = sigtimedwait(&ours, si, &ts);
+	for (unsigned i = 0; i < nticks; i++)
+		if (ticks[i].due_ns && (!due || ticks[i].due_ns < due))
+			due = ticks[i].due_ns;
+	return due;
+}
 
-			if (sig > 0 || errno != EAGAIN)
-				return sig;
-		}
-		ms = tick();
-		*due_ns = ms < 0 ? 0 : hp_clock_ns() + (uint64_t)ms * 1000000u + 1;
-		return 0;
+/* Run each tick that is due; each says when it wants to run again. */
+static void run_due(void)
+{
+	for (unsigned i = 0; i < nticks; i++) {
+		long ms;
+
+		if (!ticks[i].due_ns || hp_clock_ns() < ticks[i].due_ns)
+			continue;
+		ms = ticks[i].fn();
+		ticks[i].due_ns = ms < 0 ? 0 : hp_clock_ns() + (uint64_t)ms * 1000000u + 1;
 	}
-	return sigwaitinfo(&ours, si);
+}
+
+/* The next signal taken, or 0 once the ticks due by then have run. */
+static int next_signal(siginfo_t *si)
+{
+	uint64_t due = next_due(), now;
+
+	if (!due)
+		return sigwaitinfo(&ours, si);
+	now = hp_clock_ns();
+	if (now < due) {
+		uint64_t left = due - now;
+		struct timespec ts = { (time_t)(left / 1000000000u), (long)(left % 1000000000u) };
+		int sig = sigtimedwait(&ours, si, &ts);
+
+		if (sig > 0 || errno != EAGAIN)
+			return sig;
+	}
+	run_due();
+	return 0;
 }
 
 static void *loop(void *arg)
 {
-	uint64_t due_ns = tick ? 1 : 0;	/* at once */
 	siginfo_t si;
 
 	(void)arg;
 	/* a name, in /proc/PID/task/TID/comm, that says whose thread it is */
 	prctl(PR_SET_NAME, "heapprof", 0, 0, 0);
 	__atomic_store_n(&thread_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	for (unsigned i = 0; i < nticks; i++)
+		ticks[i].due_ns = 1;	/* each at once */
 	for (;;) {
-		int sig = next_signal(&si, &due_ns);
+		int sig = next_signal(&si);
 
 		if (sig > 0)
 			dispatch(sig, &si);
@@ -158,7 +184,7 @@ static void start(void)
 	pthread_t t;
 	int err;
 
-	if (!ntaken && !tick)
+	if (!ntaken && !nticks)
 		return;
 	sigemptyset(&ours);
 	for (unsigned i = 0; i < ntaken; i++)

@@ -21,7 +21,8 @@ HP_HIDDEN void sigthread_take(int sig, void (*handler)(int, siginfo_t *, void *)
 
 /* Call tick on heapprof's thread, first when it starts, then again as many ms later as
  * tick returned (a negative value: never again); the thread runs even with no signal
- * taken. Before sigthread_start. */
+ * taken. Up to four ticks, each on its own schedule, one after the other (a slow one
+ * delays the rest). Before sigthread_start. */
 HP_HIDDEN void sigthread_every(long (*tick)(void));
 
 /* Block the signals taken in the calling thread (the main thread, before the program

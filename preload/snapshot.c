@@ -187,6 +187,14 @@ static long raw_fork(int exit_signal)
 
 static void *reserve;
 static size_t reserve_len;
+static void (*interval_named)(const char *final);
+static void (*interval_published)(void);
+
+void snapshot_interval_hooks(void (*named)(const char *final), void (*published)(void))
+{
+	interval_named = named;
+	interval_published = published;
+}
 
 void snapshot_reserve(void *p, size_t len)
 {
@@ -208,10 +216,12 @@ static void __attribute__((noreturn)) child_main(struct snap_job *j)
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);	/* the program's signals are not ours */
 	if (reserve)
-		munmap(reserve, reserve_len);	/* the room kept for us (snapshot_reserve) */
+		hp_sys_munmap(reserve, reserve_len);	/* the room kept for us (snapshot_reserve) */
 	err = snap_core_write(j);
 	if (err)
 		unlink(j->tmp);
+	else if (j->interval && interval_published)
+		interval_published();
 	if (j->gen) {
 		writer->err = err;
 		__atomic_store_n(&writer->done, j->gen, __ATOMIC_RELEASE);
@@ -375,9 +385,7 @@ static bool writer_page(void)
 
 	if (writer)
 		return true;
-	hp_own_map = HP2_OWN_SNAPSHOT;
-	p = mmap(NULL, sizeof(*writer), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	hp_own_map = 0;
+	p = hp_sys_mmap(NULL, sizeof(*writer), MAP_SHARED);
 	if (p == MAP_FAILED)
 		return false;
 	writer = p;
@@ -393,12 +401,7 @@ void snapshot_after_fork(void)
 		close(writer_fd);
 	writer_fd = -1;
 	if (writer) {
-		void *p;
-
-		hp_own_map = HP2_OWN_SNAPSHOT;
-		p = mmap(writer, sizeof(*writer), PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-		hp_own_map = 0;
+		void *p = hp_sys_mmap(writer, sizeof(*writer), MAP_SHARED | MAP_FIXED);
 
 		writer = p == MAP_FAILED ? NULL : p;	/* zeroed: nothing in flight */
 	}
@@ -500,7 +503,7 @@ static int lock_for(enum snap_why why)
 		if (why == SNAP_CRASH || why == SNAP_EXIT || why == SNAP_OOM || !writer_running())
 			return 0;
 		if (why == SNAP_SIGNAL)
-			say_refused();
+			say_refused();	/* (an interval's is skipped: the next comes soon) */
 		__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
 		if (why != SNAP_API && why != SNAP_PEAK)
 			return EBUSY;
@@ -533,6 +536,7 @@ int snapshot_take(const char *path, const ucontext_t *uc, int sig, enum snap_why
 		uc = here(&mine);
 	job.full = hp_opt.snapshot && !strcmp(hp_opt.snapshot, "full");
 	job.light = why == SNAP_OOM;
+	job.quiet = job.interval = why == SNAP_INTERVAL;
 	job.t0_ns = hp_clock_ns();
 	job.cursig = sig;
 	job.fd = -1;
@@ -551,6 +555,8 @@ int snapshot_take(const char *path, const ucontext_t *uc, int sig, enum snap_why
 		err = fork_writer(&job, wait, &said);
 		if (err && !said)
 			unlink(job.tmp);	/* the writer never started, or died */
+		if (!err && job.interval && interval_named)
+			interval_named(job.final);
 		close(job.fd);
 	}
 	if (err && !said)

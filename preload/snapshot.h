@@ -21,7 +21,16 @@ enum snap_why {
 	SNAP_EXIT,	/* at exit: waits for a writer in flight, then writes its own */
 	SNAP_CRASH,	/* a crash signal: written at once, whatever else runs */
 	SNAP_OOM,	/* HEAPPROF_OOM: as a crash, named with ".oom" (see snapshot_take) */
+	SNAP_INTERVAL,	/* HEAPPROF_INTERVAL: refused while a writer runs, quietly; written
+			 * with no line on stderr, and the hooks below called */
 };
+
+/*
+ * HEAPPROF_INTERVAL's bookkeeping (interval.c): named(final) in the caller, under the
+ * snapshot lock, once a writer holds the copy that will be final; published() in the
+ * writer, once its file has its name. Set before the first snapshot.
+ */
+HP_HIDDEN void snapshot_interval_hooks(void (*named)(const char *final), void (*published)(void));
 
 /*
  * Write one snapshot to path (NULL: the HEAPPROF_OUTPUT pattern, with ".oom" before a

@@ -51,9 +51,8 @@ static void *grab(size_t len)
 
 	if (n_scratch == MAX_SCRATCH)
 		return NULL;
-	hp_own_map = HP2_OWN_SNAPSHOT;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	hp_own_map = 0;
+	/* the writer: maps.c's lock may be held by a thread of the copied process */
+	p = hp_sys_mmap(NULL, len, MAP_SHARED);
 	if (p == MAP_FAILED)
 		return NULL;
 	scratch[n_scratch].p = p;
@@ -79,13 +78,11 @@ static void *regrab(void *p, size_t len)
 
 		if (scratch[i].p != p)
 			continue;
-		hp_own_map = HP2_OWN_SNAPSHOT;
-		q = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		hp_own_map = 0;
+		q = hp_sys_mmap(NULL, len, MAP_SHARED);
 		if (q == MAP_FAILED)
 			return NULL;
 		memcpy(q, p, scratch[i].len < len ? scratch[i].len : len);
-		munmap(p, scratch[i].len);
+		hp_sys_munmap(p, scratch[i].len);
 		scratch[i].p = q;
 		scratch[i].len = len;
 		return q;
@@ -830,7 +827,8 @@ int snap_core_write(struct snap_job *j)
 		say(j, err, "cannot name it: ", 0, 0);
 		return err;
 	}
-	say(j, 0, NULL, end, data);
+	if (!j->quiet)
+		say(j, 0, NULL, end, data);
 	return 0;
 }
 

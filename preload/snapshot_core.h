@@ -21,6 +21,8 @@ struct snap_job {
 	int fd;			/* tmp, opened by the parent */
 	bool full;		/* HEAPPROF_SNAPSHOT=full */
 	bool light;		/* keep little of the file in the page cache as it goes */
+	bool quiet;		/* no line on stderr when it is written (failures still say) */
+	bool interval;		/* HEAPPROF_INTERVAL's: the writer calls the published hook */
 	int cursig;		/* the signal that asked for it, 0 if none */
 	pid_t pid, tid, ppid, pgrp, sid;
 	bool caller_listed;	/* the calling thread is the program's (not heapprof's own):

@@ -316,10 +316,7 @@ struct snap_threads *snap_threads_list(pid_t caller, pid_t skip, size_t *len)
 		return NULL;
 	count = each_task(dir, NULL, NULL);
 	*len = sizeof(*t) + (size_t)(count + SLACK) * sizeof(t->t[0]);
-	hp_own_map = HP2_OWN_SNAPSHOT;
-	p = count < 0 ? MAP_FAILED : mmap(NULL, *len, PROT_READ | PROT_WRITE,
-					   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	hp_own_map = 0;
+	p = count < 0 ? MAP_FAILED : hp_sys_mmap(NULL, *len, MAP_SHARED);
 	if (p == MAP_FAILED) {
 		close(dir);
 		return NULL;
@@ -355,7 +352,7 @@ void snap_threads_recheck(struct snap_threads *t, pid_t caller, pid_t skip, size
 	if (dir >= 0)
 		close(dir);
 	__atomic_store_n(&t->ready, 1, __ATOMIC_RELEASE);
-	munmap(t, len);
+	hp_sys_munmap(t, len);
 }
 
 void snap_threads_wait(struct snap_threads *t)

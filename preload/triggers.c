@@ -15,6 +15,7 @@
 #include <unwind.h>
 
 #include "heapprof_format.h"
+#include "interval.h"
 #include "oom.h"
 #include "options.h"
 #include "sigthread.h"
@@ -283,6 +284,7 @@ int triggers_init(void)
 	if (hp_opt.peak)
 		__atomic_or_fetch(&triggers_tag_work, TAG_WORK_PEAK, __ATOMIC_RELAXED);
 	oom_init(&triggers_tag_work, TAG_WORK_OOM);
+	interval_init();
 	if (hp_opt.signal && (sig = hp_signal_parse("HEAPPROF_SIGNAL", hp_opt.signal))) {
 		triggers_handle(sig, on_snapshot_signal, NULL);
 		sigthread_take(sig, on_snapshot_signal);

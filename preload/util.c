@@ -242,3 +242,24 @@ int hp_signal_parse(const char *var, const char *s)
 	}
 	return 0;
 }
+
+void *hp_sys_mmap(void *addr, size_t len, int flags)
+{
+	int prot = PROT_READ | PROT_WRITE;
+
+	flags |= MAP_ANONYMOUS;
+#if defined(__s390x__)
+	long args[6] = { (long)addr, (long)len, prot, flags, -1, 0 };
+
+	return (void *)syscall(SYS_mmap, args);
+#elif defined(SYS_mmap2) && !defined(__LP64__)
+	return (void *)syscall(SYS_mmap2, addr, len, prot, flags, -1, 0l);
+#else
+	return (void *)syscall(SYS_mmap, addr, len, prot, flags, -1, 0l);
+#endif
+}
+
+int hp_sys_munmap(void *addr, size_t len)
+{
+	return (int)syscall(SYS_munmap, addr, len);
+}

@@ -69,4 +69,14 @@ HP_HIDDEN int hp_signal_parse(const char *var, const char *s);
 /* ns of CLOCK_MONOTONIC (exact, for durations a user reads). */
 HP_HIDDEN uint64_t hp_clock_ns(void);
 
+/*
+ * Anonymous memory of len bytes (flags MAP_PRIVATE or MAP_SHARED, with MAP_ANONYMOUS
+ * added; at addr with MAP_FIXED), and its release, by the system calls themselves:
+ * not through heapprof.so's own mmap and munmap (maps.c), whose lock a thread may hold
+ * when a snapshot's writer is forked, or when a signal interrupts it. MAP_FAILED / -1
+ * with errno set.
+ */
+HP_HIDDEN void *hp_sys_mmap(void *addr, size_t len, int flags);
+HP_HIDDEN int hp_sys_munmap(void *addr, size_t len);
+
 #endif
