@@ -20,7 +20,8 @@
 #include "threads.h"
 #include "util.h"
 
-#define CHUNK_SIZE ((size_t)1 << 20)
+#define CHUNK_FIRST ((size_t)64 << 10)	/* a region's first chunk; each next one twice */
+#define CHUNK_SIZE ((size_t)1 << 20)	/* ... up to this */
 #define HEAD_BITS 16
 #define CACHE_SIZE 256		/* per-thread direct-mapped cache of sites */
 
@@ -35,21 +36,22 @@ struct region {
 	struct chunk *cur;
 	size_t align;
 	unsigned own;		/* HP2_OWN_*: what the map table calls its chunks */
+	size_t next;		/* the next chunk's size; 0: CHUNK_FIRST */
 };
 
 /* One region per kind of record, so that --memory can tell their bytes apart. */
-static struct region stack_region = { NULL, 8, HP2_OWN_STACKS };
-static struct region site_region = { NULL, 64, HP2_OWN_SITES };
-static struct region name_region = { NULL, 64, HP2_OWN_NAMES };
-static struct region rec_region = { NULL, 64, HP2_OWN_RECORDS };
-static struct region timeline_region = { NULL, 64, HP2_OWN_TIMELINE };
+static struct region stack_region = { .align = 8, .own = HP2_OWN_STACKS };
+static struct region site_region = { .align = 64, .own = HP2_OWN_SITES };
+static struct region name_region = { .align = 64, .own = HP2_OWN_NAMES };
+static struct region rec_region = { .align = 64, .own = HP2_OWN_RECORDS };
+static struct region timeline_region = { .align = 64, .own = HP2_OWN_TIMELINE };
 
 static void *region_alloc(struct region *r, size_t n)
 {
 	n = (n + r->align - 1) & ~(r->align - 1);
 	for (;;) {
 		struct chunk *c = __atomic_load_n(&r->cur, __ATOMIC_ACQUIRE), *fresh;
-		size_t size = CHUNK_SIZE;
+		size_t size = __atomic_load_n(&r->next, __ATOMIC_RELAXED);
 		void *m;
 
 		if (c) {
@@ -58,6 +60,10 @@ static void *region_alloc(struct region *r, size_t n)
 			if (off <= c->size && n <= c->size - off)
 				return c->data + off;
 		}
+		/* Chunks grow from 64 KiB: a kind of record a small program writes little
+		 * of takes little address space (under RLIMIT_AS, a limit's worth) */
+		if (!size)
+			size = CHUNK_FIRST;
 		if (n > size - sizeof(struct chunk))
 			size = (n + sizeof(struct chunk) + 4095) & ~(size_t)4095;
 		m = hp_map(size, r->own, 0);
@@ -67,8 +73,12 @@ static void *region_alloc(struct region *r, size_t n)
 		fresh->size = size - sizeof(struct chunk);
 		fresh->used = n;
 		if (__atomic_compare_exchange_n(&r->cur, &c, fresh, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE))
+						__ATOMIC_ACQUIRE)) {
+			if (size < CHUNK_SIZE)
+				__atomic_store_n(&r->next, 2 * size < CHUNK_SIZE ? 2 * size :
+						 CHUNK_SIZE, __ATOMIC_RELAXED);
 			return fresh->data;
+		}
 		munmap(m, size);	/* another thread installed a chunk first */
 	}
 }
