@@ -749,8 +749,10 @@ static void find_mmapped(struct gl *g)
 	struct alloc_range *h = xmalloc((nh ? nh : 1) * sizeof(*h));
 
 	/* the blocks in the heaps are skipped a heap at a time: no read for them */
-	memcpy(h, g->a->heaps, nh * sizeof(*h));
-	qsort(h, nh, sizeof(*h), range_cmp);
+	if (nh) {
+		memcpy(h, g->a->heaps, nh * sizeof(*h));
+		qsort(h, nh, sizeof(*h), range_cmp);
+	}
 	for (size_t i = 0; i < g->ntag; i++) {
 		uint64_t c = tag_at(g, i), ps, sw;
 
