@@ -59,6 +59,10 @@ static uint64_t first_memo(const struct image *img, const struct seg *s, const s
 		memcpy(raw, s->data + (b->user - s->vaddr), img->wsize);
 	else if (!image_read(img, b->user, raw, img->wsize))
 		return 0;
+	if (img->wsize == 8 && img->big_endian == host_big_endian()) {
+		memcpy(&w, raw, 8);	/* the usual case, a load */
+		return w;
+	}
 	for (unsigned k = 0; k < img->wsize; k++)
 		w |= (uint64_t)raw[k] << 8 * (img->big_endian ? img->wsize - 1 - k : k);
 	return w;
