@@ -50,14 +50,14 @@ if [ -n "$OLD" ]; then
 	cmp -s "$W/old.report" "$W/types.report" || say "types_cost: the two builds' tables differ"
 fi
 
-# one timed run of analyzer $1: "wall_s cpu_s"
+# one timed run of analyzer $1: "wall_s cpu_s peak_rss_mib"
 timed()
 {
 	a=$1
 	shift
-	/usr/bin/time -f '%e %U %S' -o "$W/time" "$a" -q -o /dev/null "$@" "$W/gibheap" "$core" ||
-		{ echo "0 0"; return; }
-	awk '{ printf "%s %.2f\n", $1, $2 + $3 }' "$W/time"
+	/usr/bin/time -f '%e %U %S %M' -o "$W/time" "$a" -q -o /dev/null "$@" "$W/gibheap" "$core" ||
+		{ echo "0 0 0"; return; }
+	awk '{ printf "%s %.2f %.0f\n", $1, $2 + $3, $4 / 1024 }' "$W/time"
 }
 : >"$W/times"
 : >"$W/old.times"
@@ -73,11 +73,13 @@ echo "$(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg); $REPS rounds
 figures()
 {
 	echo "${1}plain, wall s: $(awk '{ print $1 }' "$2" | med)"
-	echo "${1}--by=type, wall s: $(awk '{ print $3 }' "$2" | med)"
+	echo "${1}--by=type, wall s: $(awk '{ print $4 }' "$2" | med)"
 	echo "${1}plain, CPU s: $(awk '{ print $2 }' "$2" | med)"
-	echo "${1}--by=type, CPU s: $(awk '{ print $4 }' "$2" | med)"
-	echo "${1}--by=type / plain, wall: $(awk '{ print ($1 > 0 ? $3 / $1 : 0) }' "$2" | med)x"
-	echo "${1}--by=type / plain, CPU: $(awk '{ print ($2 > 0 ? $4 / $2 : 0) }' "$2" | med)x"
+	echo "${1}--by=type, CPU s: $(awk '{ print $5 }' "$2" | med)"
+	echo "${1}plain, peak RSS MiB: $(awk '{ print $3 }' "$2" | med)"
+	echo "${1}--by=type, peak RSS MiB: $(awk '{ print $6 }' "$2" | med)"
+	echo "${1}--by=type / plain, wall: $(awk '{ print ($1 > 0 ? $4 / $1 : 0) }' "$2" | med)x"
+	echo "${1}--by=type / plain, CPU: $(awk '{ print ($2 > 0 ? $5 / $2 : 0) }' "$2" | med)x"
 }
 [ -z "$OLD" ] || figures "OLD_BUILD: " "$W/old.times"
 figures "${OLD:+BUILD: }" "$W/times"
