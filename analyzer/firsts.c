@@ -19,42 +19,49 @@ static size_t slot(const struct firsts *f, uint64_t word)
 {
 	size_t i = (size_t)((word * 0x9E3779B97F4A7C15ull) >> 20) & (f->cap - 1);
 
-	while (f->v[i].word && f->v[i].word != word)
+	while (f->word[i] && f->word[i] != word)
 		i = (i + 1) & (f->cap - 1);
 	return i;
 }
 
 static void grow(struct firsts *f)
 {
-	struct firsts_word *old = f->v;
+	uint64_t *old = f->word;
+	struct firsts_count *old_count = f->count;
 	size_t old_cap = f->cap;
 
 	f->cap = f->cap ? 2 * f->cap : 256;
-	f->v = xcalloc(f->cap, sizeof(*f->v));
+	f->word = xcalloc(f->cap, sizeof(*f->word));
+	f->count = xcalloc(f->cap, sizeof(*f->count));
 	for (size_t k = 0; k < old_cap; k++)
-		if (old[k].word)
-			f->v[slot(f, old[k].word)] = old[k];
+		if (old[k]) {
+			size_t i = slot(f, old[k]);
+
+			f->word[i] = old[k];
+			f->count[i] = old_count[k];
+		}
 	free(old);
+	free(old_count);
 }
 
-/* The word's row, made if the table may take one more (bounded: or else NULL). */
-static struct firsts_word *row(struct firsts *f, uint64_t word, bool bounded)
+/* The word's counts, made if the table may take one more (bounded: or else NULL). */
+static struct firsts_count *row(struct firsts *f, uint64_t word, bool bounded)
 {
 	size_t i;
 
 	if (f->cap) {
 		i = slot(f, word);
-		if (f->v[i].word)
-			return &f->v[i];
+		if (f->word[i])
+			return &f->count[i];
 	}
 	if (bounded && f->n >= FIRSTS_MAX_WORDS)
 		return NULL;
 	if (2 * (f->n + 1) > f->cap)
 		grow(f);
 	i = slot(f, word);
-	f->v[i].word = word;
+	f->word[i] = word;
 	f->n++;
-	return &f->v[i];
+	return &f->count[i];
 }
 
 static void spill(struct firsts *f, uint64_t word, uint64_t size)
@@ -72,7 +79,7 @@ static void spill(struct firsts *f, uint64_t word, uint64_t size)
 
 void firsts_add(struct firsts *f, uint64_t word, uint64_t size)
 {
-	struct firsts_word *r;
+	struct firsts_count *r;
 
 	if (!word || word % f->wsize) {
 		f->other_blocks++;
@@ -109,13 +116,13 @@ void firsts_merge(struct firsts *into, struct firsts *from)
 	struct firsts_piece **tail = &into->spilled;
 
 	for (size_t k = 0; k < from->cap; k++) {
-		struct firsts_word *r;
+		struct firsts_count *r;
 
-		if (!from->v[k].word)
+		if (!from->word[k])
 			continue;
-		r = row(into, from->v[k].word, false);
-		r->blocks += from->v[k].blocks;
-		r->bytes += from->v[k].bytes;
+		r = row(into, from->word[k], false);
+		r->blocks += from->count[k].blocks;
+		r->bytes += from->count[k].bytes;
 	}
 	into->other_blocks += from->other_blocks;
 	into->other_bytes += from->other_bytes;
@@ -143,7 +150,8 @@ void firsts_free(struct firsts *f)
 		f->spilled = p->next;
 		free(p);
 	}
-	free(f->v);
+	free(f->word);
+	free(f->count);
 	free(f->sampled);
 	firsts_init(f, f->wsize);
 }

@@ -10,9 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* A distinct first word and the blocks that start with it. */
-struct firsts_word {
-	uint64_t word;		/* 0: a free slot */
+/* The blocks that start with one word. */
+struct firsts_count {
 	uint64_t blocks, bytes;	/* bytes: their sizes, modulo 2^64 as a list's sum */
 };
 
@@ -37,7 +36,10 @@ struct firsts_sampled {
 
 struct firsts {
 	unsigned wsize;			/* the target's word size, 4 or 8 */
-	struct firsts_word *v;		/* open addressing by word */
+	uint64_t *word;			/* open addressing, 0 a free slot: apart from
+					 * the counts, so that a word's probe stays in
+					 * 32 KiB when the table is full */
+	struct firsts_count *count;	/* word[i]'s */
 	size_t cap, n;
 	uint64_t other_blocks;		/* first word 0 or not word-aligned (no vtable
 					 * pointer), or the block shorter than a word */
@@ -47,7 +49,8 @@ struct firsts {
 	size_t nsampled, sampled_cap;
 };
 
-/* Words a scan thread's table takes (about 96 KiB) before blocks spill to pieces. */
+/* Words a scan thread's table takes (32 KiB of words, 64 KiB of counts) before blocks
+ * spill to pieces. */
 #define FIRSTS_MAX_WORDS 2048
 
 void firsts_init(struct firsts *f, unsigned wsize);

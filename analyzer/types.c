@@ -394,13 +394,11 @@ static void count_firsts(struct session *s, struct types *t)
 	memo_init(&fr.rows);
 	vtables_open(s, &vt);
 	for (size_t k = 0; k < f->cap; k++) {
-		const struct firsts_word *w = &f->v[k];
-
-		if (!w->word)
+		if (!f->word[k])
 			continue;
-		k_row = find_row(t, &fr, vtables_class(s, &t->names, &vt, w->word));
-		t->v[k_row].blocks += w->blocks;
-		t->v[k_row].bytes += w->bytes;
+		k_row = find_row(t, &fr, vtables_class(s, &t->names, &vt, f->word[k]));
+		t->v[k_row].blocks += f->count[k].blocks;
+		t->v[k_row].bytes += f->count[k].bytes;
 	}
 	if (f->other_blocks) {
 		k_row = find_row(t, &fr, NULL);
