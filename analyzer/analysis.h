@@ -99,6 +99,11 @@ enum {
 	IN_TYPED = 1u << 14,	/* the blocks of the types --focus=type: leaves out are
 				 * marked: the rows that make the stacks again of the
 				 * blocks not marked come after */
+	IN_FIRSTS = 1u << 15,	/* with IN_LIST: the row reads the list only when another
+				 * row needs it; else the scan counts each block by its
+				 * first word (scan.firsts) and keeps no list, unless
+				 * the dump holds a Python interpreter, whose objects
+				 * are named from their blocks */
 };
 
 /* One dump (a core, a snapshot, raw images) being read: what the rows read and add to. */

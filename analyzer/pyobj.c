@@ -109,6 +109,14 @@ struct pyobj *pyobj_open_image(const struct image *img, const char *sysroot)
 	return p;
 }
 
+bool pyobj_in_image(const struct image *img)
+{
+	struct pyobj *p = pyobj_open_image(img, NULL);
+
+	pyobj_close(p);
+	return p != NULL;
+}
+
 void pyobj_close(struct pyobj *p)
 {
 	if (!p)

@@ -52,6 +52,8 @@ bool pyobj_block(struct pyobj *p, uint64_t addr, uint64_t size, struct pyobj_inf
  * 8. img must outlive it.
  */
 struct pyobj *pyobj_open_image(const struct image *img, const char *sysroot);
+/* Whether pyobj_open_image would give a recognizer for img. */
+bool pyobj_in_image(const struct image *img);
 
 /* Just the type's name, or NULL (p may be NULL: then NULL). */
 const char *pyobj_type(struct pyobj *p, uint64_t addr, uint64_t size);

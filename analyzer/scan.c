@@ -19,6 +19,9 @@
 /* a header's reach below its magic: v1's pcs (v2 reads 16 bytes); records read forward,
  * past a window's end through image_read */
 #define BACK ((uint64_t)HP_HDR_SIZE + HP_MAX_FRAMES * 8)
+/* and past its end: the first word of a block whose header ends the window (read
+ * through the mapping, it cost a page of the core in memory a window) */
+#define AHEAD ((uint64_t)64)
 
 /* scan_block.chunk for block b, whose header is read through window s (scan.h). */
 static uint16_t chunk_memo(const struct image *img, const struct seg *s, const struct hp_block *b,
@@ -56,6 +59,10 @@ static uint64_t first_memo(const struct image *img, const struct seg *s, const s
 		memcpy(raw, s->data + (b->user - s->vaddr), img->wsize);
 	else if (!image_read(img, b->user, raw, img->wsize))
 		return 0;
+	if (img->wsize == 8 && img->big_endian == host_big_endian()) {
+		memcpy(&w, raw, 8);	/* the usual case, a load */
+		return w;
+	}
 	for (unsigned k = 0; k < img->wsize; k++)
 		w |= (uint64_t)raw[k] << 8 * (img->big_endian ? img->wsize - 1 - k : k);
 	return w;
@@ -90,6 +97,15 @@ static void keep_block(struct scan_result *out, const struct hp_block *b, unsign
 		.time = b->version == 2 ? (uint16_t)hp2_time_encode(b->age_ms) : 0,
 		.below = below, .chunk = chunk, .first = first };
 	out->listed++;
+}
+
+/* Block b counted by its first word w, a sampled one kept aside for its weight. */
+static void count_first(struct scan_result *out, const struct hp_block *b, uint64_t w)
+{
+	if (b->version == 2 && (b->flags & HP2_F_SAMPLED))
+		firsts_add_sampled(&out->firsts, b->user, b->size, w);
+	else
+		firsts_add(&out->firsts, w, b->size);
 }
 
 bool scan_block_decoded(const struct image *img, const struct scan_block *b,
@@ -134,6 +150,8 @@ static void found_block(const struct decode_src *src, const struct decoded *d, u
 	if (out->keep_blocks)
 		keep_block(out, b, below, below ? chunk_memo(src->img, src->seg, b, below) : 0,
 			   first_memo(src->img, src->seg, b));
+	else if (out->count_firsts)
+		count_first(out, b, first_memo(src->img, src->seg, b));
 	collect_add(&out->found, d);
 }
 
@@ -392,8 +410,8 @@ static void mark_pages(const struct job *job, const struct seg *s, const unsigne
  * Chunks of a file are read window by window (image_window_fill) rather than scanned
  * through the mapping: the copy costs what cat's does, and the analyzer's memory stays
  * at a window per thread whatever the core's size. Each window starts BACK bytes
- * early, so that headers below a magic near its start are in it too; the rest come
- * from the mapping.
+ * early, so that headers below a magic near its start are in it too, and ends AHEAD
+ * bytes late; the rest come from the mapping.
  */
 static void scan_chunk(const struct job *job, const struct chunk *c, struct image_window *win,
 		       struct scan_result *out)
@@ -413,7 +431,7 @@ static void scan_chunk(const struct job *job, const struct chunk *c, struct imag
 		step = c->len - done < WINDOW ? c->len - done : WINDOW;
 		const unsigned char *p = s->data + (at - s->vaddr);
 
-		if (image_window_fill(win, s, at - back, (size_t)(back + step)) &&
+		if (image_window_fill(win, s, at - back, (size_t)(back + step + AHEAD)) &&
 		    image_window_has(win, at - back, back + step)) {
 			scan_range(job, &(struct seg){ .vaddr = win->start,
 				.size = win->end - win->start, .data = win->p }, at, step, out);
@@ -465,11 +483,13 @@ static size_t make_chunks(const struct image *img, struct chunk **out)
 	return n;
 }
 
-static void result_init(struct scan_result *r, const struct join_opts *opts)
+static void result_init(struct scan_result *r, const struct image *img,
+			const struct join_opts *opts)
 {
 	memset(r, 0, sizeof(*r));
 	collect_init(&r->found);
 	r->found.opts = *opts;
+	firsts_init(&r->firsts, img->wsize);
 }
 
 static void result_merge(struct scan_result *into, struct scan_result *from)
@@ -495,6 +515,7 @@ static void result_merge(struct scan_result *into, struct scan_result *from)
 	if (from->other_version)
 		into->other_version = from->other_version;
 	collect_merge(&into->found, &from->found);
+	firsts_merge(&into->firsts, &from->firsts);
 }
 
 /* Block i of a thread's pieces. */
@@ -623,8 +644,11 @@ static void pages_init(const struct image *img, struct scan_pages *pg)
 	pg->bits = xcalloc(n / 64 + 1, sizeof(*pg->bits));
 }
 
+/* What a scan keeps of each block beside the stacks. */
+enum keep { KEEP_NONE, KEEP_LIST, KEEP_FIRSTS };
+
 static void scan_all(const struct image *img, unsigned nthreads, const struct join_opts *opts,
-		     bool keep, bool pages, struct scan_result *out)
+		     enum keep keep, bool pages, struct scan_result *out)
 {
 	struct job job = { .img = img };
 	struct scan_result *parts;
@@ -640,15 +664,17 @@ static void scan_all(const struct image *img, unsigned nthreads, const struct jo
 	parts = xcalloc(nthreads, sizeof(*parts));
 	tids = xcalloc(nthreads, sizeof(*tids));
 	args = xcalloc(nthreads, sizeof(*args));
-	result_init(out, opts);
-	out->keep_blocks = keep;
+	result_init(out, img, opts);
+	out->keep_blocks = keep == KEEP_LIST;
+	out->count_firsts = keep == KEEP_FIRSTS;
 	if (pages) {
 		pages_init(img, &out->pages);
 		job.pages = out->pages.bits ? &out->pages : NULL;
 	}
 	for (unsigned t = 0; t < nthreads; t++) {
-		result_init(&parts[t], opts);
-		parts[t].keep_blocks = keep;
+		result_init(&parts[t], img, opts);
+		parts[t].keep_blocks = out->keep_blocks;
+		parts[t].count_firsts = out->count_firsts;
 		args[t][0] = &job;
 		args[t][1] = &parts[t];
 		/* thread 0 is this one; a failed create leaves its share to the others */
@@ -679,25 +705,31 @@ static void scan_all(const struct image *img, unsigned nthreads, const struct jo
 
 void scan_image(const struct image *img, unsigned nthreads, struct scan_result *out)
 {
-	scan_all(img, nthreads, &(struct join_opts){ 0 }, false, false, out);
+	scan_all(img, nthreads, &(struct join_opts){ 0 }, KEEP_NONE, false, out);
 }
 
 void scan_image_with(const struct image *img, unsigned nthreads, const struct join_opts *opts,
 		     struct scan_result *out)
 {
-	scan_all(img, nthreads, opts, false, false, out);
+	scan_all(img, nthreads, opts, KEEP_NONE, false, out);
 }
 
 void scan_image_blocks_with(const struct image *img, unsigned nthreads,
 			    const struct join_opts *opts, struct scan_result *out)
 {
-	scan_all(img, nthreads, opts, true, false, out);
+	scan_all(img, nthreads, opts, KEEP_LIST, false, out);
+}
+
+void scan_image_firsts_with(const struct image *img, unsigned nthreads,
+			    const struct join_opts *opts, struct scan_result *out)
+{
+	scan_all(img, nthreads, opts, KEEP_FIRSTS, false, out);
 }
 
 void scan_image_graph_with(const struct image *img, unsigned nthreads,
 			   const struct join_opts *opts, struct scan_result *out)
 {
-	scan_all(img, nthreads, opts, true, true, out);
+	scan_all(img, nthreads, opts, KEEP_LIST, true, out);
 }
 
 void scan_result_free(struct scan_result *r)
@@ -711,4 +743,5 @@ void scan_result_free(struct scan_result *r)
 	free(r->pages.regions);
 	stacks_free(&r->stacks);
 	collect_free(&r->found);
+	firsts_free(&r->firsts);
 }

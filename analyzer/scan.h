@@ -12,6 +12,7 @@
 
 #include "collect.h"
 #include "decode.h"
+#include "firsts.h"
 #include "stacks.h"
 
 struct image;
@@ -109,6 +110,8 @@ struct scan_result {
 	uint64_t tags_cut;	/* v2 tags whose header is cut off: noise too */
 	unsigned other_version;	/* last unknown version seen, for the message */
 	bool keep_blocks;	/* fill list (scan_image_blocks_with) */
+	bool count_firsts;	/* fill firsts (scan_image_firsts_with) */
+	struct firsts firsts;	/* every valid block counted by its first word */
 	struct scan_blocks list; /* every valid block header, by address (unless more
 				 * than a few threads listed them) */
 	struct scan_block **pieces; /* a scan thread's list as it grows (scan.c) */
@@ -125,7 +128,12 @@ void scan_image_with(const struct image *img, unsigned nthreads, const struct jo
 void scan_image_blocks_with(const struct image *img, unsigned nthreads,
 			    const struct join_opts *opts, struct scan_result *out);
 
-/* The same, and the pages that may hold pointers (for graph.c). */
+/* The same, and no list: every block counted by its first word in out->firsts
+ * (--by=type's table when no analysis needs the list). */
+void scan_image_firsts_with(const struct image *img, unsigned nthreads,
+			    const struct join_opts *opts, struct scan_result *out);
+
+/* The same as scan_image_blocks_with, and the pages that may hold pointers (for graph.c). */
 void scan_image_graph_with(const struct image *img, unsigned nthreads,
 			   const struct join_opts *opts, struct scan_result *out);
 

@@ -70,7 +70,7 @@ static const struct analysis graph_analysis = {	/* it sorts the list by address 
 
 extern const struct analysis untagged_analysis, timeline_analysis, ages_analysis, memory_analysis,
 	leaks_analysis, retained_analysis, lifetimes_analysis, why_analysis, by_analysis,
-	types_analysis, types_retained_analysis, types_focus_analysis;
+	types_analysis, types_stacks_analysis, types_retained_analysis, types_focus_analysis;
 
 /* Every analysis, once. The order is the sections' in the report (the timeline's last:
  * text draws it after the summary), and the order of rows whose needs leave it open. */
@@ -88,6 +88,7 @@ static const struct analysis *const analyses[] = {
 	&why_analysis,
 	&by_analysis,
 	&types_analysis,
+	&types_stacks_analysis,
 	&types_retained_analysis,
 	&timeline_analysis,
 };
@@ -194,15 +195,20 @@ static size_t order(const struct options *o, bool report_phase, size_t *out)
 	return n;
 }
 
-/* What the scan must keep for the rows of o: the union of their needs. */
+/* What the scan must keep for the rows of o: the union of their needs, where a row that
+ * can count first words (IN_FIRSTS) does not ask for the list. */
 static enum session_scan scan_kind(const size_t *rows, size_t n)
 {
 	unsigned needs = 0;
 
-	for (size_t k = 0; k < n; k++)
-		needs |= analyses[rows[k]]->needs;
+	for (size_t k = 0; k < n; k++) {
+		unsigned in = analyses[rows[k]]->needs;
+
+		needs |= in & IN_FIRSTS ? in & ~IN_LIST : in;
+	}
 	return needs & IN_PAGES ? SESSION_SCAN_GRAPH :
-	       needs & IN_LIST ? SESSION_SCAN_LIST : SESSION_SCAN_STACKS;
+	       needs & IN_LIST ? SESSION_SCAN_LIST :
+	       needs & IN_FIRSTS ? SESSION_SCAN_FIRSTS : SESSION_SCAN_STACKS;
 }
 
 /* Drop what no row from k on needs. */

@@ -9,6 +9,7 @@
 /* What the scan keeps beside the stacks: the rows' needs pick it. */
 enum session_scan {
 	SESSION_SCAN_STACKS,	/* the stacks alone */
+	SESSION_SCAN_FIRSTS,	/* and every block counted by its first word (IN_FIRSTS) */
 	SESSION_SCAN_LIST,	/* and every block (IN_LIST) */
 	SESSION_SCAN_GRAPH,	/* and the pages that may hold pointers (IN_PAGES) */
 };

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "heapprof_format.h"
+#include "pyobj.h"
 #include "session_int.h"
 #include "util.h"
 
@@ -330,8 +331,9 @@ static struct sym *scan_and_open_symbols(const struct options *o, const struct i
 		join.found_arg = &job;
 	}
 	(kind == SESSION_SCAN_GRAPH ? scan_image_graph_with :
-	 kind == SESSION_SCAN_LIST ? scan_image_blocks_with : scan_image_with)(img, o->jobs, &join,
-										 scan);
+	 kind == SESSION_SCAN_LIST ? scan_image_blocks_with :
+	 kind == SESSION_SCAN_FIRSTS ? scan_image_firsts_with : scan_image_with)(img, o->jobs,
+										   &join, scan);
 	give_pcs(&job, NULL, 0);	/* over: none, if the scan gave none */
 	if (threaded)
 		pthread_join(t, NULL);
@@ -347,6 +349,9 @@ void session_open(struct session *s, enum session_scan kind)
 	const struct options *o = s->o;
 
 	open_memory(o, &s->img, &s->source);
+	/* a Python object's type is read from its block: types.c names them from the list */
+	if (kind == SESSION_SCAN_FIRSTS && pyobj_in_image(&s->img))
+		kind = SESSION_SCAN_LIST;
 	s->sym = scan_and_open_symbols(o, &s->img, kind, &s->scan);
 	sym_add_unloaded(s->sym, s->scan.found.mods, s->scan.found.nmods);
 	/* with no heapprof block the allocator must be read first: untagged.c says */

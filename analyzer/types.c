@@ -3,9 +3,11 @@
  * type sources that knows it. A C++ object of a class with virtual functions starts
  * with its vtable pointer, which points into a "vtable for C" symbol of a module: the
  * block is a C (its dynamic type, a derived class's own). Blocks no source knows are
- * untyped. The first words come from the scan (scan_block.first); a word outside every
+ * untyped. The first words come from the scan: when no other row needs the block
+ * list, its table of distinct first words with their blocks and bytes (firsts.h), and
+ * no list is made; else each listed block's (scan_block.first). A word outside every
  * module is not looked up, so a heap of pointers and strings costs a range test a
- * block, and each distinct word inside one a lookup. In a dump of a Python interpreter, a
+ * word, and each distinct word inside one a lookup. In a dump of a Python interpreter, a
  * block still untyped that holds a Python object is of its type (pyobj.c), with the
  * buffers sys.getsizeof counts with it: blocks counts objects, bytes their blocks. With
  * the heap graph (--metric=retained_space), what each type's blocks retain too.
@@ -196,34 +198,55 @@ static uint64_t first_word(const struct image *img, const struct scan_block *b)
  * distinct word is looked up once, and words outside every module (text, counters,
  * pointers into the heap) not at all.
  */
+struct vtables {
+	struct sym_module_info *mods;	/* sorted by start */
+	size_t nmods;
+	uint64_t lo, hi;		/* their span, a first test */
+	struct memo seen;		/* word: its class, or NULL */
+};
+
+static void vtables_open(struct session *s, struct vtables *vt)
+{
+	vt->mods = sym_modules(s->sym, &vt->nmods);
+	vt->lo = vt->nmods ? vt->mods[0].start : 0;
+	vt->hi = 0;
+	for (size_t k = 0; k < vt->nmods; k++)
+		vt->hi = vt->mods[k].end > vt->hi ? vt->mods[k].end : vt->hi;
+	memo_init(&vt->seen);
+}
+
+/* The class of the blocks that start with w, or NULL. */
+static const char *vtables_class(struct session *s, struct type_names *tn, struct vtables *vt,
+				 uint64_t w)
+{
+	const uintptr_t *known;
+
+	if (!w || w < vt->lo || w >= vt->hi || w % s->img.wsize ||
+	    !in_module(vt->mods, vt->nmods, w))
+		return NULL;
+	if (!(known = memo_get(&vt->seen, w))) {
+		memo_put(&vt->seen, w, (uintptr_t)class_of(s, tn, w));
+		known = memo_get(&vt->seen, w);
+	}
+	return (const char *)*known;
+}
+
+static void vtables_close(struct vtables *vt)
+{
+	memo_free(&vt->seen);
+	free(vt->mods);
+}
+
 static void vtable_names(struct session *s, const uint8_t *want, struct type_names *tn)
 {
 	const struct scan_blocks *l = &s->scan.list;
-	size_t nmods;
-	struct sym_module_info *mods = sym_modules(s->sym, &nmods);
-	uint64_t lo = nmods ? mods[0].start : 0, hi = 0;
-	struct memo seen;
+	struct vtables vt;
 
-	for (size_t k = 0; k < nmods; k++)
-		hi = mods[k].end > hi ? mods[k].end : hi;
-	memo_init(&seen);
-	for (size_t i = 0; i < l->n; i++) {
-		uint64_t w;
-		const uintptr_t *known;
-
-		if ((want && !want[i]) || tn->of[i])
-			continue;
-		w = first_word(&s->img, &l->v[i]);
-		if (!w || w < lo || w >= hi || w % s->img.wsize || !in_module(mods, nmods, w))
-			continue;
-		if (!(known = memo_get(&seen, w))) {
-			memo_put(&seen, w, (uintptr_t)class_of(s, tn, w));
-			known = memo_get(&seen, w);
-		}
-		tn->of[i] = (const char *)*known;
-	}
-	memo_free(&seen);
-	free(mods);
+	vtables_open(s, &vt);
+	for (size_t i = 0; i < l->n; i++)
+		if ((!want || want[i]) && !tn->of[i])
+			tn->of[i] = vtables_class(s, tn, &vt, first_word(&s->img, &l->v[i]));
+	vtables_close(&vt);
 }
 
 /* --short-names on a tp_name: a static type's is qualified by its module
@@ -296,50 +319,103 @@ static struct type_row *row(struct types *t, const char *name, size_t *cap)
 	return &t->v[t->n++];
 }
 
-/* Each block shown counted in its type's row, a sampled block as the blocks it stands
- * for; row_of[i] gets block i's row (GRAPH_NONE: not shown). A name's row is found
- * once: the last one, then a memo by the name's address. */
+/* The row of name, found through the last one and a memo by the name's address. */
+struct finder {
+	struct memo rows;
+	const char *last;
+	uint32_t last_row;		/* GRAPH_NONE: none yet */
+	size_t cap;			/* of the rows */
+};
+
+static uint32_t find_row(struct types *t, struct finder *fr, const char *name)
+{
+	const uintptr_t *known;
+
+	if (name == fr->last && fr->last_row != GRAPH_NONE)
+		return fr->last_row;
+	if (!(known = memo_get(&fr->rows, (uintptr_t)name))) {
+		struct type_row *made = row(t, name, &fr->cap);	/* t->v may move */
+
+		memo_put(&fr->rows, (uintptr_t)name, (uintptr_t)(made - t->v));
+		known = memo_get(&fr->rows, (uintptr_t)name);
+	}
+	fr->last = name;
+	return fr->last_row = (uint32_t)*known;
+}
+
+/* A block of size bytes into row tr, a sampled one as the blocks it stands for
+ * (period: the sample period, 0 when none is known). */
+static void add_block(struct type_row *tr, uint64_t size, bool sampled, uint64_t period)
+{
+	if (sampled && period) {
+		double wt = decode_sample_weight(size, period);
+
+		tr->wblocks += wt;
+		tr->wbytes += wt * (double)size;
+	} else {
+		tr->blocks++;
+		tr->bytes += size;
+	}
+}
+
+/* Each block shown counted in its type's row; row_of[i] gets block i's row
+ * (GRAPH_NONE: not shown). */
 static void count(struct session *s, struct types *t, const uint8_t *shown, uint32_t *row_of)
 {
 	const struct scan_blocks *l = &s->scan.list;
 	uint64_t period = s->scan.join.have_proc ? s->scan.join.proc.sample_period : 0;
-	size_t cap = 0;
-	struct memo rows;
-	const char *last = NULL;
-	uint32_t last_row = GRAPH_NONE;
+	struct finder fr = { .last_row = GRAPH_NONE };
 
-	memo_init(&rows);
+	memo_init(&fr.rows);
 	for (size_t i = 0; i < l->n; i++) {
-		const struct scan_block *x = &l->v[i];
-		const char *name = t->names.of[i];
-		struct type_row *tr;
-
 		row_of[i] = GRAPH_NONE;
 		if (!shown[i])
 			continue;
-		if (name != last || last_row == GRAPH_NONE) {
-			const uintptr_t *known = memo_get(&rows, (uintptr_t)name);
-
-			if (!known) {
-				memo_put(&rows, (uintptr_t)name, (uintptr_t)(row(t, name, &cap) - t->v));
-				known = memo_get(&rows, (uintptr_t)name);
-			}
-			last = name;
-			last_row = (uint32_t)*known;
-		}
-		row_of[i] = last_row;
-		tr = &t->v[last_row];
-		if (x->sampled && period) {
-			double wt = decode_sample_weight(x->size, period);
-
-			tr->wblocks += wt;
-			tr->wbytes += wt * (double)x->size;
-		} else {
-			tr->blocks++;
-			tr->bytes += x->size;
-		}
+		row_of[i] = find_row(t, &fr, t->names.of[i]);
+		add_block(&t->v[row_of[i]], l->v[i].size, l->v[i].sampled, period);
 	}
-	memo_free(&rows);
+	memo_free(&fr.rows);
+}
+
+/*
+ * The same from the scan's table of first words, when no analysis needed the list
+ * (and so none left a block out): each distinct word named once, its blocks counted
+ * at once; the blocks the table had no room for one by one; sampled ones in address
+ * order, as the list would give them.
+ */
+static void count_firsts(struct session *s, struct types *t)
+{
+	const struct firsts *f = &s->scan.firsts;
+	uint64_t period = s->scan.join.have_proc ? s->scan.join.proc.sample_period : 0;
+	struct finder fr = { .last_row = GRAPH_NONE };
+	struct vtables vt;
+	uint32_t k_row;
+
+	memo_init(&fr.rows);
+	vtables_open(s, &vt);
+	for (size_t k = 0; k < f->cap; k++) {
+		if (!f->word[k])
+			continue;
+		k_row = find_row(t, &fr, vtables_class(s, &t->names, &vt, f->word[k]));
+		t->v[k_row].blocks += f->count[k].blocks;
+		t->v[k_row].bytes += f->count[k].bytes;
+	}
+	if (f->other_blocks) {
+		k_row = find_row(t, &fr, NULL);
+		t->v[k_row].blocks += f->other_blocks;
+		t->v[k_row].bytes += f->other_bytes;
+	}
+	for (const struct firsts_piece *p = f->spilled; p; p = p->next)
+		for (size_t k = 0; k < p->n; k++) {
+			k_row = find_row(t, &fr, vtables_class(s, &t->names, &vt, p->v[k].word));
+			add_block(&t->v[k_row], p->v[k].size, false, 0);
+		}
+	for (size_t k = 0; k < f->nsampled; k++) {
+		k_row = find_row(t, &fr, vtables_class(s, &t->names, &vt, f->sampled[k].word));
+		add_block(&t->v[k_row], f->sampled[k].size, true, period);
+	}
+	vtables_close(&vt);
+	memo_free(&fr.rows);
 }
 
 /* Sampled blocks' weights into the counts (a move may leave -0.0001). */
@@ -424,13 +500,12 @@ static void retained(struct session *s, struct types *t, const uint32_t *row_of)
 	free(ret);
 }
 
-static void *types_run(struct session *s)
+/* The table from the block list: each block named, those left out skipped. */
+static void from_list(struct session *s, struct types *t)
 {
 	const struct scan_blocks *l = &s->scan.list;
-	struct types *t = xcalloc(1, sizeof(*t));
 	uint8_t *shown = xmalloc(l->n ? l->n : 1);
 	uint32_t *row_of = xmalloc((l->n ? l->n : 1) * sizeof(*row_of));
-	size_t top = s->o->by_top;
 
 	for (size_t i = 0; i < l->n; i++)	/* not those left out (--older-than, --leaks) */
 		shown[i] = !l->v[i].out;
@@ -443,10 +518,25 @@ static void *types_run(struct session *s)
 		retained(s, t, row_of);
 	if ((t->have_stacks = s->o->report.event_stacks))
 		types_stacks_make(s, row_of, t->n, TYPE_STACKS, &t->stacks);
-	for (size_t k = 0; k < t->n; k++)
-		t->v[k].key = t->have_retained ? t->v[k].retained : t->v[k].bytes;
 	free(row_of);
 	free(shown);
+}
+
+static void *types_run(struct session *s)
+{
+	struct types *t = xcalloc(1, sizeof(*t));
+	size_t top = s->o->by_top;
+
+	/* the scan counted first words when no row needed the list; an untagged dump's
+	 * chunks are listed after it */
+	if (s->scan.count_firsts && !s->o->untagged) {
+		count_firsts(s, t);
+		round_weights(t);
+	} else {
+		from_list(s, t);
+	}
+	for (size_t k = 0; k < t->n; k++)
+		t->v[k].key = t->have_retained ? t->v[k].retained : t->v[k].bytes;
 	if (t->n > 1)
 		qsort(t->v, t->n, sizeof(*t->v), row_cmp);
 	t->shown = top && top < t->n ? top : t->n;
@@ -624,7 +714,12 @@ const struct section_ops types_section = {
 
 static bool types_wanted(const struct options *o)
 {
-	return o->by_type && o->report.metric != METRIC_RETAINED_SPACE;
+	return o->by_type && o->report.metric != METRIC_RETAINED_SPACE && !o->report.event_stacks;
+}
+
+static bool types_stacks_wanted(const struct options *o)
+{
+	return o->by_type && o->report.metric != METRIC_RETAINED_SPACE && o->report.event_stacks;
 }
 
 static bool types_retained_wanted(const struct options *o)
@@ -632,10 +727,17 @@ static bool types_retained_wanted(const struct options *o)
 	return o->by_type && o->report.metric == METRIC_RETAINED_SPACE;
 }
 
-/* the blocks the report shows: after --older-than and --leaks marked the others */
+/* the blocks the report shows: after --older-than and --leaks marked the others; when
+ * no row needs the list, the scan's table of first words (IN_FIRSTS) */
 const struct analysis types_analysis = {
-	"types", IN_LIST | IN_MARKS | IN_UNTAGGED, 0, 0, types_wanted, types_run, types_free,
-	&types_section
+	"types", IN_LIST | IN_FIRSTS | IN_MARKS | IN_UNTAGGED, 0, 0, types_wanted, types_run,
+	types_free, &types_section
+};
+
+/* --stacks: each type's heaviest stacks, from its blocks' (the list) */
+const struct analysis types_stacks_analysis = {
+	"types, stacks", IN_LIST | IN_MARKS | IN_UNTAGGED, 0, 0, types_stacks_wanted, types_run,
+	types_free, &types_section
 };
 
 /* the same table with what each type retains: the graph's, which the plain table does

@@ -2,9 +2,11 @@
  * The time-to-an-answer workload: holds about 1 GiB of live blocks made at 4,096
  * distinct call sites (each its own function), sizes log-uniform in 32..8192 (mean
  * ~1.5 KiB, so ~730k blocks), reached through 2..9 frames of recursion per site.
- *   gibheap [-m MIB] [-z SIZE] [-h] [-s N]
+ *   gibheap [-m MIB] [-z SIZE] [-p] [-h] [-s N]
  * -z gives every block SIZE bytes instead (heaptrack's interpreter needs memory per
- * distinct size and stack, and cannot trace the default mix in 4 GiB).
+ * distinct size and stack, and cannot trace the default mix in 4 GiB). Blocks hold
+ * 0x5a bytes; with -p each starts with a pointer to the block made before it, so no
+ * two blocks start with the same word (a heap of linked nodes).
  * Prints "ready" and waits for a snapshot with -h; otherwise exits once the heap is
  * built (for tracers that report at exit). -s N: asks heapprof.so for N snapshots
  * (include/heapprof.h) before that, 5 s apart, and prints how long each call paused,
@@ -65,12 +67,14 @@ int main(int argc, char **argv)
 	unsigned long long want = 1024ull << 20, live = 0, n = 0;
 	uint64_t seed = 0x9E3779B97F4A7C15ull;
 	size_t fixed = 0;
-	int c, hold = 0, snaps = 0;
+	int c, hold = 0, snaps = 0, linked = 0;
+	void *prev = NULL;
 
-	while ((c = getopt(argc, argv, "m:z:hs:")) != -1) {
+	while ((c = getopt(argc, argv, "m:z:phs:")) != -1) {
 		switch (c) {
 		case 'm': want = strtoull(optarg, NULL, 10) << 20; break;
 		case 'z': fixed = strtoul(optarg, NULL, 10); break;
+		case 'p': linked = 1; break;
 		case 'h': hold = 1; break;
 		case 's': snaps = atoi(optarg); break;
 		default: return 2;
@@ -85,6 +89,9 @@ int main(int argc, char **argv)
 		if (!p)
 			return 1;
 		memset(p, 0x5a, size);
+		if (linked && prev)
+			memcpy(p, &prev, sizeof(prev));
+		prev = p;
 		live += size;
 		n++;
 	}

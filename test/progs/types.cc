@@ -3,6 +3,9 @@
 // Customer of 96, 300 Cart<int> of 48 (a template: "Cart" with --short-names), 40
 // PriorityOrder of 80 (a class derived from Order: its own vtable), and blocks with no
 // vtable: 100 char[200] and a std::string's buffer of 1,000. Prints "ready" and waits.
+// "types chain" (t3034) keeps instead 40,000 Node of 1,000 bytes, each starting with a
+// pointer to the one before (the first with a null one), and from the 4,000th on an
+// Order after every 18th: 2,000 Orders among blocks whose first words all differ.
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -38,7 +41,27 @@ template <typename T> struct Cart {
 };
 static_assert(sizeof(Cart<int>) == 48, "Cart<int> is 48 bytes");
 
+struct Node {
+	Node *prev;
+	char pad[992];
+};
+static_assert(sizeof(Node) == 1000, "Node is 1,000 bytes");
+
 static std::vector<void *> keep;
+
+__attribute__((noinline)) static void make_chain()
+{
+	Node *prev = nullptr;
+
+	for (int i = 0; i < 40000; i++) {
+		Node *n = new Node();
+
+		n->prev = prev;
+		keep.push_back(prev = n);
+		if (i >= 4000 && i % 18 == 0)
+			keep.push_back(new Order);
+	}
+}
 
 __attribute__((noinline)) static void reorder() { for (int i = 0; i < 500; i++) keep.push_back(new Order); }
 __attribute__((noinline)) static void make_orders()
@@ -53,8 +76,16 @@ __attribute__((noinline)) static void make_customers() { for (int i = 0; i < 500
 __attribute__((noinline)) static void make_carts() { for (int i = 0; i < 300; i++) keep.push_back(new Cart<int>); }
 __attribute__((noinline)) static void make_buffers() { for (int i = 0; i < 100; i++) keep.push_back(new char[200]()); }
 
-int main()
+int main(int argc, char **argv)
 {
+	if (argc > 1 && std::string(argv[1]) == "chain") {
+		keep.reserve(50000);
+		make_chain();
+		std::printf("ready\n");
+		std::fflush(stdout);
+		for (;;)
+			pause();
+	}
 	keep.reserve(4000);
 	make_orders();
 	make_priority();
