@@ -164,6 +164,27 @@ static bool record_magic(uint64_t w)
 }
 
 /*
+ * Whether a tag whose check failed still reads as a block header's, by the bits the
+ * format fixes: known flags, BIG only with a shift of 1 or more, a shift of at most
+ * HP2_MAX_SHIFT, and a real block start in the tag's own segment (a block is one
+ * allocation: the mapping that holds its header holds its start). Damage leaves most
+ * of a header as it was; a word of the program's with the tags' 16 bits by chance (a
+ * dict entry's hash after a pointer, whose upper half reads as a site id) has the
+ * other bits at random and fails one of these most of the time. The info word's size
+ * is not asked: an overflow of the block below reaches it before the tag.
+ */
+static bool tag_whole(const struct decode_src *src, uint64_t tag_addr, unsigned flags,
+		      unsigned shift)
+{
+	const struct seg *s = image_find(src->img, tag_addr);
+	uint64_t back = (16ULL << shift) - 8;	/* from the tag to the real start */
+
+	if ((flags & ~HP2_F_KNOWN) || ((flags & HP2_F_BIG) && shift < 1) || shift > HP2_MAX_SHIFT)
+		return false;
+	return s && tag_addr - s->vaddr >= back;
+}
+
+/*
  * A v2 block whose tag (value tag) is at tag_addr. The check comes before the layout:
  * a tag that fails it is most likely any word whose top 16 bits match (noise), and only
  * a header that passes it can tell us its fields are impossible.
@@ -184,6 +205,9 @@ static enum decode_reject v2_block(const struct decode_src *src, uint64_t tag_ad
 		return REJ_TRUNCATED;
 	if (hp2_block_check(user, info, tag, big) != (tag & HP2_CHECK_MASK)) {
 		out->record_word = record_magic(info);
+		out->tag_whole = tag_whole(src, tag_addr, flags, shift);
+		out->tag_time = (tag >> HP2_TIME_SHIFT) & HP2_TIME_MASK;
+		out->tag_flags = flags;
 		return REJ_CHECK;
 	}
 	out->tag_only = false;

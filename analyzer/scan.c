@@ -182,7 +182,7 @@ static void check_at(const struct image *img, const struct seg *s, uint64_t addr
 	if (why != DECODE_OK) {
 		if (d.tag_only && why == REJ_CHECK) {
 			if (!d.record_word)	/* else its record is decoded at its magic */
-				collect_bad_tag(&out->found, d.tag_site);
+				collect_bad_tag(&out->found, &d);
 		} else if (d.tag_only)
 			out->tags_cut++;
 		else
@@ -641,6 +641,7 @@ static void scan_all(const struct image *img, unsigned nthreads, const struct jo
 	tids = xcalloc(nthreads, sizeof(*tids));
 	args = xcalloc(nthreads, sizeof(*args));
 	result_init(out, opts);
+	out->found.opts.taken_mono_ns = img->taken_mono_ns;
 	out->keep_blocks = keep;
 	if (pages) {
 		pages_init(img, &out->pages);
