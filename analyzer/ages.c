@@ -57,8 +57,6 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 {
 	struct decode_buf *buf = xmalloc(sizeof(*buf));
 	uint64_t newest[3] = { 0 };	/* by version */
-	struct collect cc;
-	struct join_info ji;
 
 	memset(sum, 0, sizeof(*sum));
 	sum->older_than_ms = older_than_ms;
@@ -71,8 +69,6 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 			newest[d.block.version] = ms;
 	}
 	sum->newest_ms = newest[2];
-	if (older_than_ms >= 0)
-		collect_init_records(&cc, &scan->found);
 	for (size_t i = 0; i < scan->list.n; i++) {
 		struct decoded d;
 		uint64_t ms, age;
@@ -99,20 +95,11 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 			scan->list.v[i].out = 0;
 			sum->kept_bytes += d.block.size;
 			sum->kept_blocks++;
-			collect_add(&cc, &d);
 		}
 	}
 	free(buf);
-	if (older_than_ms >= 0) {
-		collect_join(&cc, &ji);
-		stacks_free(&scan->stacks);
-		scan->stacks = cc.stacks;
-		memset(&cc.stacks, 0, sizeof(cc.stacks));
-		stacks_init(&cc.stacks);
-		scan->join.unknown_blocks = ji.unknown_blocks;
-		scan->join.unknown_bytes = ji.unknown_bytes;
-		collect_free(&cc);
-	}
+	if (older_than_ms >= 0)
+		scan_restack(img, scan);
 }
 
 const char *ages_bucket_name(unsigned k)

@@ -678,6 +678,29 @@ static void scan_all(const struct image *img, unsigned nthreads, const struct jo
 	free(job.chunks);
 }
 
+void scan_restack(const struct image *img, struct scan_result *scan)
+{
+	struct decode_buf *buf = xmalloc(sizeof(*buf));
+	struct collect cc;
+	struct join_info ji;
+
+	collect_init_records(&cc, &scan->found);
+	for (size_t i = 0; i < scan->list.n; i++) {
+		struct decoded d;
+
+		if (!scan->list.v[i].out && scan_block_decoded(img, &scan->list.v[i], buf, &d))
+			collect_add(&cc, &d);
+	}
+	free(buf);
+	collect_join(&cc, &ji);
+	stacks_free(&scan->stacks);
+	scan->stacks = cc.stacks;
+	stacks_init(&cc.stacks);
+	scan->join.unknown_blocks = ji.unknown_blocks;
+	scan->join.unknown_bytes = ji.unknown_bytes;
+	collect_free(&cc);
+}
+
 void scan_image(const struct image *img, unsigned nthreads, struct scan_result *out)
 {
 	scan_all(img, nthreads, &(struct join_opts){ 0 }, false, false, out);
