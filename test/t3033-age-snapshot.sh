@@ -39,6 +39,20 @@ test_case 'the text says ages count from when the snapshot was taken' '
 	expect_grep -x "  ages:       of the live blocks as found (not weighted), measured from when the snapshot was taken" age.txt
 '
 
+test_case '--lifetimes: the live blocks are as old as --age says' '
+	heapprof-analyze -f json --lifetimes $PROGS/sites idle.snap >life.json &&
+	python3 - life.json $IDLE <<-"EOF"
+	import json, sys
+	d, idle = json.load(open(sys.argv[1])), int(sys.argv[2])
+	ages = [s["lifetime"]["age_min_ms"] for s in d["stacks"]
+	        if s["path"] and s["path"][-1] in ("site_small", "site_zeroed")]
+	ok = len(ages) == 2 and min(ages) >= idle * 1000
+	print("ok" if ok else "ages of site_small and site_zeroed: %s, expected two of %d ms or more" %
+	      (ages, idle * 1000))
+	sys.exit(0 if ok else 1)
+	EOF
+'
+
 if command -v gcore >/dev/null; then
 	test_case 'a gcore of the same process: ages from the newest block, and it says so' '
 		take_core idle.core &&
