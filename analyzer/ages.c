@@ -57,8 +57,6 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 {
 	struct decode_buf *buf = xmalloc(sizeof(*buf));
 	uint64_t newest[3] = { 0 };	/* by version */
-	struct collect cc;
-	struct join_info ji;
 
 	memset(sum, 0, sizeof(*sum));
 	sum->older_than_ms = older_than_ms;
@@ -71,8 +69,12 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 			newest[d.block.version] = ms;
 	}
 	sum->newest_ms = newest[2];
-	if (older_than_ms >= 0)
-		collect_init_records(&cc, &scan->found);
+	/* v2 ages count from when the dump was taken, where it says (a snapshot's time
+	 * note, as the join took it); v1 times are another clock's */
+	sum->taken = scan->join.now_from == NOW_TAKEN;
+	if (sum->taken)
+		newest[2] = scan->join.now_ms;
+	sum->now_ms = newest[2];
 	for (size_t i = 0; i < scan->list.n; i++) {
 		struct decoded d;
 		uint64_t ms, age;
@@ -90,7 +92,7 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 			sum->untimed_blocks++;
 			continue;
 		}
-		age = newest[d.block.version] - ms;
+		age = newest[d.block.version] > ms ? newest[d.block.version] - ms : 0;
 		while (k < AGE_BUCKETS - 1 && age >= bucket_top_ms[k])
 			k++;
 		sum->bytes[k] += d.block.size;
@@ -99,20 +101,11 @@ void ages_apply(const struct image *img, struct scan_result *scan, int64_t older
 			scan->list.v[i].out = 0;
 			sum->kept_bytes += d.block.size;
 			sum->kept_blocks++;
-			collect_add(&cc, &d);
 		}
 	}
 	free(buf);
-	if (older_than_ms >= 0) {
-		collect_join(&cc, &ji);
-		stacks_free(&scan->stacks);
-		scan->stacks = cc.stacks;
-		memset(&cc.stacks, 0, sizeof(cc.stacks));
-		stacks_init(&cc.stacks);
-		scan->join.unknown_blocks = ji.unknown_blocks;
-		scan->join.unknown_bytes = ji.unknown_bytes;
-		collect_free(&cc);
-	}
+	if (older_than_ms >= 0)
+		scan_restack(img, scan);
 }
 
 const char *ages_bucket_name(unsigned k)
@@ -126,8 +119,9 @@ static void ages_text(const struct report *r, const void *data, FILE *f)
 	char a[32], b[32];
 
 	(void)r;
-	fputs("  ages:       of the live blocks as found (not weighted), measured from the "
-	      "newest one's allocation\n", f);
+	fprintf(f, "  ages:       of the live blocks as found (not weighted), measured from %s\n",
+		sum->taken ? "when the snapshot was taken" :
+			     "the newest one's allocation (the dump says not when it was taken)");
 	for (unsigned k = 0; k < AGE_BUCKETS; k++)
 		if (sum->blocks[k])
 			fprintf(f, "              %-11s %s bytes in %s blocks\n", bucket_name[k],
@@ -158,8 +152,9 @@ static void ages_json(const struct report *r, const void *data, const struct rep
 			a->blocks[k]);
 	}
 	fprintf(f, "],\n    \"untimed_bytes\": %" PRIu64 ", \"untimed_blocks\": %" PRIu64
-		", \"newest_ms\": %" PRIu64 ", \"older_than_ms\": ", a->untimed_bytes,
-		a->untimed_blocks, a->newest_ms);
+		", \"newest_ms\": %" PRIu64 ", \"now_ms\": %" PRIu64 ", \"now\": \"%s\""
+		", \"older_than_ms\": ", a->untimed_bytes, a->untimed_blocks, a->newest_ms,
+		a->now_ms, a->taken ? "snapshot" : "newest block");
 	if (a->older_than_ms >= 0)
 		fprintf(f, "%" PRId64 ", \"kept_bytes\": %" PRIu64 ", \"kept_blocks\": %" PRIu64,
 			a->older_than_ms, a->kept_bytes, a->kept_blocks);

@@ -1,9 +1,10 @@
 /*
  * Block ages: --age (live bytes by age) and --older-than (only blocks made more than a
- * duration before the dump). A core does not say when it was taken, so a block's age
- * is measured from the newest live block's allocation time: "now" is the last
- * allocation that is still live. Format 2 blocks carry their time (1/128 precision);
- * format 1 blocks their birth in ns.
+ * duration before the dump). A block's age is measured from when the dump was taken
+ * where it says so (a heapprof snapshot's time note, as the join read it); a core from
+ * gcore or the kernel does not, and there "now" is the newest live block's allocation
+ * time. Format 2 blocks carry their time (1/128 precision); format 1 blocks their
+ * birth in ns, always measured from the newest format 1 block.
  */
 #ifndef HP_AGES_H
 #define HP_AGES_H
@@ -21,7 +22,10 @@ struct image;
 struct age_summary {
 	uint64_t bytes[AGE_BUCKETS], blocks[AGE_BUCKETS];	/* as found, not weighted */
 	uint64_t untimed_bytes, untimed_blocks;		/* no time recorded */
-	uint64_t newest_ms;				/* v2: the "now" of the dump */
+	uint64_t newest_ms;				/* v2: the newest block's time */
+	uint64_t now_ms;				/* v2: ages count from it */
+	bool taken;					/* now_ms is the snapshot's time,
+							 * else newest_ms */
 	int64_t older_than_ms;				/* -1: no filter */
 	uint64_t kept_bytes, kept_blocks;		/* what --older-than kept */
 };

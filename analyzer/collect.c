@@ -139,6 +139,7 @@ static void add_v2_block(struct collect *c, const struct hp_block *b)
 
 	if (b->age_ms > c->newest_ms)
 		c->newest_ms = b->age_ms;
+	c->timed = true;
 	if (!(b->flags & HP2_F_SAMPLED) && b->size <= UINT32_MAX) {
 		pend_push(c, b->size | (uint64_t)b->site << 32);
 		return;
@@ -309,9 +310,13 @@ void collect_add(struct collect *c, const struct decoded *d)
 	}
 }
 
-void collect_bad_tag(struct collect *c, uint32_t site)
+#define BAD_TAG_WHOLE (1ULL << 48)
+
+void collect_bad_tag(struct collect *c, const struct decoded *d)
 {
-	vec_push(&c->bad_tags, site);
+	vec_push(&c->bad_tags, d->tag_site | (uint64_t)(d->tag_time & HP2_TIME_MASK) << 32 |
+				       (uint64_t)(d->tag_flags & HP2_FLAGS_MASK) << 44 |
+				       (d->tag_whole ? BAD_TAG_WHOLE : 0));
 }
 
 static void site_free(struct site_agg *s)
@@ -356,6 +361,7 @@ void collect_merge(struct collect *into, struct collect *from)
 	from->v1_left_out = 0;
 	if (from->newest_ms > into->newest_ms)
 		into->newest_ms = from->newest_ms;
+	into->timed |= from->timed;
 }
 
 /* A record's id: stacks, sites and regions their own; threads their slot (the tid in a
@@ -652,6 +658,44 @@ static void find_region(const struct collect *c, struct join_info *out)
 	out->region_unknown = true;
 }
 
+/*
+ * The dump's now: when it was taken, if the scan knows (a snapshot's time note) and a
+ * process record gives the start it counts from, unless that is before the newest
+ * block (then the note is not this process's); else the newest v2 block's time.
+ */
+static void find_now(const struct collect *c, struct join_info *out)
+{
+	uint64_t at = c->opts.taken_mono_ns, start = out->proc.start_mono_ns;
+
+	out->now_from = c->timed ? NOW_NEWEST : NOW_NONE;
+	out->now_ms = c->timed ? c->newest_ms : 0;
+	if (at && out->have_proc && at >= start && (at - start) / 1000000 >= out->now_ms) {
+		out->now_from = NOW_TAKEN;
+		out->now_ms = (at - start) / 1000000;
+	}
+}
+
+/*
+ * Whether a v2 tag that failed its check (bad_tags' word w) is a damaged header, not
+ * a word with the tags' 16 bits by chance: its site id names a site record, its own
+ * bits read as a tag's (decode.c's tag_whole), its time is no later than the dump's,
+ * and it is one of a sample only if the process samples.
+ */
+static bool damaged_tag(const struct collect *c, uint64_t w, const struct join_info *out)
+{
+	uint32_t id = (uint32_t)w;
+	unsigned flags = (w >> 44) & HP2_FLAGS_MASK;
+	bool ambiguous;
+
+	if (!id || !(w & BAD_TAG_WHOLE))
+		return false;
+	if (out->now_from != NOW_NONE && hp2_time_decode((w >> 32) & HP2_TIME_MASK) > out->now_ms)
+		return false;
+	if ((flags & HP2_F_SAMPLED) && out->have_proc && !out->proc.sample_period)
+		return false;
+	return rec_find(c, DEC_SITE, id, &ambiguous) || ambiguous;
+}
+
 static int site_cmp(const void *a, const void *b)
 {
 	const struct site_agg *x = a, *y = b;
@@ -697,11 +741,9 @@ void collect_join(struct collect *c, struct join_info *out)
 	memset(c->sites, 0, c->sites_cap * sizeof(*c->sites));
 	c->nsites = 0;
 	out->unweighted = out->sampled_blocks && !out->have_proc;
+	find_now(c, out);
 	for (size_t i = 0; i < c->bad_tags.n; i++) {
-		bool ambiguous;
-		uint32_t id = (uint32_t)c->bad_tags.v[i];
-
-		if (id && (rec_find(c, DEC_SITE, id, &ambiguous) || ambiguous))
+		if (damaged_tag(c, c->bad_tags.v[i], out))
 			out->damaged++;
 		else
 			out->noise++;

@@ -45,6 +45,8 @@ struct join_opts {
 	 * join, with every record it found in c (not yet sorted); NULL: not at all */
 	void (*found)(const struct collect *c, void *arg);
 	void *found_arg;
+	uint64_t taken_mono_ns;	/* when the dump was taken (image.h; the scan sets it):
+				 * the join's now, with a process record; 0: unknown */
 };
 
 struct collect {
@@ -59,13 +61,15 @@ struct collect {
 	size_t nsites, sites_cap;
 	struct decoded *recs;		/* valid records; stack pcs are owned copies */
 	size_t nrecs, recs_cap;
-	struct u64vec bad_tags;		/* site ids of v2 tags whose check failed */
+	struct u64vec bad_tags;		/* v2 tags whose check failed: site id | time code
+					 * << 32 | flags << 44 | BAD_TAG_WHOLE (collect.c) */
 	struct hp_module_rec *mods;	/* module records (paths owned), by address after
 					 * the join */
 	size_t nmods, mods_cap;
 	size_t kind_lo[DEC_NKINDS], kind_hi[DEC_NKINDS]; /* recs of a kind, once sorted */
-	uint64_t v1_left_out;
-	uint64_t newest_ms;		/* the latest v2 block time seen (ms after the start) */		/* v1 blocks --region left out (they have no site) */
+	uint64_t v1_left_out;		/* v1 blocks --region left out (they have no site) */
+	uint64_t newest_ms;		/* the latest v2 block time seen (ms after the start) */
+	bool timed;			/* a v2 block was seen: newest_ms is one's */
 };
 
 /* What the join found; all counts in blocks as found unless said otherwise. */
@@ -77,8 +81,13 @@ struct join_info {
 	struct hp_proc_rec proc;	/* the lowest-addressed process record */
 	unsigned nprocs;		/* process records found */
 	bool procs_differ;		/* some disagree with proc */
-	uint64_t damaged;		/* v2 tags with a bad check naming a known site */
+	uint64_t damaged;		/* v2 tags with a bad check that read as a header of a
+					 * known site (collect_join) */
 	uint64_t noise;			/* the other v2 tags with a bad check */
+	enum join_now { NOW_NONE, NOW_NEWEST, NOW_TAKEN } now_from;
+	uint64_t now_ms;		/* the dump's now, ms after the process start: when it
+					 * was taken (opts.taken_mono_ns), else the newest v2
+					 * block's time; 0 with NOW_NONE */
 	uint64_t stack_recs, site_recs;	/* distinct ids read */
 	uint64_t conflicts;		/* ids claimed by two different records */
 	uint64_t thread_recs, region_recs, rings; /* distinct ids (tids) read */
@@ -96,8 +105,9 @@ void collect_init(struct collect *c);
 void collect_init_records(struct collect *c, const struct collect *from);
 /* Take one decoded value (DEC_BLOCK or a record); copies what it keeps. */
 void collect_add(struct collect *c, const struct decoded *d);
-/* A v2 tag that failed its check, naming site (kept to tell damage from noise). */
-void collect_bad_tag(struct collect *c, uint32_t site);
+/* A v2 tag that failed its check (d: REJ_CHECK, tag_only), kept to tell damage from
+ * noise at the join. */
+void collect_bad_tag(struct collect *c, const struct decoded *d);
 /* Count the pending blocks under their sites (the first half of filing them), where
  * the scan's threads can do it side by side. */
 void collect_count_pending(struct collect *c);

@@ -140,27 +140,34 @@ static enum decode_reject v1_block(const struct decode_src *src, uint64_t magic_
 }
 
 /*
- * Whether w is a v2 record's magic. A record's check word follows its magic and is any
- * 64-bit value: one in 65,536 has the tags' top 16 bits, and a Python process has tens
- * of thousands of records, so most of its dumps held one that, taken for a block's tag,
- * failed its check "on a known site" (the site id read from the magic's upper half)
- * and was counted as a damaged header. No header's info word is a record's magic: its
- * site id would have HP2_MAGIC16 for top bits and its size the magic's lower half.
+ * Whether w is a v2 record's magic (record_kinds below). A record's check word follows
+ * its magic and is any 64-bit value: one in 65,536 has the tags' top 16 bits, and a
+ * Python process has tens of thousands of records, so most of its dumps held one that,
+ * taken for a block's tag, failed its check "on a known site" (the site id read from
+ * the magic's upper half). No header's info word is a record's magic: its site id would
+ * have HP2_MAGIC16 for top bits and its size the magic's lower half.
  */
-static bool record_magic(uint64_t w)
-{
-	static const uint64_t magics[] = {
-		HP2_STACK_MAGIC, HP2_SITE_MAGIC, HP2_PROC_MAGIC, HP2_THREAD_MAGIC,
-		HP2_REGION_MAGIC, HP2_MODULE_MAGIC, HP2_RING_MAGIC, HP2_TIMELINE_MAGIC,
-		HP2_PEAK_MAGIC, HP2_SLAB_MAGIC, HP2_MAPS_MAGIC, HP2_PYCODE_MAGIC,
-	};
+static const struct record_kind *record_of(uint64_t w);
 
-	if (w >> 48 != HP2_MAGIC16)
+/*
+ * Whether a tag whose check failed still reads as a block header's, by the bits the
+ * format fixes: known flags, BIG only with a shift of 1 or more, a shift of at most
+ * HP2_MAX_SHIFT, and a real block start in the tag's own segment (a block is one
+ * allocation: the mapping that holds its header holds its start). Damage leaves most
+ * of a header as it was; a word of the program's with the tags' 16 bits by chance (a
+ * dict entry's hash after a pointer, whose upper half reads as a site id) has the
+ * other bits at random and fails one of these most of the time. The info word's size
+ * is not asked: an overflow of the block below reaches it before the tag.
+ */
+static bool tag_whole(const struct decode_src *src, uint64_t tag_addr, unsigned flags,
+		      unsigned shift)
+{
+	const struct seg *s = image_find(src->img, tag_addr);
+	uint64_t back = (16ULL << shift) - 8;	/* from the tag to the real start */
+
+	if ((flags & ~HP2_F_KNOWN) || ((flags & HP2_F_BIG) && shift < 1) || shift > HP2_MAX_SHIFT)
 		return false;
-	for (size_t i = 0; i < sizeof(magics) / sizeof(magics[0]); i++)
-		if (w == magics[i])
-			return true;
-	return false;
+	return s && tag_addr - s->vaddr >= back;
 }
 
 /*
@@ -183,7 +190,10 @@ static enum decode_reject v2_block(const struct decode_src *src, uint64_t tag_ad
 	if ((flags & HP2_F_BIG) && !read_words(src, tag_addr - 16, &big, 1))
 		return REJ_TRUNCATED;
 	if (hp2_block_check(user, info, tag, big) != (tag & HP2_CHECK_MASK)) {
-		out->record_word = record_magic(info);
+		out->record_word = record_of(info) != NULL;
+		out->tag_whole = tag_whole(src, tag_addr, flags, shift);
+		out->tag_time = (tag >> HP2_TIME_SHIFT) & HP2_TIME_MASK;
+		out->tag_flags = flags;
 		return REJ_CHECK;
 	}
 	out->tag_only = false;
@@ -241,11 +251,12 @@ static enum decode_reject stack_rec(const struct decode_src *src, uint64_t addr,
 }
 
 static enum decode_reject site_rec(const struct decode_src *src, uint64_t addr,
-				   struct decoded *out)
+				   struct decode_buf *buf, struct decoded *out)
 {
 	uint64_t w[10] = { 0 };
 	bool counts;
 
+	(void)buf;
 	/* w4 on are not checked: a record whose unchecked tail is cut off still counts,
 	 * only without its counters */
 	if (!(counts = read_words(src, addr, w, 10)) && !read_words(src, addr, w, 4))
@@ -280,11 +291,12 @@ static bool read_name(const struct decode_src *src, uint64_t addr, char *out, si
 }
 
 static enum decode_reject thread_rec(const struct decode_src *src, uint64_t addr,
-				     struct decoded *out)
+				     struct decode_buf *buf, struct decoded *out)
 {
 	uint64_t w[8];
 	unsigned state;
 
+	(void)buf;
 	if (!read_words(src, addr, w, 8))
 		return REJ_TRUNCATED;
 	if (rec_check(addr, w + 2, 1) != w[1])
@@ -305,10 +317,11 @@ static enum decode_reject thread_rec(const struct decode_src *src, uint64_t addr
 }
 
 static enum decode_reject region_rec(const struct decode_src *src, uint64_t addr,
-				     struct decoded *out)
+				     struct decode_buf *buf, struct decoded *out)
 {
 	uint64_t w[7];
 
+	(void)buf;
 	if (!read_words(src, addr, w, 7))
 		return REJ_TRUNCATED;
 	if (rec_check(addr, w + 2, 5) != w[1])
@@ -322,11 +335,12 @@ static enum decode_reject region_rec(const struct decode_src *src, uint64_t addr
 }
 
 static enum decode_reject ring_rec(const struct decode_src *src, uint64_t addr,
-				   struct decoded *out)
+				   struct decode_buf *buf, struct decoded *out)
 {
 	uint64_t w[HP2_RING_WORDS];
 	uint32_t n;
 
+	(void)buf;
 	if (!read_words(src, addr, w, HP2_RING_WORDS))
 		return REJ_TRUNCATED;
 	if (rec_check(addr, w + 2, 1) != w[1])
@@ -381,11 +395,12 @@ const char *decode_entry_name(unsigned entry, char *buf, size_t size)
 }
 
 static enum decode_reject timeline_rec(const struct decode_src *src, uint64_t addr,
-				       struct decoded *out)
+				       struct decode_buf *buf, struct decoded *out)
 {
 	uint64_t w[HP2_TIMELINE_WORDS];
 	uint32_t n;
 
+	(void)buf;
 	if (!read_words(src, addr, w, HP2_TIMELINE_WORDS))
 		return REJ_TRUNCATED;
 	if (rec_check(addr, w + 2, 1) != w[1])
@@ -400,11 +415,12 @@ static enum decode_reject timeline_rec(const struct decode_src *src, uint64_t ad
 }
 
 static enum decode_reject peak_rec(const struct decode_src *src, uint64_t addr,
-				   struct decoded *out)
+				   struct decode_buf *buf, struct decoded *out)
 {
 	uint64_t w[11];
 	uint32_t n;
 
+	(void)buf;
 	if (!read_words(src, addr, w, 11))
 		return REJ_TRUNCATED;
 	if (rec_check(addr, w + 2, 1) != w[1])
@@ -423,11 +439,12 @@ static enum decode_reject peak_rec(const struct decode_src *src, uint64_t addr,
 /* A slab table: check first, then a layout whose last slot's block the address
  * space holds. */
 static enum decode_reject slab_rec(const struct decode_src *src, uint64_t addr,
-				   struct decoded *out)
+				   struct decode_buf *buf, struct decoded *out)
 {
 	uint64_t w[HP2_SLAB_WORDS], top = src->img->wsize == 4 ? UINT32_MAX : UINT64_MAX;
 	uint32_t offset, stride, n;
 
+	(void)buf;
 	if (!read_words(src, addr, w, HP2_SLAB_WORDS))
 		return REJ_TRUNCATED;
 	if (rec_check(addr, w + 2, 2) != w[1])
@@ -486,11 +503,12 @@ size_t decode_slab_blocks(const struct decode_src *src, const struct hp_slab_rec
 }
 
 static enum decode_reject maps_rec(const struct decode_src *src, uint64_t addr,
-				   struct decoded *out)
+				   struct decode_buf *buf, struct decoded *out)
 {
 	uint64_t w[HP2_MAPS_WORDS];
 	uint32_t n;
 
+	(void)buf;
 	if (!read_words(src, addr, w, HP2_MAPS_WORDS))
 		return REJ_TRUNCATED;
 	if (rec_check(addr, w + 2, 1) != w[1])
@@ -505,11 +523,12 @@ static enum decode_reject maps_rec(const struct decode_src *src, uint64_t addr,
 }
 
 static enum decode_reject proc_rec(const struct decode_src *src, uint64_t addr,
-				   struct decoded *out)
+				   struct decode_buf *buf, struct decoded *out)
 {
 	uint64_t w[8];
 	unsigned version, wsize;
 
+	(void)buf;
 	if (!read_words(src, addr, w, 8))
 		return REJ_TRUNCATED;
 	if (rec_check(addr, w + 2, 6) != w[1])
@@ -571,41 +590,58 @@ static enum decode_reject module_rec(const struct decode_src *src, uint64_t addr
  * shares the block tags' top 16 bits, so unread it would pass for a damaged tag).
  */
 static enum decode_reject pycode_rec(const struct decode_src *src, uint64_t addr,
-				     struct decoded *out)
+				     struct decode_buf *buf, struct decoded *out)
 {
 	struct py_mem m = python_mem_image(src->img);
 	struct py_name name;
 
+	(void)buf;
 	if (!python_name_record(&m, addr, 0, &name))
 		return REJ_CHECK;
 	out->kind = DEC_PYCODE;
 	return DECODE_OK;
 }
 
+/*
+ * The v2 records, one row per magic: decode_at() dispatches on them, and a block tag
+ * candidate whose info word is one of them is that record's check word (v2_block).
+ */
+static const struct record_kind {
+	uint64_t magic;
+	enum decode_reject (*decode)(const struct decode_src *src, uint64_t addr,
+				     struct decode_buf *buf, struct decoded *out);
+} record_kinds[] = {
+	{ HP2_STACK_MAGIC, stack_rec },		{ HP2_SITE_MAGIC, site_rec },
+	{ HP2_PROC_MAGIC, proc_rec },		{ HP2_THREAD_MAGIC, thread_rec },
+	{ HP2_REGION_MAGIC, region_rec },	{ HP2_RING_MAGIC, ring_rec },
+	{ HP2_MODULE_MAGIC, module_rec },	{ HP2_TIMELINE_MAGIC, timeline_rec },
+	{ HP2_PEAK_MAGIC, peak_rec },		{ HP2_MAPS_MAGIC, maps_rec },
+	{ HP2_PYCODE_MAGIC, pycode_rec },	{ HP2_SLAB_MAGIC, slab_rec },
+};
+
+static const struct record_kind *record_of(uint64_t w)
+{
+	if (w >> 48 != HP2_MAGIC16)
+		return NULL;
+	for (size_t i = 0; i < sizeof(record_kinds) / sizeof(record_kinds[0]); i++)
+		if (w == record_kinds[i].magic)
+			return &record_kinds[i];
+	return NULL;
+}
+
 enum decode_reject decode_at(const struct decode_src *src, uint64_t addr, uint64_t word,
 			     struct decode_buf *buf, struct decoded *out)
 {
+	const struct record_kind *k;
 	enum decode_reject why;
 	struct decoded alt;
 
 	memset(out, 0, sizeof(*out));
-	switch (word) {
-	case HP_MAGIC: return v1_block(src, addr, buf, out);
-	case HP2_STACK_MAGIC: why = stack_rec(src, addr, buf, out); break;
-	case HP2_SITE_MAGIC: why = site_rec(src, addr, out); break;
-	case HP2_PROC_MAGIC: why = proc_rec(src, addr, out); break;
-	case HP2_THREAD_MAGIC: why = thread_rec(src, addr, out); break;
-	case HP2_REGION_MAGIC: why = region_rec(src, addr, out); break;
-	case HP2_RING_MAGIC: why = ring_rec(src, addr, out); break;
-	case HP2_MODULE_MAGIC: why = module_rec(src, addr, buf, out); break;
-	case HP2_TIMELINE_MAGIC: why = timeline_rec(src, addr, out); break;
-	case HP2_PEAK_MAGIC: why = peak_rec(src, addr, out); break;
-	case HP2_MAPS_MAGIC: why = maps_rec(src, addr, out); break;
-	case HP2_PYCODE_MAGIC: why = pycode_rec(src, addr, out); break;
-	case HP2_SLAB_MAGIC: why = slab_rec(src, addr, out); break;
-	default: return v2_block(src, addr, word, out);
-	}
-	if (why == DECODE_OK)
+	if (word == HP_MAGIC)
+		return v1_block(src, addr, buf, out);
+	if (!(k = record_of(word)))
+		return v2_block(src, addr, word, out);
+	if ((why = k->decode(src, addr, buf, out)) == DECODE_OK)
 		return why;
 	/* a block tag may equal a record magic by chance (2^-48 of them) */
 	memset(&alt, 0, sizeof(alt));

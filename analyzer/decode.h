@@ -196,12 +196,16 @@ struct decoded {
 		struct hp_maps_rec maps;
 	};
 	/* when rejected: the version found (REJ_VERSION), and whether the candidate was
-	 * only a v2 block tag (16-bit magic) whose check failed: noise, unless its site
-	 * id names a real site */
+	 * only a v2 block tag (16-bit magic) whose check failed: noise, unless it reads
+	 * as a damaged header (collect.c judges it) */
 	unsigned other_version;
 	bool tag_only;
 	uint32_t tag_site;
 	bool record_word;	/* ... and the word was a record's check, after its magic */
+	bool tag_whole;		/* ... its flags and shift are a header's, its real block
+				 * start in its segment */
+	uint16_t tag_time;	/* ... its time code and HP2_F_* flags */
+	uint8_t tag_flags;
 };
 
 /* Room for the pcs a decoded value points to. */

@@ -314,7 +314,8 @@ static const struct stack *block_stack(const struct scan_result *scan, const str
 			     b->nframes, 0, o->by_thread ? b->tid : 0 });
 }
 
-/* Each live block's age from the newest live block of its format (as ages.c measures). */
+/* Each live block's age, as ages.c measures it: from when the snapshot was taken where
+ * the dump says, else from the newest live block of its format. */
 static void ages(struct lifetimes *lt, struct lt_map *m, const struct image *img,
 		 const struct scan_result *scan)
 {
@@ -328,6 +329,8 @@ static void ages(struct lifetimes *lt, struct lt_map *m, const struct image *img
 		    ages_block_ms(&d.block, &ms) && ms > newest[d.block.version])
 			newest[d.block.version] = ms;
 	lt->sum.newest_ms = newest[2];
+	if (scan->join.now_from == NOW_TAKEN)
+		newest[2] = scan->join.now_ms;
 	for (size_t i = 0; i < scan->list.n; i++) {
 		const struct stack *s;
 
@@ -336,7 +339,8 @@ static void ages(struct lifetimes *lt, struct lt_map *m, const struct image *img
 			continue;
 		lt->sum.aged++;
 		if ((s = block_stack(scan, &d.block)))
-			range_add(&life_of(lt, m, s)->age, newest[d.block.version] - ms);
+			range_add(&life_of(lt, m, s)->age,
+				  newest[d.block.version] > ms ? newest[d.block.version] - ms : 0);
 	}
 	free(buf);
 }

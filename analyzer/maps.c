@@ -81,7 +81,11 @@ static void read_entries(struct maps *m, const struct image *img, const struct h
 			m->program_n++;
 		} else if (e.origin == HP2_MAP_HEAPPROF) {
 			m->heapprof_bytes += e.end - e.start;
-			m->own[e.stack < HP2_OWN_KINDS ? e.stack : HP2_OWN_UNKNOWN] += e.end - e.start;
+			/* a kind this reader does not know, or one no heapprof.so writes, is
+			 * "not said" */
+			m->own[e.stack < HP2_OWN_KINDS && e.stack != HP2_OWN_SNAPSHOT ? e.stack
+										  : HP2_OWN_UNKNOWN] +=
+				e.end - e.start;
 		} else {
 			m->allocator_bytes += e.end - e.start;
 		}

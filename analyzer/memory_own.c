@@ -11,18 +11,18 @@
 #include "memory_own.h"
 #include "scan.h"
 
-/* HP2_OWN_* in words (text) and keys (JSON) */
+/* HP2_OWN_* in words (text) and keys (JSON); NULL: a value never written (maps.c
+ * counts it as not said) */
 static const char *const own_words[HP2_OWN_KINDS] = {
 	"not said (older heapprof.so)", "stack records", "site records", "Python name records",
 	"process and thread records", "timeline", "peak tables", "event rings",
 	"slab tables (pymalloc)", "per-thread state", "lookup directories", "map table",
-	"replay memory", "unwind rule cache", "signal stacks", "snapshot buffers",
-	"out-of-memory reserve"
+	"replay memory", "unwind rule cache", "signal stacks", NULL, "out-of-memory reserve"
 };
 static const char *const own_keys[HP2_OWN_KINDS] = {
 	"unknown", "stacks", "sites", "python_names", "records", "timeline", "peak",
 	"rings", "slabs", "threads", "directories", "map_table", "replay", "unwind_cache",
-	"signal_stacks", "snapshot", "reserve"
+	"signal_stacks", NULL, "reserve"
 };
 
 void memory_own_headers(const struct scan_blocks *list, uint64_t *bytes, uint64_t *blocks)
@@ -48,7 +48,7 @@ void memory_own_text(const struct maps *m, uint64_t header_bytes, uint64_t heade
 	for (unsigned k = 1; k <= HP2_OWN_KINDS; k++) {
 		unsigned i = k % HP2_OWN_KINDS;	/* "not said" last */
 
-		if (m && m->found && m->own[i])
+		if (own_words[i] && m && m->found && m->own[i])
 			fprintf(f, "    %-30s %15s bytes\n", own_words[i], fmt_thousands(m->own[i], a));
 	}
 	fprintf(f, "    %-30s %15s bytes\n", "headers", fmt_thousands(header_bytes, a));
@@ -67,6 +67,8 @@ void memory_own_json(const struct maps *m, uint64_t header_bytes, uint64_t heade
 	for (unsigned k = 1; k <= HP2_OWN_KINDS; k++) {
 		unsigned i = k % HP2_OWN_KINDS;
 
+		if (!own_keys[i])
+			continue;
 		fprintf(f, "\n        {\"component\": \"%s\", \"name\": \"%s\", \"bytes\": %" PRIu64
 			"},", own_keys[i], own_words[i], found ? m->own[i] : 0);
 	}

@@ -378,15 +378,17 @@ static const struct opt_def {
 	  "native (the native frames alone) or python (the Python\n"
 	  "frames and the native frame that allocated)" },
 	[OPT_AGE] = { .name = "age", 0, no_argument, NULL, set_flag, offsetof(struct options, age),
-	  "live bytes by age; a block's age counts from the newest\n"
-	  "live block's allocation (a core has no time of its own)" },
+	  "live bytes by age; a block's age counts from when the\n"
+	  "snapshot was taken, or where the dump does not say (gcore,\n"
+	  "a raw image), from the newest live block's allocation" },
 	[OPT_LIFETIMES] = { .name = "lifetimes", 0, no_argument, NULL, set_flag,
 	  offsetof(struct options, lifetimes),
 	  "how long each stack's blocks live: allocation to free\n"
 	  "of the blocks the event rings hold (HEAPPROF_EVENTS=N),\n"
 	  "temporary allocations, live blocks' ages" },
 	[OPT_OLDER] = { .name = "older-than", 0, required_argument, "D", set_older, 0,
-	  "only blocks allocated D (90s, 5m, 2h, 1d) before the newest" },
+	  "only blocks allocated D (90s, 5m, 2h, 1d) or more before\n"
+	  "the dump (its snapshot time, else the newest live block)" },
 	[OPT_TOP] = { .name = "top", 0, required_argument, "N", set_top, 0,
 	  "show the N largest stacks (text default 20, others all;\n0 = all)" },
 	[OPT_METRIC] = { .name = "metric", 0, required_argument, "NAME", set_metric, 0,

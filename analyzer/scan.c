@@ -200,7 +200,7 @@ static void check_at(const struct image *img, const struct seg *s, uint64_t addr
 	if (why != DECODE_OK) {
 		if (d.tag_only && why == REJ_CHECK) {
 			if (!d.record_word)	/* else its record is decoded at its magic */
-				collect_bad_tag(&out->found, d.tag_site);
+				collect_bad_tag(&out->found, &d);
 		} else if (d.tag_only)
 			out->tags_cut++;
 		else
@@ -665,6 +665,7 @@ static void scan_all(const struct image *img, unsigned nthreads, const struct jo
 	tids = xcalloc(nthreads, sizeof(*tids));
 	args = xcalloc(nthreads, sizeof(*args));
 	result_init(out, img, opts);
+	out->found.opts.taken_mono_ns = img->taken_mono_ns;
 	out->keep_blocks = keep == KEEP_LIST;
 	out->count_firsts = keep == KEEP_FIRSTS;
 	if (pages) {
@@ -701,6 +702,29 @@ static void scan_all(const struct image *img, unsigned nthreads, const struct jo
 	free(tids);
 	free(parts);
 	free(job.chunks);
+}
+
+void scan_restack(const struct image *img, struct scan_result *scan)
+{
+	struct decode_buf *buf = xmalloc(sizeof(*buf));
+	struct collect cc;
+	struct join_info ji;
+
+	collect_init_records(&cc, &scan->found);
+	for (size_t i = 0; i < scan->list.n; i++) {
+		struct decoded d;
+
+		if (!scan->list.v[i].out && scan_block_decoded(img, &scan->list.v[i], buf, &d))
+			collect_add(&cc, &d);
+	}
+	free(buf);
+	collect_join(&cc, &ji);
+	stacks_free(&scan->stacks);
+	scan->stacks = cc.stacks;
+	stacks_init(&cc.stacks);
+	scan->join.unknown_blocks = ji.unknown_blocks;
+	scan->join.unknown_bytes = ji.unknown_bytes;
+	collect_free(&cc);
 }
 
 void scan_image(const struct image *img, unsigned nthreads, struct scan_result *out)

@@ -157,6 +157,14 @@ static inline bool scan_page_maybe(const struct scan_pages *pg, size_t si, uint6
 bool scan_block_decoded(const struct image *img, const struct scan_block *b,
 			struct decode_buf *buf, struct decoded *d);
 
+/*
+ * Make scan->stacks again from the listed blocks not marked out (scan_block.out), joined
+ * with the scan's records as the first join was: what --older-than and --focus=type:
+ * leave of the report. The unknown-stack counts follow; the rest of scan->join (the
+ * records, the damaged tags) is the whole dump's and stays.
+ */
+void scan_restack(const struct image *img, struct scan_result *scan);
+
 void scan_result_free(struct scan_result *r);
 
 #endif

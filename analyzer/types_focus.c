@@ -181,32 +181,6 @@ static bool mark(struct session *s, struct type_view *tv)
 	return any;
 }
 
-/* The stacks made again of the blocks kept, as --older-than makes them (ages.c). */
-static void restack(struct session *s)
-{
-	struct scan_result *scan = &s->scan;
-	struct decode_buf *buf = xmalloc(sizeof(*buf));
-	struct collect cc;
-	struct join_info ji;
-
-	collect_init_records(&cc, &scan->found);
-	for (size_t i = 0; i < scan->list.n; i++) {
-		struct decoded d;
-
-		if (!scan->list.v[i].out && scan_block_decoded(&s->img, &scan->list.v[i], buf, &d))
-			collect_add(&cc, &d);
-	}
-	free(buf);
-	collect_join(&cc, &ji);
-	stacks_free(&scan->stacks);
-	scan->stacks = cc.stacks;
-	memset(&cc.stacks, 0, sizeof(cc.stacks));
-	stacks_init(&cc.stacks);
-	scan->join.unknown_blocks = ji.unknown_blocks;
-	scan->join.unknown_bytes = ji.unknown_bytes;
-	collect_free(&cc);
-}
-
 static bool by_frame(const struct options *o)
 {
 	return o->by_type && (o->view.focus || o->view.ignore);
@@ -227,7 +201,7 @@ static void *types_focus_run(struct session *s)
 	/* the frames' views leave the same stacks out of the report, later: only the
 	 * types are made again here */
 	if (mark(s, tv) && (tv->focus || tv->ignore))
-		restack(s);
+		scan_restack(&s->img, &s->scan);
 	return tv;
 }
 

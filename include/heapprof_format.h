@@ -260,7 +260,14 @@ static inline uint64_t hp_check_final(uint64_t x)
  *     e2 stack id (0..31; 0: no stack) | origin (32..39: HP2_MAP_*) |
  *        flags (40..47: HP2_MAPF_*)
  *   Origin 2 (HP2_MAP_HEAPPROF): e2's bits 0..31 name what heapprof keeps there,
- *   HP2_OWN_* (0: not said, as in dumps before these names).
+ *   HP2_OWN_* (0: not said, as in dumps before these names). 15 (HP2_OWN_SNAPSHOT) is
+ *   never written, and a reader takes it as 0: what a snapshot maps (the page the
+ *   process shares with an asynchronous writer, the list of its threads, the writer's
+ *   own scratch) is mapped by the system call itself, not through the table, since a
+ *   snapshot may be taken in a signal handler or in a copy of the process whose
+ *   table lock another thread held. Of that, only the one page shared with the writer
+ *   stays in the process (after its first asynchronous snapshot): anonymous memory of
+ *   no known origin here.
  *   Origin 3 (HP2_MAP_ALLOCATOR): a call from the object of the allocator heapprof
  *   passes blocks to (jemalloc behind heapprof.so, say), which may hold its lock: no
  *   stack is taken.
@@ -333,7 +340,7 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_OWN_REPLAY 12u			/* the unwinder's replay memory */
 #define HP2_OWN_UNWIND 13u			/* the unwinder's cache of unwind rules */
 #define HP2_OWN_SIGSTACKS 14u			/* signal stacks (its own thread's, sigaltstack) */
-#define HP2_OWN_SNAPSHOT 15u			/* snapshot buffers */
+#define HP2_OWN_SNAPSHOT 15u			/* reserved, never written (below) */
 #define HP2_OWN_RESERVE 16u			/* address space held back for out-of-memory */
 #define HP2_OWN_KINDS 17u
 #define HP2_MAPF_SHARED 0x1u			/* MAP_SHARED */

@@ -25,6 +25,18 @@ test_case 'a header the program overwrote is rejected and counted, not reported'
 	grep -q "rejected:   3 headers" good.text
 '
 
+# A stray write of one bit: the rest of the header still reads as one, so it is damaged,
+# not a word that shares the tags' 16 bits by chance (noise).
+test_case 'a header whose check value alone a stray write changed: damaged' '
+	run_preloaded $PROGS/sites small=10x100 flip-small=2 &&
+	take_core flip.core &&
+	heapprof-analyze -f collapsed $PROGS/sites flip.core >flip.txt 2>flip.err &&
+	expect_bytes site_small 800 flip.txt &&
+	expect_grep "warning: skipped 2 damaged headers: bad check value" flip.err &&
+	heapprof-analyze -f json $PROGS/sites flip.core >flip.json 2>/dev/null &&
+	expect_eq damaged 2 "$(jnum damaged flip.json)"
+'
+
 test_case 'missing files' '
 	one_line_exit2 $PROGS/sites nonexistent.core && grep -q "cannot open .nonexistent.core.: No such file" err &&
 	one_line_exit2 ./nonexistent good.core && grep -q "cannot open .*nonexistent" err

@@ -1,8 +1,9 @@
 /*
  * End-to-end test program: each site_* function allocates a known number of blocks of
  * a known size in one way, so a report must show exact bytes per function. Arguments
- * are NAME=COUNTxSIZE, sleep=MS to pause, free-NAME=K to free the last K of them again, and smash-NAME=K to
- * overwrite the header of the first K as a buggy program would. When done it prints
+ * are NAME=COUNTxSIZE, sleep=MS to pause, free-NAME=K to free the last K of them again, smash-NAME=K to
+ * overwrite the header of the first K as a buggy program would, and flip-NAME=K to flip a
+ * bit of the check value in the header of the first K. When done it prints
  * "ready" and waits for a signal, so the test can take a core. The argument "wait"
  * prints "ready" and waits for SIGUSR1 before the arguments after it: a core of each
  * phase (heapprof-analyze --base).
@@ -167,6 +168,16 @@ static void do_arg(const char *arg)
 
 		for (unsigned i = 0; i < k && i < s->n; i++)
 			memset((char *)s->blocks[i] - 16, 0x55, 4);
+		return;
+	}
+	if (!strncmp(arg, "flip-", 5)) {
+		/* a stray write that hits the check value alone (format 2's tag, bit 0, on a
+		 * little-endian target): every other bit of the header stays as it was */
+		struct site *s = find_site(arg + 5, (size_t)(eq - arg - 5));
+		unsigned k = (unsigned)atoi(eq + 1);
+
+		for (unsigned i = 0; i < k && i < s->n; i++)
+			((unsigned char *)s->blocks[i] - 8)[0] ^= 1;
 		return;
 	}
 	if (!strncmp(arg, "free-", 5)) {

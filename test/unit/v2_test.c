@@ -449,6 +449,76 @@ static void noise_and_damage(void)
 }
 
 /*
+ * A word with the tags' 16 bits right after a pointer (a dict entry's hash after the
+ * previous entry's value): the pointer's upper half, read as a site id, names one of a
+ * big process's sites (0x7f12 here). Such a word is noise unless its own bits read as
+ * a tag's: each below fails one thing a header's tag has (known flags, BIG only with a
+ * shift, a shift <= 26, its block's start in its segment, a time no later than the
+ * dump's, SAMPLED only when the process samples). A real header of that site whose
+ * check bits, or size, were overwritten stays damaged.
+ */
+#define HASH(flags, shift, time, low) \
+	(0xA3E1ULL << 48 | (uint64_t)(flags) << 44 | (uint64_t)(shift) << 39 | \
+	 (uint64_t)(time) << 27 | (low))
+
+static void hash_after_pointer(void)
+{
+	static const uint64_t hashes[] = {
+		HASH(4, 0, 3, 0x5a5a5a5),	/* an incompatible flag */
+		HASH(1, 0, 3, 0x1234567),	/* SAMPLED: the process does not sample */
+		HASH(2, 0, 3, 0x7654321),	/* BIG with shift 0 */
+		HASH(0, 29, 3, 0x0abcdef),	/* shift over 26 */
+		HASH(0, 12, 3, 0x3141592),	/* its block would start 64 KiB down: before
+						 * the segment */
+		HASH(0, 0, 0x480, 0x2718281),	/* 32.8 s after the start: after every block */
+	};
+	const size_t n = sizeof(hashes) / sizeof(hashes[0]);
+	uint64_t base = 0x7f1200000000ULL, user = base + 0x1000;
+	uint32_t site = (uint32_t)(base >> 32);
+	struct img m;
+	struct scan_result r;
+
+	img_init(&m, targets[0]);
+	img_seg(&m, base, 16384);
+	proc_rec(&m, base, 0);
+	stack_rec(&m, base + 0x100, 10, 0, pa, 3, 0);
+	site_rec(&m, base + 0x200, site, 10, 0);
+	block(&m, base + 0x400, 100, site, 0, 0, 0);	/* time code 5: the newest, 5 ms */
+	for (size_t i = 0; i < n; i++) {
+		put(at(&m, user + 16 * i), base + 0x2345678 + 16 * i, 8, 0);
+		put(at(&m, user + 16 * i + 8), hashes[i], 8, 0);
+	}
+	scan(&m, 2, &r);
+	ok(r.blocks == 1 && r.join.damaged == 0 && r.join.noise == n,
+	   "a hash after a pointer naming a site, its tag bits no header's: noise (%llu "
+	   "damaged, %llu noise)", (unsigned long long)r.join.damaged,
+	   (unsigned long long)r.join.noise);
+	scan_result_free(&r);
+
+	block(&m, base + 0x2010, 300, site, 0, 0, 1);	/* its check bits overwritten */
+	block(&m, base + 0x2310, 400, site, 1, 0, 0);
+	put(at(&m, base + 0x2310 - 16), 0x55555555, 4, 0);	/* its size overwritten */
+	scan(&m, 2, &r);
+	ok(r.blocks == 1 && r.join.damaged == 2 && r.join.noise == n,
+	   "a header of that site overwritten (check bits, size): damaged (%llu damaged)",
+	   (unsigned long long)r.join.damaged);
+	scan_result_free(&r);
+
+	/* the dump's time (a snapshot's note) is its now: a header 32.8 s old reads as one */
+	m.image.taken_mono_ns = 1000000 + 40000ULL * 1000000;
+	scan(&m, 2, &r);
+	ok(r.join.now_from == NOW_TAKEN && r.join.now_ms == 40000 && r.join.damaged == 3 &&
+	   r.join.noise == n - 1,
+	   "with the snapshot's time 40 s after the start, a tag of 32.8 s is damaged");
+	scan_result_free(&r);
+	m.image.taken_mono_ns = 0;
+	scan(&m, 2, &r);
+	ok(r.join.now_from == NOW_NEWEST && r.join.now_ms == 5, "without it, now is the newest block's time");
+	scan_result_free(&r);
+	img_free(&m);
+}
+
+/*
  * Slab tables: each live slot is a v2 block at start + 48 + i * stride, with no header,
  * joined through its site as a header's block is; empty slots are nothing, impossible
  * ones (size 0 or over the stride, bit 63, an unknown flag) counted, not blocks.
@@ -743,6 +813,7 @@ int main(void)
 	window_edge();
 	noise_and_damage();
 	record_check_word();
+	hash_after_pointer();
 	jobs_agree();
 	slabs();
 	slabs_sampled();
