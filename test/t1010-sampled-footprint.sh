@@ -2,9 +2,11 @@
 # What sparse sampling (HEAPPROF_SAMPLE at or above 64 KiB, the always-on mode) keeps
 # resident: the unwinder's rule cache is 64 KiB instead of 1 MiB, and Python's code
 # objects are looked up in a small table before the big one, without naming one twice.
-# Both modes still give exact bytes.
+# Both modes still give exact bytes. heapprof.so does not load libm (half a MiB resident
+# in a program that does not link it): its own -log and 1 - exp(-x) agree with libm's.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIR/helpers/pythons.sh"
+need_tool readelf
 
 SITES_PROG=$PROGS/sites
 
@@ -66,3 +68,18 @@ else
 	'
 fi
 
+
+test_case 'heapprof.so does not need libm' '
+	readelf -d "$PRELOAD" | sed -n "s/.*(NEEDED).*\[\(.*\)\]/\1/p" >needed &&
+	expect_grep "^libc\.so" needed && expect_no_grep "^libm\." needed
+'
+
+# 10^6 draws of each: the sample intervals and the weights heapprof makes from them
+# are those libm would give, to the last byte
+test_case 'sampling math without libm: the same intervals and weights as libm'"'"'s' '
+	"$PROGS/sample_math" 1000000 >math &&
+	printf "%s\n" "intervals differing 0" "weights differing 0" >want &&
+	sed -n "s/.*, \(.*differing [0-9]*\)$/\1/p" math >got && expect_same want got &&
+	awk "{ e = \$5 + 0; if (e > 1e-14) print \"error too large: \" \$0 }" math >bad &&
+	expect_no_grep . bad
+'
