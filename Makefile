@@ -68,7 +68,7 @@ PRELOAD_CFLAGS := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -funwind-tab
 ifeq ($(NO_TIMELINE),1)
 PRELOAD_CFLAGS += -DHP_NO_LIVE
 endif
-PRELOAD_LIBS := -ldl -lgcc_s -lm -pthread $(ATOMIC_LIBS)
+PRELOAD_LIBS := -ldl -lgcc_s -pthread $(ATOMIC_LIBS)
 
 ANALYZER_SRCS := $(wildcard analyzer/*.c)
 ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(B)/%.o)

@@ -67,7 +67,8 @@ measure_http()
 {
 	out=$1
 	shift
-	port=$((20000 + ($$ + $(date +%N) / 1000) % 20000))
+	# (a leading 1: date's nanoseconds may start with 0, which sh reads as octal)
+	port=$((20000 + ($$ + 1$(date +%N) / 1000) % 20000))
 	t0=$(date +%s%N)
 	"$W/subreap" env "$@" "$PY" -m http.server $port --bind 127.0.0.1 --directory "$W/site" \
 		>/dev/null 2>"$out.err" </dev/null &
@@ -75,7 +76,7 @@ measure_http()
 	python3 - $port "$HTTP_REQS" <<'EOF' || { kill $sub; return 1; }
 import sys, time, urllib.request
 url = "http://127.0.0.1:%s/" % sys.argv[1]
-for _ in range(200):
+for _ in range(600):	# up to 30 s: a loaded machine starts python slowly
 	try:
 		urllib.request.urlopen(url).read()
 		break

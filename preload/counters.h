@@ -7,7 +7,6 @@
 #ifndef HP_COUNTERS_H
 #define HP_COUNTERS_H
 
-#include <math.h>
 #include <stdint.h>
 
 #include "compiler.h"
@@ -15,11 +14,12 @@
 #include "live.h"
 #include "options.h"
 #include "table.h"
+#include "util.h"
 
 /* A sampled block stands for 1/p blocks: p = 1 - exp(-size / period). */
 static inline double counters_sample_p(uint64_t size)
 {
-	return -expm1(-(double)size / (double)hp_opt.sample);
+	return hp_one_minus_exp_neg((double)size / (double)hp_opt.sample);
 }
 
 /* The bytes a block stands for: its size, or its estimate when sampled. */

@@ -2,7 +2,6 @@
  * Sampling (HEAPPROF_SAMPLE) and the tagging switches of the process and of each thread:
  * the state hooks_sample_take() (hooks_int.h) reads on every call, and its slow path.
  */
-#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -71,7 +70,7 @@ static uint64_t sample_interval(void)
 	x ^= x >> 27;
 	sample_rng = x;
 	u = (double)(((x * 0x2545F4914F6CDD1DULL) >> 11) + 1) * 0x1p-53;	/* (0, 1] */
-	return (uint64_t)(-log(u) * (double)hp_opt.sample) + 1;
+	return (uint64_t)(hp_neg_log(u) * (double)hp_opt.sample) + 1;
 }
 
 /* Threads that drew their first sample point so far: the n-th gets n. A forked child

@@ -10,10 +10,13 @@ static const struct interp *const interps[] = {
 	&python_interp,
 };
 
-const struct interp *interp_find(void)
+const struct interp *interp_find(bool few_stacks)
 {
-	for (size_t i = 0; i < sizeof(interps) / sizeof(interps[0]); i++)
+	for (size_t i = 0; i < sizeof(interps) / sizeof(interps[0]); i++) {
+		if (few_stacks && interps[i]->few_stacks)
+			interps[i]->few_stacks();
 		if (interps[i]->init())
 			return interps[i];
+	}
 	return NULL;
 }

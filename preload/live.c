@@ -4,7 +4,6 @@
  * what they decide: when a timeline sample is due (timeline.c keeps the ring) and
  * when a peak is passed (peak.c writes the table); neither of those calls the other.
  */
-#include <math.h>
 
 #include "heapprof_format.h"
 #include "live.h"
@@ -12,6 +11,7 @@
 #include "peak.h"
 #include "table.h"
 #include "timeline.h"
+#include "util.h"
 
 int64_t live_nowhere;
 int64_t live_mark = INT64_MAX;
@@ -28,7 +28,7 @@ void live_sampled(uint64_t size, int64_t weight, int sign, uint64_t ms)
 	(void)size, (void)t, (void)ms;
 	table_live_add(sign * weight);
 #else
-	double p = -expm1(-(double)size / (double)hp_opt.sample);
+	double p = hp_one_minus_exp_neg((double)size / (double)hp_opt.sample);
 	uint64_t n = (uint64_t)(HP2_COUNT_ONE / p + 0.5);
 	int64_t live = *t->rec + sign * weight;
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "heapprof_format.h"
+#include "options.h"
 #include "table.h"
 #include "threads.h"
 #include "util.h"
@@ -23,6 +24,7 @@
 #define CHUNK_FIRST ((size_t)64 << 10)	/* a region's first chunk; each next one twice */
 #define CHUNK_SIZE ((size_t)1 << 20)	/* ... up to this */
 #define HEAD_BITS 16
+#define HEAD_BITS_SPARSE 12	/* sample points HP_REPLAY_SPARSE apart: few stacks */
 #define CACHE_SIZE 256		/* per-thread direct-mapped cache of sites */
 
 /* A region: records of one kind, bump-allocated in multiples of its alignment. */
@@ -100,8 +102,12 @@ _Static_assert(sizeof(struct region_rec) == HP2_REGION_SIZE, "region record");
 _Static_assert(sizeof(struct proc_rec) == HP2_PROC_SIZE, "process record");
 _Static_assert(sizeof(struct hp_stack_rec) == HP2_STACK_WORDS * 8, "stack record");
 
+/* The chains' heads, 512 KiB a table, of which a chain's first record touches a page at
+ * random: when sampling leaves few stacks, only the first 1 << HEAD_BITS_SPARSE heads
+ * are used (32 KiB), as head_shift says */
 static struct hp_stack_rec *stack_heads[1u << HEAD_BITS];
 static struct hp_site_rec *site_heads[1u << HEAD_BITS];
+static unsigned head_shift = 64 - HEAD_BITS;
 static uint32_t next_stack_id = 1, next_site_id = 1;
 static struct proc_rec *proc;
 static uint64_t start_ns;
@@ -186,7 +192,7 @@ static struct hp_stack_rec *stack_find(const struct hp_stack_rec *head,
 static struct hp_stack_rec *stack_intern(const uintptr_t *pcs, unsigned n, unsigned sflags,
 					 uint64_t hash)
 {
-	struct hp_stack_rec **slot = &stack_heads[hash >> (64 - HEAD_BITS)];
+	struct hp_stack_rec **slot = &stack_heads[hash >> head_shift];
 	struct hp_stack_rec *head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *r, *found;
 
 	if ((found = stack_find(head, NULL, pcs, n, sflags)))
@@ -370,7 +376,7 @@ static void slot_add_site(struct hp_site_rec *s)
 static struct hp_site_rec *site_intern(uint32_t stack, uint32_t tslot, unsigned entry)
 {
 	uint64_t key = hp_mix(hp_mix(HP2_SEED, stack), (uint64_t)tslot | (uint64_t)entry << 32);
-	struct hp_site_rec **slot = &site_heads[key >> (64 - HEAD_BITS)];
+	struct hp_site_rec **slot = &site_heads[key >> head_shift];
 	struct hp_site_rec *head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *s, *found;
 
 	if ((found = site_find(head, NULL, stack, tslot, entry)))
@@ -647,6 +653,8 @@ void table_init(uint64_t sample_period, unsigned max_frames, unsigned flags)
 	end_key_made = pthread_key_create(&end_key, thread_key_end) == 0;
 	start_ns = hp_now_ns();
 	table_start_ms = start_ns / 1000000u;
+	if (sample_period >= HP_REPLAY_SPARSE)
+		head_shift = 64 - HEAD_BITS_SPARSE;
 	proc = region_alloc(&rec_region, sizeof(*proc));
 	if (!proc)
 		return;

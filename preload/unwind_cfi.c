@@ -22,6 +22,9 @@
 
 /*
  * The cache: 64K slots of 16 bytes (1 MiB, touched lazily), in 64-byte buckets of four,
+ * or 4K slots (64 KiB) when walks are rare (unwind_rare_walks(): sparse sampling): so few then
+ * that a miss costs nothing measurable, while each bucket a walk fills is a page of the
+ * process's memory (a Python server touched 588 KiB of the big one),
  * so a probe never leaves one cache line. The bucket comes from the low bits of the
  * return address, as in a set-associative CPU cache: no hash, since the bucket address
  * is on the walk's critical path (load return address, load rule, load the next return
@@ -32,7 +35,7 @@
  * at the same addresses. Collisions overwrite.
  */
 #define CACHE_BITS 16
-#define CACHE_SLOTS (1u << CACHE_BITS)
+#define CACHE_BITS_SPARSE 12
 #define BUCKET 4
 
 struct slot {
@@ -40,6 +43,9 @@ struct slot {
 };
 
 static struct slot *cache;
+static unsigned cache_bits = CACHE_BITS;
+/* the bucket index's mask, in slots: ((1 << cache_bits) - BUCKET), read once per walk */
+static uintptr_t cache_mask = ((uintptr_t)1 << CACHE_BITS) - BUCKET;
 
 static inline uint64_t seal(uint64_t rule)
 {
@@ -52,14 +58,14 @@ static inline uint64_t gen_key(unsigned gen)
 	return (uint64_t)gen * 0xd6e8feb86659fd93ull;
 }
 
-static inline struct slot *bucket_of(struct slot *tab, uintptr_t pc)
+static inline struct slot *bucket_of(struct slot *tab, uintptr_t mask, uintptr_t pc)
 {
-	return &tab[(pc * BUCKET) & (CACHE_SLOTS - BUCKET)];
+	return &tab[(pc * BUCKET) & mask];
 }
 
-static inline uint64_t cache_get(struct slot *tab, uintptr_t pc, uint64_t key)
+static inline uint64_t cache_get(struct slot *tab, uintptr_t mask, uintptr_t pc, uint64_t key)
 {
-	struct slot *s = bucket_of(tab, pc);
+	struct slot *s = bucket_of(tab, mask, pc);
 
 	for (unsigned i = 0; i < BUCKET; i++) {
 		uint64_t rule = __atomic_load_n(&s[i].rule, __ATOMIC_RELAXED);
@@ -73,9 +79,9 @@ static inline uint64_t cache_get(struct slot *tab, uintptr_t pc, uint64_t key)
 
 static void cache_put(uintptr_t pc, uint64_t key, uint64_t rule)
 {
-	struct slot *s = bucket_of(cache, pc);
+	struct slot *s = bucket_of(cache, cache_mask, pc);
 	/* bits above the bucket index pick the victim: spreads a hot bucket's evictions */
-	struct slot *victim = &s[(pc >> (CACHE_BITS - 2)) & (BUCKET - 1)];
+	struct slot *victim = &s[(pc >> (cache_bits - 2)) & (BUCKET - 1)];
 
 	for (unsigned i = 0; i < BUCKET; i++) {
 		uint64_t r = __atomic_load_n(&s[i].rule, __ATOMIC_RELAXED);
@@ -220,7 +226,7 @@ static uint64_t rule_fill(uintptr_t pc, uint64_t key)
 
 uint64_t cfi_rule_cached(uintptr_t pc, uint64_t key)
 {
-	uint64_t rule = cache_get(cache, pc, key);
+	uint64_t rule = cache_get(cache, cache_mask, pc, key);
 
 	if (__builtin_expect(!rule || CFI_RULE_KIND(rule) >= CFI_TEXT, 0))
 		rule = rule_fill(pc, key);
@@ -244,10 +250,11 @@ walk_loop(uintptr_t *pcs, unsigned max, struct regs r, struct stack_win win, uns
 	  unsigned sigframes, uint64_t key, bool *fallback, struct walk_log *log, const bool growable)
 {
 	struct slot *tab = cache;
+	uintptr_t mask = cache_mask;
 	enum special sp;
 
 	while (n < max) {
-		uint64_t rule = cache_get(tab, r.pc, key);
+		uint64_t rule = cache_get(tab, mask, r.pc, key);
 
 		if (__builtin_expect(!rule || CFI_RULE_KIND(rule) >= CFI_TEXT, 0))
 			rule = rule_fill(r.pc, key);
@@ -350,7 +357,7 @@ static unsigned cfi_capture(uintptr_t *pcs, unsigned max, const struct unwind_st
 
 bool cfi_is_text(uintptr_t ra, unsigned gen)
 {
-	uint64_t key = gen_key(gen), rule = cache_get(cache, ra, key);
+	uint64_t key = gen_key(gen), rule = cache_get(cache, cache_mask, ra, key);
 
 	if (CFI_RULE_KIND(rule) != CFI_TEXT && CFI_RULE_KIND(rule) != CFI_NOTEXT) {
 		rule = cfi_text_at(ra) ? CFI_TEXT : CFI_NOTEXT;
@@ -361,8 +368,13 @@ bool cfi_is_text(uintptr_t ra, unsigned gen)
 
 static bool cfi_init(void)
 {
-	size_t size = CACHE_SLOTS * sizeof(struct slot);
+	size_t size;
 
+	if (!cache && unwind_walks_rare) {
+		cache_bits = CACHE_BITS_SPARSE;
+		cache_mask = ((uintptr_t)1 << cache_bits) - BUCKET;
+	}
+	size = ((size_t)1 << cache_bits) * sizeof(struct slot);
 	if (cache) {
 		memset(cache, 0, size);	/* rules from another mode must not answer */
 		return true;

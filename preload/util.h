@@ -47,6 +47,11 @@ HP_HIDDEN char *hp_utoa(char *p, uint64_t v);
 /* ns of CLOCK_MONOTONIC_COARSE (cheap, vDSO): allocation times, seeds; 0 on failure. */
 HP_HIDDEN uint64_t hp_now_ns(void);
 
+/* -log(u) for u in (0, 1], a normal number; 1 - exp(-x) for x >= 0: sampling's
+ * (libm's log and -expm1(-x), to a few ulps, without loading libm) */
+HP_HIDDEN double hp_neg_log(double u);
+HP_HIDDEN double hp_one_minus_exp_neg(double x);
+
 /* One line of text built without stdio (snapshots, signal names), said through
  * hp_warn: what does not fit is cut. Async-signal-safe. */
 struct hp_line {

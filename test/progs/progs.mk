@@ -230,3 +230,11 @@ $(P)/libpycapture.so: test/progs/pycapture.c preload/interp_python.c preload/int
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -Ipreload -Ianalyzer -fPIC -shared \
 		-fvisibility=hidden -o $@ test/progs/pycapture.c preload/interp_python.c preload/util.c \
 		analyzer/python.c -ldl
+
+# The preload's sampling math against libm's (t1010): preload/util.c's -log and
+# 1 - exp(-x), which spare heapprof.so loading libm.
+TEST_PROGS += $(P)/sample_math
+check-build: $(P)/sample_math
+$(P)/sample_math: test/progs/sample_math.c preload/util.c preload/util.h
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -Ipreload -o $@ test/progs/sample_math.c preload/util.c -lm
