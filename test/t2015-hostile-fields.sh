@@ -1,8 +1,10 @@
 #!/bin/sh
-# Fields of a real core that the analyzer reads without a check word over them, set to
-# the extremes a damaged or hostile dump can hold: each report is still made (exit 0,
-# nothing on stderr), its figures are the true ones, and under the sanitizers (make check
-# SANITIZE=address,undefined) no arithmetic on them overflows.
+# Real cores with what the analyzer met badly: fields it reads without a check word
+# over them, set to the extremes a damaged or hostile dump can hold, and a program whose
+# debug info has a unit with no function. Each report is still made (exit 0, nothing on
+# stderr), its figures are the true ones, and under the sanitizers (make check
+# SANITIZE=address,undefined) no arithmetic on them overflows and no library call gets
+# a NULL array.
 . "$(dirname "$0")/lib.sh"
 need_tool gcore
 need_tool python3
@@ -76,3 +78,18 @@ for s in d[\"stacks\"]:
 	expect_same /dev/null err &&
 	expect_grep "^  lifetimes: 5 freed after [0-9.]* s on average (18446744073\.710 s to 18446744073\.710 s)\$" lt.txt
 '
+
+# asm_alloc is assembly: its unit in the debug info has an address range and no
+# function, and the index of that unit's functions is empty (under the sanitizers this
+# stopped the analyzer: qsort of a NULL list)
+if [ "$(uname -m)" = x86_64 ]; then
+	test_case 'a frame in a unit of assembly: named by its symbol, exact bytes' '
+		run_preloaded $PROGS/asmsite && take_core asm.core &&
+		heapprof-analyze -f collapsed $PROGS/asmsite asm.core >asm.txt 2>err &&
+		expect_same /dev/null err && expect_bytes asm_alloc 777 asm.txt &&
+		expect_grep "^[^ ]*main;asm_alloc 777\$" asm.txt
+	'
+else
+	skip_case 'a frame in a unit of assembly: named by its symbol, exact bytes' \
+		'test/progs/asmsite_x86_64.S is x86-64 assembly'
+fi
