@@ -113,7 +113,8 @@ test_case 'HEAPPROF_SIGNAL and HEAPPROF_TOGGLE_SIGNAL alike: a warning, and snap
 	HEAPPROF_SIGNAL=USR2 HEAPPROF_TOGGLE_SIGNAL=SIGUSR2 HEAPPROF_OUTPUT=$PWD/t.snap \
 		run_preloaded $PROGS/snaplife hold 1 &&
 	grep -q "^heapprof: HEAPPROF_TOGGLE_SIGNAL=SIGUSR2 is HEAPPROF_SIGNAL.s signal too" prog.err &&
-	kill -USR2 $PROG_PID && wait_for test -f t.snap
+	kill -USR2 $PROG_PID && wait_for test -f t.snap &&
+	kill $PROG_PID && wait_gone $PROG_PID
 '
 
 test_case 'an unknown %x in HEAPPROF_OUTPUT is said once and kept' '
