@@ -73,7 +73,8 @@ static void range_add(struct report_range *r, uint64_t v)
 	if (v > r->max)
 		r->max = v;
 	r->n++;
-	r->sum += v;
+	if (__builtin_add_overflow(r->sum, v, &r->sum))
+		r->sum = UINT64_MAX;	/* times from a ring are not checked */
 }
 
 /*
@@ -239,8 +240,11 @@ static void pairs(struct lifetimes *lt, struct lt_map *m, const struct scan_resu
 
 				lt->sum.paired++;
 				lt->sum.cross_thread += at->c->ring != c[i].ring;
+				/* sorted, so t >= the made one's; as int64_t the difference
+				 * of two unchecked times may overflow */
 				if (s)
-					range_add(&life_of(lt, m, s)->freed, (uint64_t)(c[i].t - at->c->t));
+					range_add(&life_of(lt, m, s)->freed,
+						  (uint64_t)c[i].t - (uint64_t)at->c->t);
 				else
 					lt->sum.no_site++;
 				at->dead = true;

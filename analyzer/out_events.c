@@ -38,11 +38,12 @@ static void event(const struct report *r, const struct report_ring *g,
 		  const struct report_event *e, FILE *f)
 {
 	char buf[512];
-	int64_t t = e->time_ns;
+	/* the ring's times are not checked: INT64_MIN has no int64_t negation */
+	uint64_t t = e->time_ns < 0 ? -(uint64_t)e->time_ns : (uint64_t)e->time_ns;
 
 	thread_tag(g, f);
-	fprintf(f, " %c%" PRId64 ".%06" PRId64 " s #%" PRIu64 " ", t < 0 ? '-' : '+',
-		(t < 0 ? -t : t) / 1000000000, ((t < 0 ? -t : t) % 1000000000) / 1000, e->seq);
+	fprintf(f, " %c%" PRIu64 ".%06" PRIu64 " s #%" PRIu64 " ", e->time_ns < 0 ? '-' : '+',
+		t / 1000000000, t % 1000000000 / 1000, e->seq);
 	call(e, f);
 	if (e->func)
 		fprintf(f, " %s", e->func);

@@ -678,7 +678,8 @@ static void range_merge(struct report_range *into, const struct report_range *fr
 	if (from->max > into->max)
 		into->max = from->max;
 	into->n += from->n;
-	into->sum += from->sum;
+	if (__builtin_add_overflow(into->sum, from->sum, &into->sum))
+		into->sum = UINT64_MAX;	/* as lifetimes.c's range_add */
 }
 
 void report_life_merge(struct report_life *into, const struct report_life *from)

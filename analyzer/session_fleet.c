@@ -390,7 +390,8 @@ static void figures_of(struct per_stack *p, size_t ndumps)
 	uint64_t *v = xcalloc(p->n ? p->n : 1, sizeof(*v));
 	size_t k = 0;
 
-	qsort(p->v, p->n, sizeof(*p->v), presence_cmp);
+	if (p->n > 1)	/* v is NULL for a stack in no dump: all its blocks were freed */
+		qsort(p->v, p->n, sizeof(*p->v), presence_cmp);
 	for (uint32_t i = 0; i < p->n; i++) {
 		if (i && p->v[i].dump == p->v[i - 1].dump)
 			v[k - 1] += p->v[i].bytes;
@@ -416,7 +417,8 @@ static void place_modules(struct fleet *f, uint64_t *bias_of)
 	struct fleet_mod *sorted = xcalloc(f->nmods ? f->nmods : 1, sizeof(*sorted));
 	const char *prog = f->prog >= 0 ? f->mods[f->prog].path : NULL;
 
-	memcpy(sorted, f->mods, f->nmods * sizeof(*sorted));
+	if (f->nmods)	/* mods is NULL while empty */
+		memcpy(sorted, f->mods, f->nmods * sizeof(*sorted));
 	qsort(sorted, f->nmods, sizeof(*sorted), mod_cmp);
 	for (size_t i = 0; i < f->nmods; i++)	/* the program first, as pprof's main mapping */
 		if (!sorted[i].exec && sorted[i].path == prog)
@@ -432,7 +434,8 @@ static void place_modules(struct fleet *f, uint64_t *bias_of)
 	}
 	for (size_t j = 0; j < f->nmods; j++)
 		bias_of[j] = sorted[order[j]].bias;
-	memcpy(f->mods, sorted, f->nmods * sizeof(*sorted));
+	if (f->nmods)
+		memcpy(f->mods, sorted, f->nmods * sizeof(*sorted));
 	if (prog)
 		for (size_t i = 0; i < f->nmods; i++)
 			if (f->mods[i].path == prog)

@@ -264,7 +264,8 @@ static struct cu_index *cu_index_build(Dwarf_Die *cudie)
 		return NULL;
 	ci->key = cudie->addr;
 	collect_functions(ci, cudie, 0);
-	qsort(ci->v, ci->n, sizeof(*ci->v), fn_cmp);
+	if (ci->n > 1)	/* v is NULL for a unit of no function (assembly) */
+		qsort(ci->v, ci->n, sizeof(*ci->v), fn_cmp);
 	return ci;
 }
 

@@ -96,6 +96,14 @@ $(PLAIN_PROGS): $(P)/%: test/progs/%.c include/heapprof_format.h
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
 $(P)/arenas $(P)/pinned $(P)/arena_links: test/progs/mallinfo.h
 
+# a site in a unit of assembly, whose debug info names no function (x86-64 only)
+ifeq ($(shell uname -m),x86_64)
+check-build: $(P)/asmsite
+endif
+$(P)/asmsite: test/progs/asmsite.c test/progs/asmsite_x86_64.S
+	@mkdir -p $(@D)
+	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $^
+
 # C and C++ sites in one program; -ldl for dlsym of the region API
 $(P)/counts: test/progs/counts.c test/progs/counts_cxx.cc
 	@mkdir -p $(@D)
