@@ -877,6 +877,9 @@ static void doc_vectors(void)
 	uint64_t site[2] = { 0x0000000300000007ULL, 0x000000010000002aULL };
 	uint64_t slab[2] = { 0x7f0000004000ULL, 0x000000ff00400030ULL };
 	uint64_t maps[1] = { 65536 | (uint64_t)HP2_MAP_ENTRY_WORDS << 32 };
+	uint64_t part[4] = { 0x0804000200000004ULL, 3, 0x401000, 0x402000 };
+	uint64_t joined[2] = { 0x0808000600000005ULL, 0x0000000900000004ULL };
+	unsigned char buf[64];
 
 	ok(hp2_time_encode(1500) == 0x23b && hp2_time_decode(0x23b) == 1496,
 	   "FORMAT.md: 1500 ms is time code 0x23b, read back as 1496 ms");
@@ -895,6 +898,14 @@ static void doc_vectors(void)
 	   "FORMAT.md: slab table vector and its slot word");
 	ok(maps[0] == 0x0000000300010000ULL && doc_rec(0x8000, maps, 1) == 0xdbb46bd40e74cf44ULL,
 	   "FORMAT.md: map table vector");
+	ok(doc_rec(0x5000, part, 4) == 0x4487930fb5c9a55fULL &&
+	   encode2_stack_ref(buf, 0x5000, 4, HP2_STACK_PART, 3, part + 2, 2, targets[0], 0) == 56 &&
+	   !memcmp(buf + 8, &(uint64_t){ 0x4487930fb5c9a55fULL }, 8) && !memcmp(buf + 16, &part[0], 8),
+	   "FORMAT.md: part vector");
+	ok(doc_rec(0x5100, joined, 2) == 0xd78d798d3ce8709fULL &&
+	   encode2_stack_ref(buf, 0x5100, 5, HP2_STACK_JOINED, joined[1], NULL, 6, targets[0], 0) ==
+		   40 && !memcmp(buf + 8, &(uint64_t){ 0xd78d798d3ce8709fULL }, 8),
+	   "FORMAT.md: joined stack vector");
 }
 
 int main(void)
