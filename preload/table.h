@@ -44,8 +44,8 @@ struct hp_site_rec {
 	uint64_t calls, bytes;	/* allocations made here by the slot's thread */
 	uint64_t frees, freed;	/* blocks from here freed by the slot's thread */
 	uint64_t time_ns;	/* HEAPPROF_TIME */
-	uint64_t reserved[5];
 	uint64_t slot_link;	/* the next site of the same slot, private (threads.h) */
+	uint64_t reserved;
 };
 
 /* Stacks of more than HP2_PART_MIN words go in parts that stacks share (HEAPPROF_STACK_PARTS;
