@@ -136,7 +136,7 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   part missing, damaged, claimed twice, or a chain that runs on) knows no stack
  *   for it.
  *   Where parts end is the writer's choice: heapprof.so ends one after a word its
- *   content picks (1 in 8) or at 16 words, counting from the outermost, so that
+ *   content picks (1 in 4) or at 8 words, counting from the outermost, so that
  *   stacks sharing their outer frames share those parts' records.
  *
  * Site record (96 bytes; 128 with w10..w14 reserved and w15 the link in dumps of
