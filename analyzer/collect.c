@@ -411,6 +411,7 @@ static bool rec_same(const struct decoded *x, const struct decoded *y)
 {
 	if (x->kind == DEC_STACK)
 		return x->stack.nframes == y->stack.nframes && x->stack.flags == y->stack.flags &&
+		       x->stack.ref == y->stack.ref && x->stack.want == y->stack.want &&
 		       !memcmp(x->stack.pcs, y->stack.pcs, x->stack.nframes * sizeof(uint64_t));
 	if (x->kind == DEC_SITE)
 		return x->site.stack == y->site.stack && x->site.tid == y->site.tid &&
@@ -478,6 +479,63 @@ static const struct decoded *rec_find(const struct collect *c, enum decode_kind 
 		}
 	}
 	return &c->recs[lo];
+}
+
+/*
+ * The words of part id and its outer parts after pcs[*n], up to cap in all: false when
+ * a part is missing, claimed by records that differ, not a part, or the chain runs past
+ * cap (a cycle does: every part holds a word, decode saw to it).
+ */
+static bool part_words(const struct collect *c, uint32_t id, uint64_t *pcs, unsigned cap,
+		       unsigned *n)
+{
+	while (id) {
+		bool ambiguous;
+		const struct decoded *p = rec_find(c, DEC_STACK, id, &ambiguous);
+
+		if (!p || !(p->stack.flags & HP2_STACK_PART) || p->stack.nframes > cap - *n)
+			return false;
+		memcpy(pcs + *n, p->stack.pcs, p->stack.nframes * sizeof(*pcs));
+		*n += p->stack.nframes;
+		id = (uint32_t)p->stack.ref;
+	}
+	return true;
+}
+
+/*
+ * Joined stacks (HP2_STACK_JOINED) get their words from their parts, and are then
+ * stacks like the others. One whose parts do not give exactly its words is dropped:
+ * its sites' blocks go under [unknown stack], counted.
+ */
+static void join_parts(struct collect *c, struct join_info *out)
+{
+	size_t i, end;
+	bool dropped = false;
+
+	kind_range(c, DEC_STACK, &i, &end);
+	for (; i < end; i++) {
+		struct decoded_stack *s = &c->recs[i].stack;
+		uint64_t *pcs;
+		unsigned n = 0;
+
+		if (!(s->flags & HP2_STACK_JOINED))
+			continue;
+		pcs = xmalloc((s->want ? s->want : 1) * sizeof(*pcs));
+		free((void *)s->pcs);
+		if (part_words(c, (uint32_t)s->ref, pcs, s->want, &n) &&
+		    part_words(c, (uint32_t)(s->ref >> 32), pcs, s->want, &n) && n == s->want) {
+			*s = (struct decoded_stack){ .addr = s->addr, .id = s->id, .nframes = n,
+						     .flags = s->flags & ~HP2_STACK_JOINED,
+						     .pcs = pcs };
+			continue;
+		}
+		free(pcs);
+		c->recs[i].kind = DEC_NONE;
+		out->broken_stacks++;
+		dropped = true;
+	}
+	if (dropped)
+		sort_recs(c);
 }
 
 /* Count distinct ids and ids with differing records of kind. */
@@ -565,7 +623,7 @@ static const struct decoded_site *site_of(const struct collect *c, uint32_t id,
 
 	if (s)
 		k = rec_find(c, DEC_STACK, s->site.stack, &ambiguous);
-	*stack = k ? &k->stack : NULL;
+	*stack = k && !(k->stack.flags & HP2_STACK_PART) ? &k->stack : NULL;
 	return s ? &s->site : NULL;
 }
 
@@ -711,6 +769,7 @@ void collect_join(struct collect *c, struct join_info *out)
 	memset(out, 0, sizeof(*out));
 	file_pending(c);
 	sort_recs(c);
+	join_parts(c, out);
 	if (c->nmods)
 		qsort(c->mods, c->nmods, sizeof(*c->mods), module_cmp);
 	find_proc(c, out);
@@ -792,7 +851,7 @@ const struct decoded_stack *collect_stack(const struct collect *c, uint32_t id)
 	bool ambiguous;
 	const struct decoded *k = rec_find(c, DEC_STACK, id, &ambiguous);
 
-	return k ? &k->stack : NULL;
+	return k && !(k->stack.flags & HP2_STACK_PART) ? &k->stack : NULL;
 }
 
 void collect_free(struct collect *c)

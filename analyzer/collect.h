@@ -90,6 +90,7 @@ struct join_info {
 					 * block's time; 0 with NOW_NONE */
 	uint64_t stack_recs, site_recs;	/* distinct ids read */
 	uint64_t conflicts;		/* ids claimed by two different records */
+	uint64_t broken_stacks;		/* joined stacks whose parts could not be followed */
 	uint64_t thread_recs, region_recs, rings; /* distinct ids (tids) read */
 	uint64_t counted_sites;		/* site records whose counters were added */
 	bool sampled_counts;		/* counters are estimates (process w3 > 0) */

@@ -229,24 +229,38 @@ static uint64_t rec_check(uint64_t addr, const uint64_t *w, unsigned n)
 static enum decode_reject stack_rec(const struct decode_src *src, uint64_t addr,
 				    struct decode_buf *buf, struct decoded *out)
 {
-	uint64_t w[HP2_STACK_WORDS], x;
-	unsigned nframes, wsize;
+	uint64_t w[HP2_STACK_REF_WORDS] = { 0 }, x;
+	unsigned nframes, wsize, flags, head = HP2_STACK_WORDS, own;
 
 	if (!read_words(src, addr, w, HP2_STACK_WORDS))
 		return REJ_TRUNCATED;
 	nframes = (w[2] >> 32) & 0xFFFF;
 	wsize = (unsigned)(w[2] >> 56);
+	flags = (w[2] >> 48) & 0xFF;
 	if (wsize != src->img->wsize || nframes > HP2_MAX_FRAMES)
 		return REJ_LAYOUT;
 	x = hp_mix(hp_mix(HP2_SEED, addr), w[2]);
-	if (!read_pcs(src, addr + HP2_STACK_WORDS * 8, nframes, buf->pcs, &x))
+	/* a part or a joined stack: w4, checked, before the words */
+	if (flags & (HP2_STACK_PART | HP2_STACK_JOINED)) {
+		if (!read_words(src, addr + HP2_STACK_WORDS * 8, &w[4], 1))
+			return REJ_TRUNCATED;
+		x = hp_mix(x, w[4]);
+		head = HP2_STACK_REF_WORDS;
+	}
+	own = flags & HP2_STACK_JOINED ? 0 : nframes;
+	if (!read_pcs(src, addr + head * 8, own, buf->pcs, &x))
 		return REJ_TRUNCATED;
 	if (hp_check_final(x) != w[1])
 		return REJ_CHECK;
+	/* a part holds words and names one outer part; a joined stack holds none */
+	if ((flags & HP2_STACK_PART) &&
+	    ((flags & HP2_STACK_JOINED) || !nframes || w[4] >> 32))
+		return REJ_LAYOUT;
 	out->kind = DEC_STACK;
 	out->stack = (struct decoded_stack){ .addr = addr, .id = (uint32_t)w[2],
-					    .nframes = nframes, .flags = (w[2] >> 48) & 0xFF,
-					    .pcs = buf->pcs };
+					    .nframes = own, .flags = flags, .pcs = buf->pcs,
+					    .ref = w[4],
+					    .want = flags & HP2_STACK_JOINED ? nframes : 0 };
 	return DECODE_OK;
 }
 

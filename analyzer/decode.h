@@ -63,9 +63,13 @@ struct hp_block {
 struct decoded_stack {
 	uint64_t addr;		/* of w0 */
 	uint32_t id;
-	unsigned nframes;	/* <= HP2_MAX_FRAMES */
+	unsigned nframes;	/* <= HP2_MAX_FRAMES; a joined stack's: 0 until collect_join
+				 * follows its parts (want then says how many) */
 	unsigned flags;		/* HP2_STACK_* */
 	const uint64_t *pcs;	/* in the caller's decode_buf */
+	uint64_t ref;		/* HP2_STACK_PART: w4, its outer part's id; HP2_STACK_JOINED:
+				 * w4, its native and Python parts' ids; else 0 */
+	unsigned want;		/* HP2_STACK_JOINED: the words its parts must give */
 };
 
 /* A site's counters (w5..w9): as read, not checked. With sampling, calls and frees are

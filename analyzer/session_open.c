@@ -225,6 +225,9 @@ static void warn_rejected(const struct scan_result *s)
 		warn("%llu blocks (%llu bytes) have no readable stack record: shown as "
 		     "[unknown stack]", (unsigned long long)j->unknown_blocks,
 		     (unsigned long long)j->unknown_bytes);
+	if (j->broken_stacks)
+		warn("%llu stack records name parts that are missing, damaged or do not add up; "
+		     "their blocks are under [unknown stack]", (unsigned long long)j->broken_stacks);
 	if (j->conflicts)
 		warn("%llu stack or site ids are claimed by records that differ; their blocks are "
 		     "under [unknown stack]", (unsigned long long)j->conflicts);

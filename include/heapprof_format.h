@@ -122,8 +122,25 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   reader names by pc - 1; a frame entered through a signal (the interrupted
  *   instruction, and the signal trampoline) is stored as its address + 1, so that
  *   the same pc - 1 names it.
+ *   A stack of more than HP2_PART_MIN words is stored in parts, so that stacks which
+ *   share their outer frames share their records (flags below; the check covers w4):
+ *   - a part (flag HP2_STACK_PART) holds nframes >= 1 words, then w4 (before its
+ *     words: 40 bytes + words) the id of its outer part (0..31; 0: none, it ends the
+ *     stack). Its words are followed, outward, by its outer part's, and so on. No
+ *     site names a part.
+ *   - a joined stack (flag HP2_STACK_JOINED, 40 bytes, no words of its own): w4 the id
+ *     of the innermost part of its native words (0..31) | of its Python words
+ *     (32..63); 0 names no part (no such words). Its words are the first part's and
+ *     its outer parts', then the second's, nframes in all.
+ *   A reader that cannot follow a joined stack's parts to exactly nframes words (a
+ *   part missing, damaged, claimed twice, or a chain that runs on) knows no stack
+ *   for it.
+ *   Where parts end is the writer's choice: heapprof.so ends one after a word its
+ *   content picks (1 in 4) or at 8 words, counting from the outermost, so that
+ *   stacks sharing their outer frames share those parts' records.
  *
- * Site record (128 bytes): one per (thread slot, stack, entry point)
+ * Site record (96 bytes; 128 with w10..w14 reserved and w15 the link in dumps of
+ * heapprof.so before stack parts): one per (thread slot, stack, entry point)
  *   w0 HP2_SITE_MAGIC   w1 check
  *   w2 id (0..31) | stack id (32..63)
  *   w3 slot (0..31; the tid without process flag HP2_P_SLOTS; 0: the threads that
@@ -137,7 +154,7 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w8 bytes of those blocks
  *   w9 ns of wall-clock time since the thread's previous allocation call, summed
  *      (HEAPPROF_TIME=1; process flag HP2_P_TIME); a thread's first call adds 0
- *   w10..w14 reserved (0)   w15 writer's private link of the slot's sites
+ *   w10 writer's private link of the slot's sites   w11 reserved (0)
  *   With sampling (process w3 > 0) they are estimates: each sampled call adds its
  *   weight w = 1 / (1 - exp(-size / P)), calls and frees in units of 1/HP2_COUNT_ONE
  *   (round(w * HP2_COUNT_ONE)), bytes in bytes (round(size * w)).
@@ -283,7 +300,8 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w6 frame limit (0..31) | flags (32..63: HP2_P_*)   w7 reserved (0)
  *
  * A record's check: x = mix(SEED2, address of w0), x = mix(x, w) for each checked
- * word from w2 on (stack: w2, then every pc; site: w2, w3; thread: w2;
+ * word from w2 on (stack: w2, then every pc; a part: w2, w4, then every pc; a
+ * joined stack: w2, w4; site: w2, w3; thread: w2;
  * timeline, peak table, map table: w2; slab table: w2, w3; process: w2..w7),
  * check = final(x). A block's check: x = mix(SEED2, user), mix(x, info),
  * mix(x, tag with the check bits 0), mix(x, size word) when BIG; check =
@@ -362,7 +380,7 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_SIZE_BIG 0xFFFFFFFFu
 
 #define HP2_STACK_WORDS 4			/* record words before the pcs */
-#define HP2_SITE_SIZE 128
+#define HP2_SITE_SIZE 96			/* 128 in older dumps */
 #define HP2_THREAD_SIZE 64
 #define HP2_REGION_SIZE 64
 #define HP2_COUNT_ONE 1024u			/* a sampled counter's unit: 1/1024 */
@@ -377,6 +395,11 @@ static inline uint64_t hp_check_final(uint64_t x)
  * find, a frame leading off the readable stack) */
 #define HP2_STACK_TRUNCATED 0x1u
 #define HP2_MAX_FRAMES 1024			/* nframes never exceeds this */
+#define HP2_STACK_PART 0x4u			/* stack flag: a part of stacks (w4: its outer) */
+#define HP2_STACK_JOINED 0x8u			/* stack flag: words in parts (w4: their ids) */
+#define HP2_STACK_REF_WORDS 5			/* words before a part's, with w4 */
+#define HP2_PART_MIN 16				/* a writer's choice: stacks of more words are
+						 * stored in parts */
 
 /*
  * Python frames (CPython 3.11 and later, 64-bit targets only). A stack record whose

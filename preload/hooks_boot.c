@@ -40,6 +40,7 @@ static void resolve(void)
 	if (maps_init)
 		maps_init(hooks_stack_id);	/* before table_init maps the first tables */
 	hp_frames = (unsigned)hp_opt.frames;
+	table_parts = hp_opt.stack_parts != 0;
 	table_init(hp_opt.sample, hp_frames, hp_opt.time ? HP2_P_TIME : 0);
 	live_init();
 	real_resolve();

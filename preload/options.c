@@ -50,6 +50,7 @@ static const struct option_def defs[] = {
 	NUM("HEAPPROF_WAIT_MS", wait_ms, 0, 86400000, 60000),
 	NUM("HEAPPROF_PYTHON", python, 0, 1, 1),
 	NUM("HEAPPROF_MAPS", maps, 0, HP2_MAPS_MAX, HP_DEFAULT_MAPS),
+	NUM("HEAPPROF_STACK_PARTS", stack_parts, 0, 1, 1),
 };
 
 /*

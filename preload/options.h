@@ -37,6 +37,7 @@ struct hp_options {
 	uint64_t wait_ms;	/* HEAPPROF_WAIT_MS: how long exit and the API wait for a writer */
 	uint64_t python;	/* HEAPPROF_PYTHON: 1 = Python frames in stacks (interp_python.h) */
 	uint64_t maps;		/* HEAPPROF_MAPS: entries of the map table (maps.c), 0 = none */
+	uint64_t stack_parts;	/* HEAPPROF_STACK_PARTS: 1 = long stacks in shared parts (table.c) */
 };
 
 extern struct hp_options hp_opt HP_HIDDEN;

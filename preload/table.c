@@ -43,7 +43,9 @@ struct region {
 
 /* One region per kind of record, so that --memory can tell their bytes apart. */
 static struct region stack_region = { .align = 8, .own = HP2_OWN_STACKS };
-static struct region site_region = { .align = 64, .own = HP2_OWN_SITES };
+/* Sites are 96 bytes at 32: a record's counters share a cache line at most with the
+ * next record's header, which only a thread making a site reads */
+static struct region site_region = { .align = 32, .own = HP2_OWN_SITES };
 static struct region name_region = { .align = 64, .own = HP2_OWN_NAMES };
 static struct region rec_region = { .align = 64, .own = HP2_OWN_RECORDS };
 static struct region timeline_region = { .align = 64, .own = HP2_OWN_TIMELINE };
@@ -112,6 +114,7 @@ static uint32_t next_stack_id = 1, next_site_id = 1;
 static struct proc_rec *proc;
 static uint64_t start_ns;
 uint64_t table_start_ms;
+bool table_parts = true;
 
 static uint64_t rec_check(const void *rec, const uint64_t *w, unsigned nw,
 			  const uintptr_t *pcs, unsigned npcs)
@@ -137,6 +140,45 @@ void *table_alloc_record(size_t size, unsigned own)
 uint64_t table_record_check(const void *rec, const uint64_t *w, unsigned nw)
 {
 	return rec_check(rec, w, nw, NULL, 0);
+}
+
+/* ---- ids to records: sites for free(), parts of stacks for their readers ---------- */
+
+#define DIR_BITS 12
+#define DIR_IDS (1u << (2 * DIR_BITS))		/* ids past this have no entry */
+static void **site_dir[1u << DIR_BITS];	/* pages of 4096 pointers */
+static void **part_dir[1u << DIR_BITS];
+
+static bool dir_set(void ***dir, uint32_t id, void *rec)
+{
+	void ***slot = &dir[(id >> DIR_BITS) & ((1u << DIR_BITS) - 1)];
+	void **page = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (id >= DIR_IDS)
+		return false;	/* past 16 million: sites' frees go uncounted */
+	if (!page) {
+		void **fresh = hp_map(sizeof(*page) << DIR_BITS, HP2_OWN_INDEX, 0);
+
+		if (fresh == MAP_FAILED)
+			return false;
+		if (__atomic_compare_exchange_n(slot, &page, fresh, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			page = fresh;
+		else
+			munmap(fresh, sizeof(*page) << DIR_BITS);
+	}
+	__atomic_store_n(&page[id & ((1u << DIR_BITS) - 1)], rec, __ATOMIC_RELEASE);
+	return true;
+}
+
+static void *dir_get(void **const *dir, uint32_t id)
+{
+	void **page;
+
+	if (id >= DIR_IDS)
+		return NULL;
+	page = __atomic_load_n(&dir[id >> DIR_BITS], __ATOMIC_ACQUIRE);
+	return page ? __atomic_load_n(&page[id & ((1u << DIR_BITS) - 1)], __ATOMIC_ACQUIRE) : NULL;
 }
 
 /*
@@ -170,11 +212,190 @@ static unsigned stack_nframes(const struct hp_stack_rec *r)
 	return (unsigned)(r->w2 >> 32) & 0xFFFF;
 }
 
+static unsigned stack_flags(const struct hp_stack_rec *r)
+{
+	return (unsigned)(r->w2 >> 48) & 0xFF;
+}
+
+/* ---- parts of stacks (HP2_STACK_PART) ------------------------------------------------ */
+
+/* A part ends after a word whose mix has these 2 bits 0 (1 in 4), or at PART_MAX words:
+ * content, not position, picks the ends, so a stack's outer parts are the same records
+ * whatever lies inside them; the cap keeps a recursion's levels in parts its deeper
+ * calls share. */
+#define PART_MASK 3u
+#define PART_MAX 8u
+static struct hp_part_rec *part_heads[1u << HEAD_BITS];
+
+/* Whether part id, with its outer parts, holds w[0..] from the start: the words it
+ * holds, or UINT_MAX when it does not (or a part cannot be found). */
+static unsigned part_match(uint32_t id, const uintptr_t *w, unsigned n)
+{
+	unsigned off = 0;
+
+	while (id) {
+		const struct hp_part_rec *p = dir_get(part_dir, id);
+		unsigned k;
+
+		if (!p || (k = (unsigned)(p->w2 >> 32 & 0xFFFF)) > n - off)
+			return UINT_MAX;
+		for (unsigned i = 0; i < k; i++)	/* a few words: inline */
+			if (p->pcs[i] != w[off + i])
+				return UINT_MAX;
+		off += k;
+		id = (uint32_t)p->w4;
+	}
+	return off;
+}
+
+/* The stack record r holds exactly pcs[0..n-1] with flags sflags. */
 static bool stack_equal(const struct hp_stack_rec *r, const uintptr_t *pcs, unsigned n,
 			unsigned sflags)
 {
-	return stack_nframes(r) == n && (r->w2 >> 48 & 0xFF) == sflags &&
-	       !memcmp(r->pcs, pcs, n * sizeof(*pcs));
+	const struct hp_part_rec *j = (const struct hp_part_rec *)r;
+	unsigned k;
+
+	if (stack_nframes(r) != n || (stack_flags(r) & ~HP2_STACK_JOINED) != sflags)
+		return false;
+	if (!(stack_flags(r) & HP2_STACK_JOINED))
+		return !memcmp(r->pcs, pcs, n * sizeof(*pcs));
+	k = part_match((uint32_t)j->w4, pcs, n);
+	return k != UINT_MAX && part_match((uint32_t)(j->w4 >> 32), pcs + k, n - k) == n - k;
+}
+
+static bool part_equal(const struct hp_part_rec *p, uint32_t outer, const uintptr_t *w,
+		       unsigned n)
+{
+	return (uint32_t)p->w4 == outer && (unsigned)(p->w2 >> 32 & 0xFFFF) == n &&
+	       !memcmp(p->pcs, w, n * sizeof(*w));
+}
+
+static struct hp_part_rec *part_find(const struct hp_part_rec *head,
+				     const struct hp_part_rec *stop, uint32_t outer,
+				     const uintptr_t *w, unsigned n)
+{
+	for (const struct hp_part_rec *p = head; p != stop;
+	     p = (const struct hp_part_rec *)(uintptr_t)p->link)
+		if (part_equal(p, outer, w, n))
+			return (struct hp_part_rec *)p;
+	return NULL;
+}
+
+/* The id of the part of words w[0..n-1] (n >= 1) followed by part outer: found, or
+ * stored (and in the directory before it is published); 0 without memory or ids. */
+static uint32_t part_intern(uint32_t outer, const uintptr_t *w, unsigned n)
+{
+	uint64_t h = hp_mix(stack_hash(w, n, HP2_STACK_PART), outer);
+	struct hp_part_rec **slot = &part_heads[h >> head_shift];
+	struct hp_part_rec *head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *p, *found;
+	uint32_t id;
+
+	if ((found = part_find(head, NULL, outer, w, n)))
+		return (uint32_t)found->w2;
+	p = region_alloc(&stack_region, sizeof(*p) + n * sizeof(*w));
+	if (!p)
+		return 0;
+	id = __atomic_fetch_add(&next_stack_id, 1, __ATOMIC_RELAXED);
+	if (!dir_set(part_dir, id, p))
+		return 0;	/* the record stays unused, with no magic */
+	p->w2 = id | (uint64_t)n << 32 | (uint64_t)HP2_STACK_PART << 48 |
+		     (uint64_t)sizeof(uintptr_t) << 56;
+	p->w4 = outer;
+	memcpy(p->pcs, w, n * sizeof(*w));
+	p->check = rec_check(p, (const uint64_t[]){ p->w2, p->w4 }, 2, w, n);
+	p->magic = HP2_STACK_MAGIC;
+	for (;;) {
+		struct hp_part_rec *seen = head;
+
+		p->link = (uint64_t)(uintptr_t)head;
+		if (__atomic_compare_exchange_n(slot, &head, p, false,
+						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
+			return id;
+		if ((found = part_find(head, seen, outer, w, n))) {
+			*(volatile uint64_t *)&p->magic = 0;
+			return (uint32_t)found->w2;
+		}
+	}
+}
+
+/* Whether a part ends after the unit (1 word, or a Python frame's 2) at w. */
+static bool part_ends(const uintptr_t *w, unsigned unit)
+{
+	uint64_t x = hp_mix(HP2_SEED, (uint64_t)w[0]);
+
+	if (unit == 2)
+		x = hp_mix(x, (uint64_t)w[1]);
+	return !((x >> 40) & PART_MASK);
+}
+
+/* The id of the innermost part of w[0..n-1] (innermost first), in units of unit words,
+ * its parts stored from the outermost in; 0 for no words, or no memory (*ok false). */
+static uint32_t parts_intern(const uintptr_t *w, unsigned n, unsigned unit, bool *ok)
+{
+	uint32_t outer = 0;
+	unsigned end = n;
+
+	while (end) {
+		unsigned start = end, len = 0;
+
+		do {
+			unsigned u = start < unit ? start : unit;
+
+			start -= u;
+			len += u;
+		} while (start && len < PART_MAX && !part_ends(w + start, unit));
+		if (!(outer = part_intern(outer, w + start, len))) {
+			*ok = false;
+			return 0;
+		}
+		end = start;
+	}
+	return outer;
+}
+
+/* A joined stack for pcs[0..n-1]: its native words and its Python pairs in parts. NULL
+ * without memory or ids: the caller then stores the stack whole. */
+static struct hp_stack_rec *stack_joined(const uintptr_t *pcs, unsigned n, unsigned sflags)
+{
+	unsigned nn = 0;
+	bool ok = true;
+	uint32_t native, py;
+	struct hp_part_rec *j;
+
+	if (__atomic_load_n(&next_stack_id, __ATOMIC_RELAXED) >= DIR_IDS - 2 * HP2_MAX_FRAMES)
+		return NULL;
+	if (sflags & HP2_STACK_PYTHON)
+		while (nn < n && !hp2_is_pyframe_word((uint64_t)pcs[nn]))
+			nn++;
+	else
+		nn = n;
+	native = parts_intern(pcs, nn, 1, &ok);
+	py = ok ? parts_intern(pcs + nn, n - nn, 2, &ok) : 0;
+	if (!ok || !(j = region_alloc(&stack_region, sizeof(*j))))
+		return NULL;
+	j->w2 = __atomic_fetch_add(&next_stack_id, 1, __ATOMIC_RELAXED) |
+		     (uint64_t)n << 32 | (uint64_t)((sflags | HP2_STACK_JOINED) & 0xFF) << 48 |
+		     (uint64_t)sizeof(uintptr_t) << 56;
+	j->w4 = native | (uint64_t)py << 32;
+	j->check = rec_check(j, (const uint64_t[]){ j->w2, j->w4 }, 2, NULL, 0);
+	j->magic = HP2_STACK_MAGIC;
+	return (struct hp_stack_rec *)j;
+}
+
+/* A whole stack record for pcs[0..n-1]. */
+static struct hp_stack_rec *stack_whole(const uintptr_t *pcs, unsigned n, unsigned sflags)
+{
+	struct hp_stack_rec *r = region_alloc(&stack_region, sizeof(*r) + n * sizeof(*pcs));
+
+	if (!r)
+		return NULL;
+	r->w2 = __atomic_fetch_add(&next_stack_id, 1, __ATOMIC_RELAXED) | (uint64_t)n << 32 |
+		(uint64_t)(sflags & 0xFF) << 48 |
+		(uint64_t)sizeof(uintptr_t) << 56;
+	memcpy(r->pcs, pcs, n * sizeof(*pcs));
+	r->check = rec_check(r, &r->w2, 1, pcs, n);
+	r->magic = HP2_STACK_MAGIC;
+	return r;
 }
 
 /* Records of the chain from head down to (not including) stop that equal the stack. */
@@ -189,23 +410,21 @@ static struct hp_stack_rec *stack_find(const struct hp_stack_rec *head,
 	return NULL;
 }
 
+/* Stacks of more than HP2_PART_MIN words go in parts, the rest whole; one that cannot
+ * have its parts (no memory, ids past the directory's) goes whole. Either way a stack
+ * has one record: which form is a function of its words. */
 static struct hp_stack_rec *stack_intern(const uintptr_t *pcs, unsigned n, unsigned sflags,
 					 uint64_t hash)
 {
 	struct hp_stack_rec **slot = &stack_heads[hash >> head_shift];
-	struct hp_stack_rec *head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *r, *found;
+	struct hp_stack_rec *head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *r = NULL, *found;
 
 	if ((found = stack_find(head, NULL, pcs, n, sflags)))
 		return found;
-	r = region_alloc(&stack_region, sizeof(*r) + n * sizeof(*pcs));
-	if (!r)
+	if (n > HP2_PART_MIN && table_parts)
+		r = stack_joined(pcs, n, sflags);
+	if (!r && !(r = stack_whole(pcs, n, sflags)))
 		return NULL;
-	r->w2 = __atomic_fetch_add(&next_stack_id, 1, __ATOMIC_RELAXED) | (uint64_t)n << 32 |
-		(uint64_t)(sflags & 0xFF) << 48 |
-		(uint64_t)sizeof(uintptr_t) << 56;
-	memcpy(r->pcs, pcs, n * sizeof(*pcs));
-	r->check = rec_check(r, &r->w2, 1, pcs, n);
-	r->magic = HP2_STACK_MAGIC;
 	for (;;) {
 		struct hp_stack_rec *seen = head;
 
@@ -236,42 +455,6 @@ static struct hp_site_rec *site_find(const struct hp_site_rec *head, const struc
 	return NULL;
 }
 
-/* ---- site ids to records, for free() ------------------------------------------------ */
-
-#define DIR_BITS 12
-static struct hp_site_rec **site_dir[1u << DIR_BITS];	/* pages of 4096 pointers */
-
-static void dir_set(uint32_t id, struct hp_site_rec *s)
-{
-	struct hp_site_rec ***slot = &site_dir[(id >> DIR_BITS) & ((1u << DIR_BITS) - 1)];
-	struct hp_site_rec **page = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-
-	if (id >> (2 * DIR_BITS))
-		return;		/* past 16 million sites: their frees go uncounted */
-	if (!page) {
-		struct hp_site_rec **fresh = hp_map(sizeof(*page) << DIR_BITS, HP2_OWN_INDEX, 0);
-
-		if (fresh == MAP_FAILED)
-			return;
-		if (__atomic_compare_exchange_n(slot, &page, fresh, false, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE))
-			page = fresh;
-		else
-			munmap(fresh, sizeof(*page) << DIR_BITS);
-	}
-	__atomic_store_n(&page[id & ((1u << DIR_BITS) - 1)], s, __ATOMIC_RELEASE);
-}
-
-static struct hp_site_rec *dir_get(uint32_t id)
-{
-	struct hp_site_rec **page;
-
-	if (id >> (2 * DIR_BITS))
-		return NULL;
-	page = __atomic_load_n(&site_dir[id >> DIR_BITS], __ATOMIC_ACQUIRE);
-	return page ? __atomic_load_n(&page[id & ((1u << DIR_BITS) - 1)], __ATOMIC_ACQUIRE) : NULL;
-}
-
 uint32_t table_site_ids(void)
 {
 	return __atomic_load_n(&next_site_id, __ATOMIC_RELAXED);
@@ -279,7 +462,7 @@ uint32_t table_site_ids(void)
 
 const struct hp_site_rec *table_site_by_id(uint32_t id)
 {
-	return dir_get(id);
+	return dir_get(site_dir, id);
 }
 
 /* ---- regions ------------------------------------------------------------------------ */
@@ -399,7 +582,7 @@ static struct hp_site_rec *site_intern(uint32_t stack, uint32_t tslot, unsigned 
 		s->link = (uint64_t)(uintptr_t)head;
 		if (__atomic_compare_exchange_n(slot, &head, s, false,
 						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
-			dir_set((uint32_t)s->w2, s);
+			dir_set(site_dir, (uint32_t)s->w2, s);
 			if (tslot)
 				slot_add_site(s);
 			return s;
@@ -548,11 +731,25 @@ struct hp_site_rec *table_ended_site(uint32_t id)
 {
 	const struct hp_site_rec *from;
 
-	if (!self_ended || !(from = dir_get(id)))
+	if (!self_ended || !(from = dir_get(site_dir, id)))
 		return NULL;
 	return site_intern((uint32_t)(from->w2 >> 32), 0, (unsigned)(from->w3 >> 32));
 }
 
+
+/*
+ * Whether the cache's stack r (its hash equal to that of pcs) is pcs[0..n-1]. A stack
+ * in parts is known by its 64-bit hash, its nframes and flags, as the memo knows Python
+ * words by theirs: walking its parts on every allocation that misses the memo cost a
+ * Python program 8% of its time. The table itself compares every word (stack_find).
+ */
+static bool cache_equal(const struct hp_stack_rec *r, const uintptr_t *pcs, unsigned n,
+			unsigned sflags)
+{
+	if (stack_flags(r) & HP2_STACK_JOINED)
+		return stack_nframes(r) == n && (stack_flags(r) & ~HP2_STACK_JOINED) == sflags;
+	return stack_equal(r, pcs, n, sflags);
+}
 
 /*
  * The site of (pcs, this thread, entry, region). The memo of a walk seen before names
@@ -576,7 +773,7 @@ struct hp_site_rec *table_site_slow(const uintptr_t *pcs, unsigned n, unsigned s
 	h = known ? m->hash : stack_hash(pcs, n, sflags);
 	c = &cache[(h ^ entry * 0x9E3779B9u) % CACHE_SIZE];
 	if (c->hash == h && c->entry == entry && c->stack &&
-	    (known ? c->stack == known : stack_equal(c->stack, pcs, n, sflags))) {
+	    (known ? c->stack == known : cache_equal(c->stack, pcs, n, sflags))) {
 		site = c->site;
 	} else {
 		r = known ? known : stack_intern(pcs, n, sflags, h);
@@ -614,7 +811,7 @@ struct hp_site_rec *table_free_site_slow(uint32_t id)
 	struct hp_site_rec *mine;
 	uint32_t tslot;
 
-	from = dir_get(id);
+	from = dir_get(site_dir, id);
 	if (!from || !(tslot = thread_slot()))
 		return NULL;
 	if ((uint32_t)from->w3 == tslot) {

@@ -25,6 +25,14 @@ struct hp_stack_rec {
 	uintptr_t pcs[];
 };
 
+/* A part of stacks, or a joined stack (HP2_STACK_PART, HP2_STACK_JOINED): w4 after the
+ * stack record's words, then a part's own words. */
+struct hp_part_rec {
+	uint64_t magic, check, w2, link;	/* as a stack record's */
+	uint64_t w4;		/* part: outer part id; joined: native | Python part id << 32 */
+	uintptr_t pcs[];
+};
+
 /* The v2 site record: identity, then the counters only the thread holding its slot
  * writes (slot 0, the threads that ended: atomic adds). */
 struct hp_site_rec {
@@ -36,9 +44,13 @@ struct hp_site_rec {
 	uint64_t calls, bytes;	/* allocations made here by the slot's thread */
 	uint64_t frees, freed;	/* blocks from here freed by the slot's thread */
 	uint64_t time_ns;	/* HEAPPROF_TIME */
-	uint64_t reserved[5];
 	uint64_t slot_link;	/* the next site of the same slot, private (threads.h) */
+	uint64_t reserved;
 };
+
+/* Stacks of more than HP2_PART_MIN words go in parts that stacks share (HEAPPROF_STACK_PARTS;
+ * set before table_init); false: every stack record whole. */
+extern bool table_parts HP_HIDDEN;
 
 /* Record the process (start time, options); called once when the allocator is known. */
 HP_HIDDEN void table_init(uint64_t sample_period, unsigned max_frames, unsigned flags);

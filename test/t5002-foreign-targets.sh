@@ -60,11 +60,49 @@ run_target()
 		core_cases
 		arena_cases
 		static_case
+		parts_case
 	else
 		skip_case "$arch: the guest's core" "cannot raise ulimit -c (hard limit $(ulimit -Hc))"
 	fi
 	raw_cases
 	cd ..
+}
+
+# joined CORE: how many stack records in CORE are stored in parts (HP2_STACK_JOINED),
+# in either byte order
+joined()
+{
+	python3 - "$1" <<'EOF'
+import struct, sys
+data, n = open(sys.argv[1], "rb").read(), 0
+for order in (">", "<"):
+    magic = struct.pack(order + "Q", 0xA3E153544B563243)
+    at = data.find(magic)
+    while at >= 0:
+        w2 = struct.unpack_from(order + "Q", data, at + 16)[0]
+        if at % 8 == 0 and (w2 >> 48) & 0x8 and (w2 >> 56) in (4, 8):
+            n += 1
+        at = data.find(magic, at + 1)
+print(n)
+EOF
+}
+
+# Stacks of 1..60 levels of recursion from 4 threads at once: those past 16 words are
+# stored in parts on the guest (its word size and byte order), read whole here
+parts_case()
+{
+	test_case "$arch: stacks in parts (60 recursion depths, 4 threads): each whole, exact bytes" '
+		(ulimit -c unlimited && exec $QEMU -L "$SYSROOT" -E LD_PRELOAD="$CROSS/heapprof.so" \
+			"$CROSS/progs/stacktab" race 4 60 >st.out 2>st.err) &
+		pid=$!
+		{ wait_for grep -q "^ready\$" st.out; kill -ABRT $pid; wait $pid; }
+		rm -f core core.[0-9]* && set -- qemu_stacktab_*.core && [ -f "$1" ] &&
+		heapprof-analyze -f collapsed --sysroot $SYSROOT $CROSS/progs/stacktab "$1" \
+			>st.txt 2>st.err &&
+		expect_num "stacks through race_leaf" "$(grep -c ";race_leaf 64\$" st.txt)" -eq 60 &&
+		expect_bytes race_leaf 3840 st.txt &&
+		expect_num "joined stack records" "$(joined "$1")" -ge 40
+	'
 }
 
 # the guest's core, written by qemu when sites aborts

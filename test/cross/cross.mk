@@ -38,12 +38,12 @@ $(P)/firmware_example: $(FW_DEPS)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) $(FW_CFLAGS) -o $@ $(FW_SRCS)
 
 # cross_target ARCH: heapprof.so, libheapprof.a, libsite.so, sites, sites-dump,
-# firmware_example, leaky, arenas, sites-static
+# firmware_example, leaky, arenas, sites-static, stacktab
 define cross_target
 CP_$(1) := $(B)/cross/$(1)/progs
 .PHONY: cross-$(1)
 cross-$(1): $(B)/cross/$(1)/heapprof.so $$(addprefix $$(CP_$(1))/,libsite.so sites sites-dump \
-	firmware_example leaky arenas sites-static)
+	firmware_example leaky arenas sites-static stacktab)
 
 # the preload's own Makefile rules decide what is out of date; libheapprof.a in the same
 # run, since the two share objects
@@ -82,6 +82,10 @@ $$(CP_$(1))/leaky: test/progs/leaky.c
 $$(CP_$(1))/arenas: test/progs/arenas.c test/progs/mallinfo.h
 	@mkdir -p $$(@D)
 	$(Q)$$(call say,CC,$$@)$(cross_cc_$(1)) $(CROSS_PROG_CFLAGS) -fPIE -pie -o $$@ $$<
+
+$$(CP_$(1))/stacktab: test/progs/stacktab.c
+	@mkdir -p $$(@D)
+	$(Q)$$(call say,CC,$$@)$(cross_cc_$(1)) $(CROSS_PROG_CFLAGS) -fPIE -pie -o $$@ $$< -pthread
 endef
 
 $(foreach a,$(CROSS_AVAILABLE),$(eval $(call cross_target,$(a))))

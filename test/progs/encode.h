@@ -124,6 +124,32 @@ static inline size_t encode2_stack(unsigned char *p, uint64_t addr, uint32_t id,
 	return len;
 }
 
+/* A part of stacks (flags HP2_STACK_PART: pcs[0..n-1], ref its outer part's id) or a
+ * joined stack (HP2_STACK_JOINED: n words in all, ref its parts' ids, no words of its
+ * own) at p; returns its length. */
+static inline size_t encode2_stack_ref(unsigned char *p, uint64_t addr, uint32_t id,
+				       unsigned flags, uint64_t ref, const uint64_t *pcs,
+				       unsigned n, struct target t, uint64_t check_xor)
+{
+	unsigned own = flags & HP2_STACK_JOINED ? 0 : n;
+	uint64_t w2 = id | (uint64_t)(n & 0xFFFF) << 32 | (uint64_t)(flags & 0xFF) << 48 |
+		      (uint64_t)t.wsize << 56;
+	uint64_t x = hp_mix(hp_mix(hp_mix(HP2_SEED, addr), w2), ref);
+	size_t len = (40 + (size_t)own * t.wsize + 7) & ~(size_t)7;
+
+	memset(p, 0, len);
+	for (unsigned i = 0; i < own; i++) {
+		put(p + 40 + i * t.wsize, pcs[i], t.wsize, t.big_endian);
+		x = hp_mix(x, pcs[i]);
+	}
+	put(p, HP2_STACK_MAGIC, 8, t.big_endian);
+	put(p + 8, hp_check_final(x) ^ check_xor, 8, t.big_endian);
+	put(p + 16, w2, 8, t.big_endian);
+	put(p + 24, 0x5555, 8, t.big_endian);	/* the writer's link: not checked */
+	put(p + 32, ref, 8, t.big_endian);
+	return len;
+}
+
 /* A site record (64 bytes) at p. */
 static inline size_t encode2_site(unsigned char *p, uint64_t addr, uint32_t id, uint32_t stack,
 				  uint32_t tid, unsigned entry, unsigned flags, struct target t,

@@ -96,19 +96,55 @@ static void *race_thread(void *arg)
 	return NULL;
 }
 
-/* Stack records in this process's anonymous mappings, checked as a reader would. */
+/* Stack records in this process's anonymous mappings, checked as a reader would:
+ * whole stacks, parts (HP2_STACK_PART) and joined stacks (HP2_STACK_JOINED), the last
+ * two with w4 before their words. */
 struct rec {
 	const uint64_t *w;
-	unsigned n;
+	unsigned n;		/* words it holds */
+	uint64_t key, ref;	/* w2's bits 32..63 (nframes, flags), and w4 (0 if none) */
+	const uintptr_t *pcs;
 };
 
 static int rec_cmp(const void *a, const void *b)
 {
 	const struct rec *x = a, *y = b;
 
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	if (x->ref != y->ref)
+		return x->ref < y->ref ? -1 : 1;
 	if (x->n != y->n)
 		return x->n < y->n ? -1 : 1;
-	return memcmp(x->w + HP2_STACK_WORDS, y->w + HP2_STACK_WORDS, x->n * sizeof(uintptr_t));
+	return memcmp(x->pcs, y->pcs, x->n * sizeof(uintptr_t));
+}
+
+static size_t table_bytes;	/* the records' bytes, each rounded up to 8 */
+
+/* A valid stack record at w, below the end of its mapping b: 0 if not one. */
+static int rec_at(const uint64_t *w, const char *b, struct rec *r)
+{
+	unsigned flags = (unsigned)(w[2] >> 48) & 0xFF, nf = (unsigned)(w[2] >> 32) & 0xFFFF;
+	unsigned head = HP2_STACK_WORDS, own;
+	uint64_t x = hp_mix(hp_mix(HP2_SEED, (uint64_t)(uintptr_t)w), w[2]);
+
+	if (flags & (HP2_STACK_PART | HP2_STACK_JOINED)) {
+		head = HP2_STACK_REF_WORDS;
+		if ((const char *)(w + head) > b)
+			return 0;
+		x = hp_mix(x, w[4]);
+	}
+	own = flags & HP2_STACK_JOINED ? 0 : nf;
+	if ((const char *)(w + head) + own * sizeof(uintptr_t) > b)
+		return 0;
+	for (unsigned i = 0; i < own; i++)
+		x = hp_mix(x, ((const uintptr_t *)(w + head))[i]);
+	if (hp_check_final(x) != w[1])
+		return 0;
+	*r = (struct rec){ w, own, w[2] >> 32, head > HP2_STACK_WORDS ? w[4] : 0,
+			   (const uintptr_t *)(w + head) };
+	table_bytes += (head * 8 + own * sizeof(uintptr_t) + 7) & ~(size_t)7;
+	return 1;
 }
 
 static int check_table(unsigned *distinct)
@@ -129,21 +165,10 @@ static int check_table(unsigned *distinct)
 		    strcmp(perms, "rw-p") || !off || (line[off] && line[off] != '\n'))
 			continue;
 		for (const uint64_t *w = (const uint64_t *)a; w + HP2_STACK_WORDS <= (const uint64_t *)b; w++) {
-			unsigned nf;
-			uint64_t x;
-
-			if (*w != HP2_STACK_MAGIC || w == (const uint64_t *)&recs)
+			if (*w != HP2_STACK_MAGIC || w == (const uint64_t *)&recs ||
+			    n == sizeof(recs) / sizeof(recs[0]))
 				continue;
-			nf = (unsigned)(w[2] >> 32) & 0xFFFF;
-			if ((const char *)(w + HP2_STACK_WORDS) + nf * sizeof(uintptr_t) > (const char *)b)
-				continue;
-			x = hp_mix(HP2_SEED, (uint64_t)(uintptr_t)w);
-			x = hp_mix(x, w[2]);
-			for (unsigned i = 0; i < nf; i++)
-				x = hp_mix(x, ((const uintptr_t *)(w + HP2_STACK_WORDS))[i]);
-			if (hp_check_final(x) != w[1] || n == sizeof(recs) / sizeof(recs[0]))
-				continue;
-			recs[n++] = (struct rec){ w, nf };
+			n += rec_at(w, (const char *)b, &recs[n]);
 		}
 	}
 	fclose(f);
@@ -175,6 +200,7 @@ static int run_race(unsigned t, unsigned k)
 	if (check_table(&distinct))
 		return 1;
 	fprintf(stderr, "stacktab: %u distinct stack records\n", distinct);
+	printf("stack records: %zu bytes\n", table_bytes);
 	return 0;
 }
 

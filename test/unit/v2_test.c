@@ -71,6 +71,19 @@ static void stack_rec(struct img *m, uint64_t a, uint32_t id, unsigned flags, co
 	encode2_stack(at(m, a), a, id, flags, pcs, n, m->t, check_xor);
 }
 
+static void part_rec(struct img *m, uint64_t a, uint32_t id, uint32_t outer, const uint64_t *pcs,
+		     unsigned n)
+{
+	encode2_stack_ref(at(m, a), a, id, HP2_STACK_PART, outer, pcs, n, m->t, 0);
+}
+
+static void joined_rec(struct img *m, uint64_t a, uint32_t id, uint32_t native, uint32_t py,
+		       unsigned nframes)
+{
+	encode2_stack_ref(at(m, a), a, id, HP2_STACK_JOINED, native | (uint64_t)py << 32, NULL,
+			  nframes, m->t, 0);
+}
+
 static void site_rec(struct img *m, uint64_t a, uint32_t id, uint32_t stack, uint64_t check_xor)
 {
 	encode2_site(at(m, a), a, id, stack, 1000 + id, HP2_ENTRY_MALLOC, 0, m->t, check_xor);
@@ -233,6 +246,89 @@ static void bad_records(void)
 	   r.stacks.n == 3,
 	   "damaged stack record, missing site, differing duplicate: [unknown stack] holds "
 	   "exactly their bytes, others unaffected");
+	scan_result_free(&r);
+	img_free(&m);
+}
+
+/*
+ * Stacks in parts (HP2_STACK_PART, HP2_STACK_JOINED) on every target: a joined stack's
+ * words are its native chain's then its Python chain's, innermost first, bytes exact.
+ */
+static void stack_parts(void)
+{
+	static const uint64_t outer[] = { 0x400010, 0x400020 }, inner[] = { 0x401234, 0x401500 };
+	static const uint64_t four[] = { 0x401234, 0x401500, 0x400010, 0x400020 };
+	static const uint64_t six[] = { 0x401234, 0x401500, 0x400010, 0x400020, 0x400010,
+					0x400020 };
+
+	for (size_t i = 0; i < 4; i++) {
+		struct img m;
+		struct scan_result r;
+		uint64_t base = 0x50000;
+
+		img_init(&m, targets[i]);
+		img_seg(&m, base, 8192);
+		part_rec(&m, base + 0x000, 20, 0, outer, 2);
+		part_rec(&m, base + 0x040, 21, 20, inner, 2);
+		joined_rec(&m, base + 0x080, 10, 21, 0, 4);
+		joined_rec(&m, base + 0x0c0, 11, 21, 20, 6);
+		stack_rec(&m, base + 0x100, 12, 0, four, 4, 0);	/* the same words, whole */
+		site_rec(&m, base + 0x200, 1, 10, 0);
+		site_rec(&m, base + 0x240, 2, 11, 0);
+		site_rec(&m, base + 0x280, 3, 12, 0);
+		block(&m, base + 0x410, 100, 1, 0, 0, 0);
+		block(&m, base + 0x510, 30, 2, 0, 0, 0);
+		block(&m, base + 0x610, 5, 3, 0, 0, 0);
+		scan(&m, 2, &r);
+		ok(r.blocks == 3 && !rejected(&r) && r.stacks.n == 2 &&
+		   bytes_of(&r, four, 4, 0) == 105 && bytes_of(&r, six, 6, 0) == 30 &&
+		   !r.join.unknown_blocks && !r.join.broken_stacks,
+		   "%s: a joined stack's words come from its parts, the same stack as whole",
+		   tname(targets[i]));
+		scan_result_free(&r);
+		img_free(&m);
+	}
+}
+
+/*
+ * Parts as an attacker would write them: a cycle, a missing part, a chain that gives
+ * other than nframes words, a joined stack named as a part, a site naming a part, a part
+ * of no words. Each costs only its own blocks, under [unknown stack]; no loop, no crash.
+ */
+static void stack_parts_bad(void)
+{
+	static const uint64_t w2[] = { 0x401234, 0x401500 }, w1[] = { 0x400010 };
+	struct img m;
+	struct scan_result r;
+	uint64_t base = 0x60000;
+
+	img_init(&m, targets[0]);
+	img_seg(&m, base, 8192);
+	part_rec(&m, base + 0x000, 20, 0, w1, 1);
+	part_rec(&m, base + 0x040, 21, 20, w2, 2);
+	part_rec(&m, base + 0x080, 30, 31, w1, 1);		/* 30 -> 31 -> 30 */
+	part_rec(&m, base + 0x0c0, 31, 30, w1, 1);
+	part_rec(&m, base + 0x100, 32, 32, w2, 2);		/* its own outer */
+	encode2_stack_ref(at(&m, base + 0x140), base + 0x140, 33, HP2_STACK_PART, 0, NULL, 0,
+			  m.t, 0);			/* no words */
+	joined_rec(&m, base + 0x180, 10, 21, 0, 3);		/* good */
+	joined_rec(&m, base + 0x1c0, 11, 30, 0, 1000);		/* cycle */
+	joined_rec(&m, base + 0x200, 12, 32, 0, 7);		/* cycle on itself */
+	joined_rec(&m, base + 0x240, 13, 99, 0, 2);		/* missing */
+	joined_rec(&m, base + 0x280, 14, 21, 0, 4);		/* 3 words, says 4 */
+	joined_rec(&m, base + 0x2c0, 15, 10, 0, 3);		/* a joined stack as a part */
+	joined_rec(&m, base + 0x300, 16, 33, 0, 0);		/* a part rejected */
+	for (uint32_t s = 1; s <= 7; s++)
+		site_rec(&m, base + 0x400 + 0x40 * (s - 1), s, 9 + s, 0);
+	site_rec(&m, base + 0x600, 8, 21, 0);			/* a site naming a part */
+	for (uint32_t s = 1; s <= 8; s++)
+		block(&m, base + 0x810 + 0x40 * (s - 1), s, s, 0, 0, 0);
+	scan(&m, 2, &r);
+	ok(r.blocks == 8 && bytes_of(&r, (const uint64_t[]){ 0x401234, 0x401500, 0x400010 }, 3, 0) ==
+	   1 && bytes_of(&r, NULL, 0, STACK_UNKNOWN) == 35 && r.join.unknown_blocks == 7 &&
+	   r.join.broken_stacks == 6 && r.rejected[REJ_LAYOUT] == 1 && r.stacks.n == 2,
+	   "parts in a cycle, missing, short, of the wrong kind or rejected: [unknown stack] "
+	   "holds exactly their bytes");
 	scan_result_free(&r);
 	img_free(&m);
 }
@@ -781,6 +877,9 @@ static void doc_vectors(void)
 	uint64_t site[2] = { 0x0000000300000007ULL, 0x000000010000002aULL };
 	uint64_t slab[2] = { 0x7f0000004000ULL, 0x000000ff00400030ULL };
 	uint64_t maps[1] = { 65536 | (uint64_t)HP2_MAP_ENTRY_WORDS << 32 };
+	uint64_t part[4] = { 0x0804000200000004ULL, 3, 0x401000, 0x402000 };
+	uint64_t joined[2] = { 0x0808000600000005ULL, 0x0000000900000004ULL };
+	unsigned char buf[64];
 
 	ok(hp2_time_encode(1500) == 0x23b && hp2_time_decode(0x23b) == 1496,
 	   "FORMAT.md: 1500 ms is time code 0x23b, read back as 1496 ms");
@@ -799,6 +898,14 @@ static void doc_vectors(void)
 	   "FORMAT.md: slab table vector and its slot word");
 	ok(maps[0] == 0x0000000300010000ULL && doc_rec(0x8000, maps, 1) == 0xdbb46bd40e74cf44ULL,
 	   "FORMAT.md: map table vector");
+	ok(doc_rec(0x5000, part, 4) == 0x4487930fb5c9a55fULL &&
+	   encode2_stack_ref(buf, 0x5000, 4, HP2_STACK_PART, 3, part + 2, 2, targets[0], 0) == 56 &&
+	   !memcmp(buf + 8, &(uint64_t){ 0x4487930fb5c9a55fULL }, 8) && !memcmp(buf + 16, &part[0], 8),
+	   "FORMAT.md: part vector");
+	ok(doc_rec(0x5100, joined, 2) == 0xd78d798d3ce8709fULL &&
+	   encode2_stack_ref(buf, 0x5100, 5, HP2_STACK_JOINED, joined[1], NULL, 6, targets[0], 0) ==
+		   40 && !memcmp(buf + 8, &(uint64_t){ 0xd78d798d3ce8709fULL }, 8),
+	   "FORMAT.md: joined stack vector");
 }
 
 int main(void)
@@ -807,6 +914,8 @@ int main(void)
 	big_and_aligned();
 	bad_records();
 	truncated_stack();
+	stack_parts();
+	stack_parts_bad();
 	sampled();
 	v1_beside_v2();
 	records_cut();
