@@ -481,60 +481,154 @@ static const struct decoded *rec_find(const struct collect *c, enum decode_kind 
 	return &c->recs[lo];
 }
 
-/*
- * The words of part id and its outer parts after pcs[*n], up to cap in all: false when
- * a part is missing, claimed by records that differ, not a part, or the chain runs past
- * cap (a cycle does: every part holds a word, decode saw to it).
- */
-static bool part_words(const struct collect *c, uint32_t id, uint64_t *pcs, unsigned cap,
-		       unsigned *n)
-{
-	while (id) {
-		bool ambiguous;
-		const struct decoded *p = rec_find(c, DEC_STACK, id, &ambiguous);
+/* What join_parts knows of a part's id: unknown, being walked, bad, or its words. */
+enum { PART_BAD = -1, PART_UNKNOWN = -2, PART_BUSY = -3 };
 
-		if (!p || !(p->stack.flags & HP2_STACK_PART) || p->stack.nframes > cap - *n)
-			return false;
-		memcpy(pcs + *n, p->stack.pcs, p->stack.nframes * sizeof(*pcs));
-		*n += p->stack.nframes;
+/* The first of the sorted stack records [lo, end) with id, or end. */
+static size_t id_group(const struct collect *c, size_t lo, size_t end, uint32_t id)
+{
+	size_t first = lo, hi = end;
+
+	while (first < hi) {
+		size_t mid = first + (hi - first) / 2;
+
+		if (c->recs[mid].stack.id < id)
+			first = mid + 1;
+		else
+			hi = mid;
+	}
+	return first < end && c->recs[first].stack.id == id ? first : end;
+}
+
+/*
+ * The words part id and its outer parts hold, or PART_BAD when one is missing, claimed
+ * by records that differ, not a part, in a cycle, or they hold more than a stack may.
+ * Each id is looked up once per join (memo[group - lo] keeps the answer), so a dump
+ * cannot make the join walk one chain once per stack that names it; chain is scratch
+ * for as many entries as there are stack records.
+ */
+static int32_t part_len(const struct collect *c, size_t lo, size_t end, int32_t *memo,
+			size_t *chain, uint32_t id)
+{
+	size_t depth = 0;
+	int32_t total;
+
+	for (;;) {
+		const struct decoded *p;
+		bool ambiguous;
+		size_t g;
+
+		if (!id) {
+			total = 0;
+			break;
+		}
+		g = id_group(c, lo, end, id);
+		if (g == end) {
+			total = PART_BAD;
+			break;
+		}
+		if (memo[g - lo] != PART_UNKNOWN) {	/* known, or busy: a cycle */
+			total = memo[g - lo] == PART_BUSY ? PART_BAD : memo[g - lo];
+			break;
+		}
+		p = rec_find(c, DEC_STACK, id, &ambiguous);
+		if (!p || !(p->stack.flags & HP2_STACK_PART)) {
+			memo[g - lo] = total = PART_BAD;
+			break;
+		}
+		memo[g - lo] = PART_BUSY;
+		chain[depth++] = g;
 		id = (uint32_t)p->stack.ref;
 	}
-	return true;
+	while (depth--) {
+		size_t g = chain[depth];
+		unsigned nf = c->recs[g].stack.nframes;
+
+		if (total >= 0 && nf <= HP2_MAX_FRAMES - (unsigned)total)
+			total += (int32_t)nf;
+		else
+			total = PART_BAD;
+		memo[g - lo] = total;
+	}
+	return total;
+}
+
+/* Part id's words and its outer parts' after pcs[*n]: part_len said they are whole. */
+static void part_copy(const struct collect *c, size_t lo, size_t end, uint32_t id,
+		      uint64_t *pcs, unsigned *n)
+{
+	while (id) {
+		const struct decoded_stack *p = &c->recs[id_group(c, lo, end, id)].stack;
+
+		memcpy(pcs + *n, p->pcs, p->nframes * sizeof(*pcs));
+		*n += p->nframes;
+		id = (uint32_t)p->ref;
+	}
+}
+
+/* Drop the stack records with record i's id: one broken copy makes the id unsure. */
+static void drop_id(struct collect *c, size_t lo, size_t end, size_t i, struct join_info *out)
+{
+	uint32_t id = c->recs[i].stack.id;
+
+	while (i > lo && c->recs[i - 1].kind == DEC_STACK && c->recs[i - 1].stack.id == id)
+		i--;
+	for (; i < end && c->recs[i].kind == DEC_STACK && c->recs[i].stack.id == id; i++) {
+		free((void *)c->recs[i].stack.pcs);
+		c->recs[i].kind = DEC_NONE;
+		out->broken_stacks++;
+	}
 }
 
 /*
  * Joined stacks (HP2_STACK_JOINED) get their words from their parts, and are then
- * stacks like the others. One whose parts do not give exactly its words is dropped:
- * its sites' blocks go under [unknown stack], counted.
+ * stacks like the others. One whose parts do not give exactly its words is dropped,
+ * with any record that shares its id: their sites' blocks go under [unknown stack],
+ * counted. Records are dropped only after every stack is joined, since a dropped one
+ * would break the lookups by id of the others.
  */
 static void join_parts(struct collect *c, struct join_info *out)
 {
-	size_t i, end;
-	bool dropped = false;
+	size_t lo, end, ndrop = 0, *drop = NULL, *chain = NULL;
+	int32_t *memo = NULL;
 
-	kind_range(c, DEC_STACK, &i, &end);
-	for (; i < end; i++) {
+	kind_range(c, DEC_STACK, &lo, &end);
+	for (size_t i = lo; i < end; i++) {
 		struct decoded_stack *s = &c->recs[i].stack;
+		uint32_t native = (uint32_t)s->ref, python = (uint32_t)(s->ref >> 32);
+		int32_t nn, np;
 		uint64_t *pcs;
 		unsigned n = 0;
 
 		if (!(s->flags & HP2_STACK_JOINED))
 			continue;
-		pcs = xmalloc((s->want ? s->want : 1) * sizeof(*pcs));
-		free((void *)s->pcs);
-		if (part_words(c, (uint32_t)s->ref, pcs, s->want, &n) &&
-		    part_words(c, (uint32_t)(s->ref >> 32), pcs, s->want, &n) && n == s->want) {
-			*s = (struct decoded_stack){ .addr = s->addr, .id = s->id, .nframes = n,
-						     .flags = s->flags & ~HP2_STACK_JOINED,
-						     .pcs = pcs };
+		if (!memo) {
+			memo = xmalloc((end - lo) * sizeof(*memo));
+			chain = xmalloc((end - lo) * sizeof(*chain));
+			drop = xmalloc((end - lo) * sizeof(*drop));
+			for (size_t j = 0; j < end - lo; j++)
+				memo[j] = PART_UNKNOWN;
+		}
+		nn = part_len(c, lo, end, memo, chain, native);
+		np = part_len(c, lo, end, memo, chain, python);
+		if (nn < 0 || np < 0 || (unsigned)nn + (unsigned)np != s->want) {
+			drop[ndrop++] = i;
 			continue;
 		}
-		free(pcs);
-		c->recs[i].kind = DEC_NONE;
-		out->broken_stacks++;
-		dropped = true;
+		pcs = xmalloc((s->want ? s->want : 1) * sizeof(*pcs));
+		part_copy(c, lo, end, native, pcs, &n);
+		part_copy(c, lo, end, python, pcs, &n);
+		free((void *)s->pcs);
+		*s = (struct decoded_stack){ .addr = s->addr, .id = s->id, .nframes = n,
+					     .flags = s->flags & ~HP2_STACK_JOINED, .pcs = pcs };
 	}
-	if (dropped)
+	for (size_t k = 0; k < ndrop; k++)
+		if (c->recs[drop[k]].kind == DEC_STACK)
+			drop_id(c, lo, end, drop[k], out);
+	free(memo);
+	free(chain);
+	free(drop);
+	if (ndrop)
 		sort_recs(c);
 }
 

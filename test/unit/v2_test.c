@@ -333,6 +333,45 @@ static void stack_parts_bad(void)
 	img_free(&m);
 }
 
+/*
+ * A joined stack dropped amid the others must not hide the parts the others need (a
+ * dropped record once broke the lookup by id of every part below it), and one broken
+ * copy of a joined id makes the id unsure, as two differing whole records do.
+ */
+static void stack_parts_dropped_amid(void)
+{
+	static const uint32_t parts[] = { 1, 2, 3, 5, 6, 7 };
+	struct img m;
+	struct scan_result r;
+	uint64_t base = 0x60000, w[6];
+	bool whole = true;
+
+	img_init(&m, targets[0]);
+	img_seg(&m, base, 8192);
+	for (int k = 0; k < 6; k++) {
+		w[k] = 0x401000 + 0x10 * (uint64_t)k;
+		part_rec(&m, base + 0x40 * (uint64_t)k, parts[k], 0, &w[k], 1);
+		joined_rec(&m, base + 0x180 + 0x40 * (uint64_t)k, 8 + (uint32_t)k, parts[k], 0, 1);
+		site_rec(&m, base + 0x400 + 0x40 * (uint64_t)k, 1 + (uint32_t)k, 8 + (uint32_t)k, 0);
+		block(&m, base + 0x810 + 0x40 * (uint64_t)k, 10, 1 + (uint32_t)k, 0, 0, 0);
+	}
+	joined_rec(&m, base + 0x300, 4, 99, 0, 1);		/* missing part, id amid */
+	joined_rec(&m, base + 0x340, 20, 1, 0, 1);		/* whole... */
+	joined_rec(&m, base + 0x380, 20, 99, 0, 1);		/* ...and broken, one id */
+	site_rec(&m, base + 0x580, 7, 4, 0);
+	site_rec(&m, base + 0x5c0, 8, 20, 0);
+	block(&m, base + 0xa10, 100, 7, 0, 0, 0);
+	block(&m, base + 0xa50, 1000, 8, 0, 0, 0);
+	scan(&m, 1, &r);
+	for (int k = 0; k < 6; k++)
+		whole &= bytes_of(&r, &w[k], 1, 0) == 10;
+	ok(whole && bytes_of(&r, NULL, 0, STACK_UNKNOWN) == 1100 && r.join.unknown_blocks == 2 &&
+	   r.join.broken_stacks == 3 && r.stacks.n == 7,
+	   "a joined stack dropped amid the others hides no part; a broken copy drops its id");
+	scan_result_free(&r);
+	img_free(&m);
+}
+
 static void truncated_stack(void)
 {
 	struct img m;
@@ -916,6 +955,7 @@ int main(void)
 	truncated_stack();
 	stack_parts();
 	stack_parts_bad();
+	stack_parts_dropped_amid();
 	sampled();
 	v1_beside_v2();
 	records_cut();
