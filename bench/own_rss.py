@@ -5,7 +5,8 @@
 # /proc/PID/pagemap says which of their pages are in RAM. Needs the rights to read both
 # (root, or the process's owner with ptrace rights); it takes which pages are resident
 # before it reads any memory. heapprof.so's own .data and .bss are counted too. x86_64
-# and other 64-bit little-endian targets. Nothing here runs in `make check`.
+# and other 64-bit little-endian targets. t1013 imports it (resident()) into a process
+# that reads its own figures.
 #   python3 bench/own_rss.py PID
 import struct
 import sys
@@ -77,8 +78,8 @@ def own_bss(pid, pagemap):
     return n
 
 
-def main():
-    pid = int(sys.argv[1])
+def resident(pid):
+    """{kind: resident bytes} of process pid's own heapprof memory"""
     with open("/proc/%d/mem" % pid, "rb") as mem, open("/proc/%d/pagemap" % pid, "rb") as pm:
         pages = present(pid, pm)
         by = {"heapprof.so's .data and .bss": own_bss(pid, pm)}
@@ -89,8 +90,14 @@ def main():
             name = KINDS[kind] if kind < len(KINDS) else "kind %d" % kind
             n = sum(PAGE for p in range(start // PAGE, end // PAGE) if p in pages)
             by[name] = by.get(name, 0) + n
+    return by
+
+
+def main():
+    by = resident(int(sys.argv[1]))
     for name, n in sorted(by.items(), key=lambda x: -x[1]):
         print("%-40s %8d KiB" % (name, n // 1024))
     print("%-40s %8d KiB" % ("heapprof's own, resident", sum(by.values()) // 1024))
 
-main()
+if __name__ == "__main__":
+    main()
