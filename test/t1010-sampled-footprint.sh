@@ -1,9 +1,8 @@
 #!/bin/sh
 # What heapprof keeps resident for its tables: the unwinder's rule cache starts at 64 KiB
 # in every mode and grows (to 256 KiB, then 1 MiB) only for a program with more than a
-# thousand return addresses; with sparse sampling (HEAPPROF_SAMPLE at or above 64 KiB, the
-# always-on mode) Python's code objects are looked up in a small table before the big
-# one, without naming one twice.
+# thousand return addresses; the table of Python's code objects already named starts at
+# 256 slots and doubles when half full, without naming one twice.
 # Both modes still give exact bytes. heapprof.so does not load libm (half a MiB resident
 # in a program that does not link it): its own -log and 1 - exp(-x) agree with libm's.
 . "$(dirname "$0")/lib.sh"
@@ -69,13 +68,13 @@ test_case 'the unwind rule cache grows for 8192 return addresses, not for 1000' 
 	expect_num "stacks through site" "$(grep -c ";site;leaf " pcs.txt)" -eq 8192
 '
 
-# 3000 code objects: the small table (1024 slots) fills and the rest go to the big
-# one; each is named once, by its own name, and found again at the second pass
+# 3000 code objects: the table grows from 256 slots to 8192, moving the keys named so
+# far each time; each is named once, by its own name, and found again at the second pass
 py=$(python_path 3.11)
 if [ -z "$py" ]; then
-	skip_case "python: 3000 code objects past the small table, each named once" "no python 3.11"
+	skip_case "python: 3000 code objects as the table grows, each named once" "no python 3.11"
 else
-	test_case "python: 3000 code objects past the small table, each named once" '
+	test_case "python: 3000 code objects as the table grows, each named once" '
 		"$py" "$TEST_DIR/helpers/python_many_codes.py" "$PROGS/libpycapture.so" 3000 \
 			>codes 2>codes.err && expect_no_grep . codes.err &&
 		awk "\$2 != \"code_\" substr(\$2, 6) || \$2 !~ /^code_[0-9]+\$/ { print \"bad name: \" \$0 }" \
