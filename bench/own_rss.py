@@ -4,7 +4,9 @@
 # /proc/PID/mem names each of heapprof's mappings (origin 2, HP2_OWN_*), and
 # /proc/PID/pagemap says which of their pages are in RAM. Needs the rights to read both
 # (root, or the process's owner with ptrace rights); it takes which pages are resident
-# before it reads any memory. x86_64 and other 64-bit little-endian targets. Nothing here runs in `make check`.
+# before it reads any memory. heapprof.so's own .data and .bss are counted too. x86_64
+# and other 64-bit little-endian targets. t1013 imports it (resident()) into a process
+# that reads its own figures.
 #   python3 bench/own_rss.py PID
 import struct
 import sys
@@ -58,11 +60,29 @@ def present(pid, pagemap):
     return pages
 
 
-def main():
-    pid = int(sys.argv[1])
+def own_bss(pid, pagemap):
+    """Resident bytes of heapprof.so's writable pages: its .data and the .bss the loader
+    maps anonymously just after it (static tables: chain heads, the bootstrap arena)."""
+    maps = [line.split() for line in open("/proc/%d/maps" % pid)]
+    n = 0
+    for i, f in enumerate(maps):
+        if len(f) == 6 and f[5].endswith("/heapprof.so") and f[1].startswith("rw"):
+            ranges = [f[0]]
+            if i + 1 < len(maps) and len(maps[i + 1]) == 5 and maps[i + 1][1].startswith("rw"):
+                ranges.append(maps[i + 1][0])
+            for r in ranges:
+                a, b = (int(x, 16) for x in r.split("-"))
+                pagemap.seek(a // PAGE * 8)
+                words = pagemap.read((b - a) // PAGE * 8)
+                n += PAGE * sum(1 for (w,) in struct.iter_unpack("<Q", words) if w >> 63)
+    return n
+
+
+def resident(pid):
+    """{kind: resident bytes} of process pid's own heapprof memory"""
     with open("/proc/%d/mem" % pid, "rb") as mem, open("/proc/%d/pagemap" % pid, "rb") as pm:
         pages = present(pid, pm)
-        by = {}
+        by = {"heapprof.so's .data and .bss": own_bss(pid, pm)}
         for start, end, e2 in find_table(pid, mem):
             if (e2 >> 32) & 0xFF != 2:
                 continue
@@ -70,8 +90,14 @@ def main():
             name = KINDS[kind] if kind < len(KINDS) else "kind %d" % kind
             n = sum(PAGE for p in range(start // PAGE, end // PAGE) if p in pages)
             by[name] = by.get(name, 0) + n
-    for name, n in sorted(by.items(), key=lambda x: -x[1]):
-        print("%-40s %8.1f MB" % (name, n / 1e6))
-    print("%-40s %8.1f MB" % ("heapprof's own, resident", sum(by.values()) / 1e6))
+    return by
 
-main()
+
+def main():
+    by = resident(int(sys.argv[1]))
+    for name, n in sorted(by.items(), key=lambda x: -x[1]):
+        print("%-40s %8d KiB" % (name, n // 1024))
+    print("%-40s %8d KiB" % ("heapprof's own, resident", sum(by.values()) // 1024))
+
+if __name__ == "__main__":
+    main()

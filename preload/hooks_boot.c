@@ -28,8 +28,6 @@ static void start_unwinder(void)
 	bool replay = hp_opt.replay == HP_REPLAY_AUTO ? hp_opt.sample < HP_REPLAY_SPARSE
 						       : hp_opt.replay != 0;
 
-	if (hp_opt.sample >= HP_REPLAY_SPARSE)
-		unwind_rare_walks();
 	unwind_init(hp_opt.unwind, replay);
 	__atomic_store_n(&hp_stacks, true, __ATOMIC_RELEASE);
 }

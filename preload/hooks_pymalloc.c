@@ -135,14 +135,24 @@ static uint32_t nslots[NCLASSES];
 static uint64_t recip[NCLASSES];
 
 /*
- * Tables come from chunks of our own (mmap), one bump pointer for all; a table of a
- * class no pool uses any more waits on its class's list. The lock is for interpreters
- * with a GIL of their own (3.12's subinterpreters): one GIL serializes everything else.
+ * Tables come from chunks of our own (mmap), one bump pointer for all; a table no pool
+ * uses any more waits on a list of tables of its size (its slots all 0). The lock is
+ * for interpreters with a GIL of their own (3.12's subinterpreters): one GIL
+ * serializes everything else.
+ *
+ * Sampling names a block or two of a pool, not all: a table then covers a window of
+ * the pool's slots, WIN_FIRST at first, aligned to its size, which doubles to take in
+ * a block outside it, up to the whole pool (the table's w3 says where its slots start
+ * and how many, as the format allows any offset). A table of a whole pool is 8 bytes
+ * a slot, 8 KiB for the 16-byte class: a sampled Python server held 76 KiB of them.
  */
 #define SLAB_CHUNK ((size_t)1 << 20)
-static struct slab *free_slabs[NCLASSES];
+#define WIN_FIRST 8
+#define WIN_SIZES 7		/* windows of 8, 16 .. 512 slots; the whole pool's beyond */
+static struct slab *free_slabs[NCLASSES], *free_wins[WIN_SIZES];
 static unsigned char *bump, *bump_end;
 static bool slab_lock;
+static bool windows;		/* tables cover windows (sampling) */
 
 static void lock(void)
 {
@@ -155,16 +165,22 @@ static void unlock(void)
 	__atomic_clear(&slab_lock, __ATOMIC_RELEASE);
 }
 
-static struct slab *slab_alloc(unsigned c)
+/* The list of free tables of n slots (the whole pool of class c, or a window) */
+static struct slab **free_list(unsigned c, uint32_t n)
 {
-	size_t len = (sizeof(struct slab) + nslots[c] * sizeof(uint64_t) + SLAB_ALIGN - 1) &
+	return n >= nslots[c] ? &free_slabs[c] : &free_wins[__builtin_ctz(n) - 3];
+}
+
+static struct slab *slab_alloc(unsigned c, uint32_t n)
+{
+	size_t len = (sizeof(struct slab) + n * sizeof(uint64_t) + SLAB_ALIGN - 1) &
 		     ~(size_t)(SLAB_ALIGN - 1);
-	struct slab *s;
+	struct slab **list = free_list(c, n), *s;
 
 	lock();
-	s = free_slabs[c];
+	s = *list;
 	if (s) {
-		free_slabs[c] = (struct slab *)(uintptr_t)s->start;
+		*list = (struct slab *)(uintptr_t)s->start;
 	} else {
 		if (!bump || (size_t)(bump_end - bump) < len) {
 			void *m = hp_map(SLAB_CHUNK, HP2_OWN_SLABS, 0);
@@ -183,18 +199,59 @@ static struct slab *slab_alloc(unsigned c)
 	return s;
 }
 
-/* A table for pool, class c, all slots free; published last, its magic last of all. */
-static struct slab *slab_new(uintptr_t pool, unsigned c)
+/* Table s, its slots all 0, back on its list */
+static void slab_free(struct slab *s, unsigned c, uint32_t n)
 {
-	struct slab *s = slab_alloc(c);
-	uint64_t n = nslots[c];
+	struct slab **list = free_list(c, n);
 
-	if (!s)
-		return NULL;
+	lock();
+	s->start = (uint64_t)(uintptr_t)*list;
+	*list = s;
+	unlock();
+}
+
+/* A table's first slot (the index of its block in the pool) and its slots */
+static inline uint32_t slab_lo(const struct slab *s, unsigned c)
+{
+	uint64_t x = ((s->w3 & 0xFFFF) - POOL_OVERHEAD) >> CLASS_SHIFT;
+
+	return (uint32_t)((x * recip[c]) >> 32);
+}
+
+static inline uint32_t slab_n(const struct slab *s)
+{
+	return (uint32_t)(s->w3 >> 32);
+}
+
+/* Its header, once the slots are in: the magic last of all. */
+static void slab_seal(struct slab *s, uintptr_t pool, unsigned c, uint32_t lo, uint64_t n)
+{
+	uint64_t stride = (uint64_t)(c + 1) << CLASS_SHIFT;
+
 	s->start = pool;
-	s->w3 = POOL_OVERHEAD | (uint64_t)(c + 1) << (16 + CLASS_SHIFT) | n << 32;
+	s->w3 = (POOL_OVERHEAD + lo * stride) | stride << 16 | n << 32;
 	s->check = table_record_check(s, &s->start, 2);
 	__atomic_store_n(&s->magic, HP2_SLAB_MAGIC, __ATOMIC_RELEASE);
+}
+
+/* The window of a first table for slot i: the whole pool, or WIN_FIRST slots */
+static uint32_t window_first(unsigned c, uint64_t i, uint32_t *n)
+{
+	if (!windows || nslots[c] <= WIN_FIRST) {
+		*n = nslots[c];
+		return 0;
+	}
+	*n = WIN_FIRST;
+	return (uint32_t)i & ~(uint32_t)(WIN_FIRST - 1);
+}
+
+/* A table for pool, class c, slots lo..lo + n free; published last. */
+static struct slab *slab_new(uintptr_t pool, unsigned c, uint32_t lo, uint32_t n)
+{
+	struct slab *s = slab_alloc(c, n);
+
+	if (s)
+		slab_seal(s, pool, c, lo, n);
 	return s;
 }
 
@@ -203,7 +260,7 @@ static struct slab *slab_new(uintptr_t pool, unsigned c)
  * counts as freed. */
 static void slab_release(struct slab *s, unsigned c)
 {
-	unsigned n = nslots[c];
+	unsigned n = slab_n(s);
 
 	*(volatile uint64_t *)&s->magic = 0;
 	for (unsigned i = 0; i < n; i++) {
@@ -215,10 +272,36 @@ static void slab_release(struct slab *s, unsigned c)
 				      (unsigned)(w >> HP2_SLAB_FLAGS_SHIFT) & 7);
 		}
 	}
-	lock();
-	s->start = (uint64_t)(uintptr_t)free_slabs[c];
-	free_slabs[c] = s;
-	unlock();
+	slab_free(s, c, n);
+}
+
+/*
+ * The table of entry *e (pool, class c) widened to take in slot i: the smallest aligned
+ * window holding its own and i, or the whole pool. The old one's magic goes first, so
+ * that no dump sees a block in both; NULL without memory (the old one stays).
+ */
+static struct slab *slab_widen(uintptr_t *e, uintptr_t pool, unsigned c, uint64_t i)
+{
+	struct slab *old = entry_slab(*e), *s;
+	uint32_t lo0 = slab_lo(old, c), n0 = slab_n(old), n = n0, lo;
+
+	do
+		n *= 2;
+	while ((i ^ lo0) >= n && n < nslots[c]);
+	lo = lo0 & ~(n - 1);
+	if (n >= nslots[c])
+		lo = 0, n = nslots[c];
+	if (!(s = slab_alloc(c, n)))
+		return NULL;
+	*(volatile uint64_t *)&old->magic = 0;
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	/* (a window may run past the pool's last slot, whose slots past it stay 0) */
+	memcpy(&s->slot[lo0 - lo], old->slot, (lo0 + n0 > lo + n ? lo + n - lo0 : n0) * sizeof(uint64_t));
+	slab_seal(s, pool, c, lo, n);
+	*e = (uintptr_t)s | c;
+	memset(old->slot, 0, n0 * sizeof(uint64_t));
+	slab_free(old, c, n0);
+	return s;
 }
 
 /* ---- a block's slot ---------------------------------------------------------------- */
@@ -238,18 +321,37 @@ static bool geometry_ok(uintptr_t p, uintptr_t pool, size_t size)
 	       p >= pool + POOL_OVERHEAD && (p - pool - POOL_OVERHEAD) % stride == 0;
 }
 
-/*
- * The slot of block p in the table of entry v (p's pool has its class c), or NULL: p is
- * not a block's start there.
- */
-static inline uint64_t *slot_of(uintptr_t v, uintptr_t p, unsigned c)
+/* The index of block p in its pool of class c, or -1: p is not a block's start. */
+static inline int64_t block_index(uintptr_t p, unsigned c)
 {
 	uintptr_t off = (p & (POOL_SIZE - 1)) - POOL_OVERHEAD;	/* wraps below the first */
 	uint64_t x = off >> CLASS_SHIFT, i = (x * recip[c]) >> 32;
 
 	if (off >= POOL_SIZE - POOL_OVERHEAD || off & 15 || i * (c + 1) != x || i >= nslots[c])
+		return -1;
+	return (int64_t)i;
+}
+
+/* The slot of block i in table s (class c), or NULL: outside its window. */
+static inline uint64_t *slot_in(struct slab *s, unsigned c, int64_t i)
+{
+	if (i < 0)
 		return NULL;
-	return &entry_slab(v)->slot[i];
+	if (windows) {
+		i -= slab_lo(s, c);
+		if ((uint64_t)i >= slab_n(s))
+			return NULL;
+	}
+	return &s->slot[i];
+}
+
+/*
+ * The slot of block p in the table of entry v (p's pool has its class c), or NULL: p is
+ * not a block's start there, or not in the table's window.
+ */
+static inline uint64_t *slot_of(uintptr_t v, uintptr_t p, unsigned c)
+{
+	return slot_in(entry_slab(v), c, block_index(p, c));
 }
 
 /* The slot of a live block p of pymalloc's (for a free), or NULL if it has none. */
@@ -274,7 +376,9 @@ static inline uint64_t *slot_lookup(uintptr_t p)
 static uint64_t *slot_new(uintptr_t p, size_t size)
 {
 	uintptr_t pool = p & ~(POOL_SIZE - 1), *e = pool_entry(p), v;
+	uint64_t *slot;
 	struct slab *s;
+	int64_t i;
 	unsigned c;
 
 	if (!e || !(v = *e))
@@ -291,17 +395,22 @@ static uint64_t *slot_new(uintptr_t p, size_t size)
 		geometry = 1;
 	}
 	c = pool_u32(pool, POOL_SZIDX);
-	if (c >= NCLASSES)
+	if (c >= NCLASSES || (i = block_index(p, c)) < 0)
 		return NULL;
 	if (v <= NO_TABLE || entry_class(v) != c) {
+		uint32_t n, lo = window_first(c, (uint64_t)i, &n);
+
 		if (v > NO_TABLE)
 			slab_release(entry_slab(v), entry_class(v));
-		s = slab_new(pool, c);
+		s = slab_new(pool, c, lo, n);
 		*e = v = s ? (uintptr_t)s | c : NO_TABLE;
 		if (!s)
 			return NULL;
 	}
-	return slot_of(v, p, c);
+	if ((slot = slot_in(entry_slab(v), c, i)))
+		return slot;
+	s = slab_widen(e, pool, c, (uint64_t)i);
+	return s ? slot_in(s, c, i) : NULL;
 }
 
 /* Name block p (size bytes, pymalloc's if it has a slot) for the caller at st; its
@@ -592,6 +701,7 @@ void pymalloc_start(void)
 	if (m == MAP_FAILED)
 		return;
 	root = m;
+	windows = hp_opt.sample > 0;
 	for (unsigned c = 0; c < NCLASSES; c++) {
 		nslots[c] = (uint32_t)((POOL_SIZE - POOL_OVERHEAD) / ((uintptr_t)(c + 1) << CLASS_SHIFT));
 		recip[c] = (((uint64_t)1 << 32) + c) / (c + 1);

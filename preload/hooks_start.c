@@ -144,7 +144,7 @@ void hooks_start_interp(void)
 	hooks_thread_enable(false);
 	in_hook = true;
 	if (hp_opt.python)
-		in = interp_find(hp_opt.sample >= HP_REPLAY_SPARSE);
+		in = interp_find();
 	/* Python's small objects are named with HEAPPROF_PYTHON=0 too (native stacks):
 	 * the frames are the option's, the bytes are the program's */
 	pymalloc_start();

@@ -10,13 +10,10 @@ static const struct interp *const interps[] = {
 	&python_interp,
 };
 
-const struct interp *interp_find(bool few_stacks)
+const struct interp *interp_find(void)
 {
-	for (size_t i = 0; i < sizeof(interps) / sizeof(interps[0]); i++) {
-		if (few_stacks && interps[i]->few_stacks)
-			interps[i]->few_stacks();
+	for (size_t i = 0; i < sizeof(interps) / sizeof(interps[0]); i++)
 		if (interps[i]->init())
 			return interps[i];
-	}
 	return NULL;
 }

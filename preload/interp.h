@@ -7,7 +7,6 @@
 #ifndef HP_INTERP_H
 #define HP_INTERP_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "compiler.h"
@@ -35,9 +34,6 @@ struct interp {
 	/* The name record of a frame's code (table_alloc_record() memory), made the first
 	 * time it is seen; NULL when it cannot be had now. Lock-free, no malloc. */
 	const void *(*remember)(uintptr_t code);
-	/* Before init, when sample points are far apart: few stacks will be captured, so
-	 * the runtime's tables may start small (NULL: nothing to do). */
-	void (*few_stacks)(void);
 };
 
 extern const struct interp python_interp HP_HIDDEN;
@@ -46,6 +42,6 @@ extern const struct interp python_interp HP_HIDDEN;
  * The first runtime of the table that init() finds in this process, or NULL. Called
  * once by start-up (hooks_start.c), with heapprof's own calls kept out of the profile.
  */
-HP_HIDDEN const struct interp *interp_find(bool few_stacks);
+HP_HIDDEN const struct interp *interp_find(void);
 
 #endif

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "heapprof_format.h"
 #include "interp_python.h"
@@ -317,25 +318,85 @@ static size_t str_utf8(uintptr_t str, char *dst, size_t cap, bool *cut)
 	return n;
 }
 
-/* Code objects already named: key = identity hash, rec = its record (NULL while being
- * made). Slots are claimed by compare-and-swap and never freed. When sample points are
- * far apart (few_stacks), a key's probes run through a small table first, then the big
- * one: a sampled process names few code objects, and the big table's pages are touched
- * at random (a Python server touched 216 KiB of its 256). One sequence of probes, so a
- * key is never in both: a slot once taken stays taken. */
-#define SEEN_SMALL 1024
-#define SEEN_SLOTS 16384
+/*
+ * Code objects already named: key = identity hash, rec = its record (NULL while being
+ * made). Slots are claimed by compare-and-swap. Each key lands on a page at random, so
+ * the table is as small as its keys allow: 256 slots (4 KiB) at first, doubled when
+ * half full, its named keys moved over and the old pages given back (a Python server
+ * names some 900 code objects; a fixed table of 16K slots had all its 256 KiB
+ * resident). The table's address and size are one word: a lookup still in an old
+ * table finds zeros there, within its bounds, and names its code again, a duplicate
+ * record, as when a key's probes find no free slot.
+ */
+#define SEEN_BITS_FIRST 8
+#define SEEN_BITS_MAX 20
 #define SEEN_PROBES 64
 struct seen_slot {
 	uint64_t key;
 	const void *rec;
 };
-static struct seen_slot seen_small[SEEN_SMALL], seen[SEEN_SLOTS];
-static bool seen_small_first;
+static uintptr_t seen;		/* the table (page-aligned) | its bits; 0 before the first */
+static unsigned seen_used;	/* keys claimed in it */
+static bool seen_growing;
 
-static void python_few_stacks(void)
+static uintptr_t seen_map(unsigned bits)
 {
-	seen_small_first = true;
+	void *m = hp_map(sizeof(struct seen_slot) << bits, HP2_OWN_NAMES, 0);
+
+	return m == MAP_FAILED ? 0 : (uintptr_t)m | bits;
+}
+
+static inline struct seen_slot *seen_tab(uintptr_t w)
+{
+	return (struct seen_slot *)(w & ~(uintptr_t)4095);
+}
+
+/* The table, the first one mapped if need be; 0 without memory. */
+static uintptr_t seen_now(void)
+{
+	uintptr_t w = __atomic_load_n(&seen, __ATOMIC_ACQUIRE), fresh, none = 0;
+
+	if (w)
+		return w;
+	if (!(fresh = seen_map(SEEN_BITS_FIRST)))
+		return 0;
+	if (__atomic_compare_exchange_n(&seen, &none, fresh, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE))
+		return fresh;
+	munmap(seen_tab(fresh), sizeof(struct seen_slot) << SEEN_BITS_FIRST);
+	return none;	/* another thread's first table */
+}
+
+/* Table w doubled, with the keys whose records are made; one thread grows it. */
+static void seen_grow(uintptr_t w)
+{
+	unsigned bits = w & 63, used = 0;
+	struct seen_slot *old = seen_tab(w), *t;
+	uintptr_t fresh;
+
+	if (bits >= SEEN_BITS_MAX || __atomic_exchange_n(&seen_growing, true, __ATOMIC_ACQUIRE))
+		return;
+	if (__atomic_load_n(&seen, __ATOMIC_ACQUIRE) != w || !(fresh = seen_map(bits + 1)))
+		goto out;	/* grown already; or no memory: this one fills up */
+	t = seen_tab(fresh);
+	for (size_t i = 0; i < (size_t)1 << bits; i++) {
+		uint64_t key = __atomic_load_n(&old[i].key, __ATOMIC_ACQUIRE);
+		const void *rec = __atomic_load_n(&old[i].rec, __ATOMIC_ACQUIRE);
+
+		for (unsigned j = 0; key && rec && j < SEEN_PROBES; j++) {
+			struct seen_slot *s = &t[(key + j) & (((size_t)2 << bits) - 1)];
+
+			if (!s->key) {
+				s->key = key, s->rec = rec, used++;
+				break;
+			}
+		}
+	}
+	__atomic_store_n(&seen_used, used, __ATOMIC_RELAXED);
+	__atomic_store_n(&seen, fresh, __ATOMIC_RELEASE);
+	madvise(old, sizeof(*old) << bits, MADV_DONTNEED);
+out:
+	__atomic_store_n(&seen_growing, false, __ATOMIC_RELEASE);
 }
 
 static uint64_t identity(uintptr_t code, uintptr_t qual, uintptr_t file, uintptr_t lines,
@@ -393,7 +454,9 @@ static const void *make_record(uintptr_t code, uintptr_t qual, uintptr_t file, u
 const void *python_remember(uintptr_t code)
 {
 	const struct py_layout *l = &py.l;
-	uintptr_t qual, file, lines;
+	uintptr_t qual, file, lines, w;
+	struct seen_slot *tab;
+	size_t mask;
 	int first;
 	uint64_t key;
 	const void *rec;
@@ -406,26 +469,27 @@ const void *python_remember(uintptr_t code)
 	lines = ld_ptr(code, l->co_linetable);
 	first = ld_int(code, l->co_firstlineno);
 	key = identity(code, qual, file, lines, first);
-	for (bool big = !seen_small_first;; big = true) {
-		struct seen_slot *tab = big ? seen : seen_small;
-		unsigned n = big ? SEEN_SLOTS : SEEN_SMALL;
+	if (!(w = seen_now()))
+		return make_record(code, qual, file, lines, first);
+	tab = seen_tab(w);
+	mask = ((size_t)1 << (w & 63)) - 1;
+	for (unsigned i = 0; i < SEEN_PROBES; i++) {
+		struct seen_slot *s = &tab[(key + i) & mask];
+		uint64_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
 
-		for (unsigned i = 0; i < SEEN_PROBES; i++) {
-			struct seen_slot *s = &tab[(key + i) % n];
-			uint64_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
-
-			if (!k && __atomic_compare_exchange_n(&s->key, &k, key, false,
-							      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-				rec = make_record(code, qual, file, lines, first);
-				__atomic_store_n(&s->rec, rec, __ATOMIC_RELEASE);
-				return rec;
-			}
-			if (k == key)
-				return __atomic_load_n(&s->rec, __ATOMIC_ACQUIRE);
+		if (!k && __atomic_compare_exchange_n(&s->key, &k, key, false, __ATOMIC_ACQ_REL,
+						      __ATOMIC_ACQUIRE)) {
+			rec = make_record(code, qual, file, lines, first);
+			__atomic_store_n(&s->rec, rec, __ATOMIC_RELEASE);
+			if (__atomic_add_fetch(&seen_used, 1, __ATOMIC_RELAXED) > (mask + 1) / 2)
+				seen_grow(w);
+			return rec;
 		}
-		if (big)
-			return make_record(code, qual, file, lines, first);	/* full: a duplicate */
+		if (k == key)
+			return __atomic_load_n(&s->rec, __ATOMIC_ACQUIRE);
 	}
+	seen_grow(w);	/* no free slot in reach: a bigger table for the next ones */
+	return make_record(code, qual, file, lines, first);	/* a duplicate */
 }
 
 const struct interp python_interp = {
@@ -433,5 +497,4 @@ const struct interp python_interp = {
 	.init = python_init,
 	.capture = python_capture,
 	.remember = python_remember,
-	.few_stacks = python_few_stacks,
 };

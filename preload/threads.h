@@ -1,8 +1,8 @@
 /*
  * Thread slots: the thread records of include/heapprof_format.h. A thread takes a slot
- * at its first site and gives it back when it ends; once 16 more threads have ended,
+ * at its first site and gives it back when it ends; once 4 more threads have ended,
  * a later thread takes the slot over, record and sites, so that a program keeps as
- * many slots as it ever had threads at once, and 16, however many come and go. Sites
+ * many slots as it ever had threads at once, and 4, however many come and go. Sites
  * name the slot (process flag HP2_P_SLOTS); the record says which thread holds it, or
  * last did, and whether it is live. The sites and what they count are table.c's; this
  * file keeps the records and the free list.
@@ -45,7 +45,7 @@ struct thread_slot {
 HP_HIDDEN struct thread_slot *threads_take(uint32_t tid, bool *reused);
 
 /* The thread holding s ended: its record says so (its tid and name stay, for what its
- * sites counted, until a thread takes s over), and s is free once 16 more threads have
+ * sites counted, until a thread takes s over), and s is free once 4 more threads have
  * ended. The caller no longer writes to s. */
 HP_HIDDEN void threads_give_back(struct thread_slot *s);
 

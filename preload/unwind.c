@@ -335,13 +335,6 @@ static const struct unwinder *by_name(const char *name)
 	return NULL;
 }
 
-bool unwind_walks_rare;
-
-void unwind_rare_walks(void)
-{
-	unwind_walks_rare = true;
-}
-
 void unwind_init(const char *name, bool replay)
 {
 	const struct unwinder *want;

@@ -54,10 +54,6 @@ struct unwind_start {
  */
 void unwind_init(const char *mode, bool replay);
 
-/* Before unwind_init: walks will be rare (sample points far apart), so the unwinder may
- * keep smaller caches, whose pages a process would otherwise touch at random. */
-void unwind_rare_walks(void);
-
 /* Name of the unwinder in use: "cfi", "fp" or "libgcc" ("none" before unwind_init). */
 const char *unwind_name(void);
 

@@ -21,31 +21,44 @@
 #if HP_CFI
 
 /*
- * The cache: 64K slots of 16 bytes (1 MiB, touched lazily), in 64-byte buckets of four,
- * or 4K slots (64 KiB) when walks are rare (unwind_rare_walks(): sparse sampling): so few then
- * that a miss costs nothing measurable, while each bucket a walk fills is a page of the
- * process's memory (a Python server touched 588 KiB of the big one),
- * so a probe never leaves one cache line. The bucket comes from the low bits of the
- * return address, as in a set-associative CPU cache: no hash, since the bucket address
- * is on the walk's critical path (load return address, load rule, load the next return
- * address). A writer stores rule and check with two plain stores; check = pc ^
- * seal(rule) ^ gen_key(unwind_gen), so a reader that sees half of a concurrent update
- * finds a mismatch and takes it as a miss instead of using a torn entry, and so does a
- * reader after a dlclose(): a library loaded where the closed one was has other rules
- * at the same addresses. Collisions overwrite.
+ * The cache: slots of 16 bytes in 128-byte buckets of eight. The bucket comes from the
+ * low bits of the return address, as in a set-associative CPU cache: no hash, since the
+ * bucket address is on the walk's critical path (load return address, load rule, load
+ * the next return address). A writer stores rule and check with two plain stores;
+ * check = pc ^ seal(rule) ^ gen_key(unwind_gen), so a reader that sees half of a
+ * concurrent update finds a mismatch and takes it as a miss instead of using a torn
+ * entry, and so does a reader after a dlclose(): a library loaded where the closed one
+ * was has other rules at the same addresses. Collisions overwrite.
+ *
+ * Each return address a walk meets fills a bucket at random, so the table's pages are
+ * resident as soon as it holds a few entries per page: it starts at 4K slots (64 KiB)
+ * and grows fourfold, to 64K slots (1 MiB), when a quarter of its size in addresses
+ * were added to it or evicted others (a Python server's 3,800 return addresses used all
+ * of a 1 MiB table; they fit 256 KiB, where eight ways keep them from evicting each
+ * other, and a walk finds them in a bucket's first slots).
+ * The old table's entries move to the new one; its pages are given back, and a walk
+ * still reading it finds zeros there (misses), within the bounds it read with it: the
+ * table's address and its size are one word.
  */
-#define CACHE_BITS 16
-#define CACHE_BITS_SPARSE 12
-#define BUCKET 4
+#define CACHE_BITS_FIRST 12
+#define CACHE_BITS_MAX 16
+#define BUCKET_BITS 3
+#define BUCKET (1u << BUCKET_BITS)
 
 struct slot {
 	uint64_t check, rule;
 };
 
-static struct slot *cache;
-static unsigned cache_bits = CACHE_BITS;
-/* the bucket index's mask, in slots: ((1 << cache_bits) - BUCKET), read once per walk */
-static uintptr_t cache_mask = ((uintptr_t)1 << CACHE_BITS) - BUCKET;
+/* A table: its slots, 2^bits of them, and the bucket index's mask (in slots) */
+struct cache_tab {
+	struct slot *s;
+	uintptr_t mask;
+	unsigned bits;
+};
+
+static uintptr_t cache;		/* the table's address (page-aligned) | its bits */
+static unsigned cache_added;	/* addresses added to the table, or evicting another's */
+static bool cache_growing;
 
 static inline uint64_t seal(uint64_t rule)
 {
@@ -56,6 +69,15 @@ static inline uint64_t seal(uint64_t rule)
 static inline uint64_t gen_key(unsigned gen)
 {
 	return (uint64_t)gen * 0xd6e8feb86659fd93ull;
+}
+
+static inline struct cache_tab cache_now(void)
+{
+	uintptr_t w = __atomic_load_n(&cache, __ATOMIC_ACQUIRE);
+	unsigned bits = w & 63;
+
+	return (struct cache_tab){ (struct slot *)(w & ~(uintptr_t)4095),
+				   ((uintptr_t)1 << bits) - BUCKET, bits };
 }
 
 static inline struct slot *bucket_of(struct slot *tab, uintptr_t mask, uintptr_t pc)
@@ -77,22 +99,76 @@ static inline uint64_t cache_get(struct slot *tab, uintptr_t mask, uintptr_t pc,
 	return 0;
 }
 
-static void cache_put(uintptr_t pc, uint64_t key, uint64_t rule)
+/* Put pc's rule in t; true if it took an empty slot or evicted the rule of another
+ * address of this bucket (an entry of another generation, or torn, decodes to an
+ * address elsewhere): one more address the table holds or would. */
+static bool tab_put(const struct cache_tab *t, uintptr_t pc, uint64_t key, uint64_t rule)
 {
-	struct slot *s = bucket_of(cache, cache_mask, pc);
+	struct slot *s = bucket_of(t->s, t->mask, pc);
 	/* bits above the bucket index pick the victim: spreads a hot bucket's evictions */
-	struct slot *victim = &s[(pc >> (cache_bits - 2)) & (BUCKET - 1)];
+	struct slot *victim = &s[(pc >> (t->bits - BUCKET_BITS)) & (BUCKET - 1)];
+	bool added = true;
 
 	for (unsigned i = 0; i < BUCKET; i++) {
 		uint64_t r = __atomic_load_n(&s[i].rule, __ATOMIC_RELAXED);
 
 		if (!r || (__atomic_load_n(&s[i].check, __ATOMIC_RELAXED) ^ seal(r) ^ key) == pc) {
 			victim = &s[i];
-			break;
+			added = !r;
+			goto put;
 		}
 	}
+	added = bucket_of(t->s, t->mask, __atomic_load_n(&victim->check, __ATOMIC_RELAXED) ^
+					       seal(victim->rule) ^ key) == s;
+put:
 	__atomic_store_n(&victim->rule, rule, __ATOMIC_RELAXED);
 	__atomic_store_n(&victim->check, pc ^ seal(rule) ^ key, __ATOMIC_RELAXED);
+	return added;
+}
+
+/* A new table of 2^bits slots, as cache's word; 0 without memory */
+static uintptr_t tab_map(unsigned bits)
+{
+	void *m = hp_map(((size_t)1 << bits) * sizeof(struct slot), HP2_OWN_UNWIND, 0);
+
+	return m == MAP_FAILED ? 0 : (uintptr_t)m | bits;
+}
+
+/* The table fourfold, with old's entries of this generation (key); one thread grows it,
+ * the others go on with the old one meanwhile. */
+static void cache_grow(const struct cache_tab *old, uint64_t key)
+{
+	size_t n = (size_t)1 << old->bits;
+	struct cache_tab t;
+	uintptr_t w;
+
+	if (old->bits >= CACHE_BITS_MAX || __atomic_exchange_n(&cache_growing, true, __ATOMIC_ACQUIRE))
+		return;
+	if (cache_now().s != old->s || !(w = tab_map(old->bits + 2)))
+		goto out;	/* grown already; or no memory: go on with this one */
+	t = (struct cache_tab){ (struct slot *)(w & ~(uintptr_t)4095),
+				((uintptr_t)1 << (old->bits + 2)) - BUCKET, old->bits + 2 };
+	for (size_t i = 0; i < n; i++) {
+		uint64_t r = __atomic_load_n(&old->s[i].rule, __ATOMIC_RELAXED);
+		uintptr_t pc = __atomic_load_n(&old->s[i].check, __ATOMIC_RELAXED) ^ seal(r) ^ key;
+
+		if (r && bucket_of(old->s, old->mask, pc) == &old->s[i & ~(size_t)(BUCKET - 1)])
+			tab_put(&t, pc, key, r);
+	}
+	__atomic_store_n(&cache_added, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&cache, w, __ATOMIC_RELEASE);
+	madvise(old->s, n * sizeof(struct slot), MADV_DONTNEED);
+out:
+	__atomic_store_n(&cache_growing, false, __ATOMIC_RELEASE);
+}
+
+static void cache_put(uintptr_t pc, uint64_t key, uint64_t rule)
+{
+	struct cache_tab t = cache_now();
+
+	if (tab_put(&t, pc, key, rule) &&
+	    __atomic_add_fetch(&cache_added, 1, __ATOMIC_RELAXED) >= (1u << t.bits) / 4)
+		cache_grow(&t, key);
 }
 
 uint64_t cfi_rule_of(uintptr_t pc)
@@ -226,7 +302,8 @@ static uint64_t rule_fill(uintptr_t pc, uint64_t key)
 
 uint64_t cfi_rule_cached(uintptr_t pc, uint64_t key)
 {
-	uint64_t rule = cache_get(cache, cache_mask, pc, key);
+	struct cache_tab t = cache_now();
+	uint64_t rule = cache_get(t.s, t.mask, pc, key);
 
 	if (__builtin_expect(!rule || CFI_RULE_KIND(rule) >= CFI_TEXT, 0))
 		rule = rule_fill(pc, key);
@@ -249,8 +326,9 @@ static inline __attribute__((always_inline)) unsigned
 walk_loop(uintptr_t *pcs, unsigned max, struct regs r, struct stack_win win, unsigned n,
 	  unsigned sigframes, uint64_t key, bool *fallback, struct walk_log *log, const bool growable)
 {
-	struct slot *tab = cache;
-	uintptr_t mask = cache_mask;
+	struct cache_tab t = cache_now();
+	struct slot *tab = t.s;
+	uintptr_t mask = t.mask;
 	enum special sp;
 
 	while (n < max) {
@@ -357,7 +435,8 @@ static unsigned cfi_capture(uintptr_t *pcs, unsigned max, const struct unwind_st
 
 bool cfi_is_text(uintptr_t ra, unsigned gen)
 {
-	uint64_t key = gen_key(gen), rule = cache_get(cache, cache_mask, ra, key);
+	struct cache_tab t = cache_now();
+	uint64_t key = gen_key(gen), rule = cache_get(t.s, t.mask, ra, key);
 
 	if (CFI_RULE_KIND(rule) != CFI_TEXT && CFI_RULE_KIND(rule) != CFI_NOTEXT) {
 		rule = cfi_text_at(ra) ? CFI_TEXT : CFI_NOTEXT;
@@ -368,26 +447,21 @@ bool cfi_is_text(uintptr_t ra, unsigned gen)
 
 static bool cfi_init(void)
 {
-	size_t size;
+	uintptr_t w;
 
-	if (!cache && unwind_walks_rare) {
-		cache_bits = CACHE_BITS_SPARSE;
-		cache_mask = ((uintptr_t)1 << cache_bits) - BUCKET;
-	}
-	size = ((size_t)1 << cache_bits) * sizeof(struct slot);
 	if (cache) {
-		memset(cache, 0, size);	/* rules from another mode must not answer */
+		struct cache_tab t = cache_now();
+
+		/* rules from another mode must not answer */
+		memset(t.s, 0, ((size_t)1 << t.bits) * sizeof(struct slot));
 		return true;
 	}
 	if (!cfi_obj_init())
 		return false;
 	cfi_scan_init();
-	cache = hp_map(size, HP2_OWN_UNWIND, 0);
-	if (cache == MAP_FAILED) {
-		cache = NULL;
-		return false;
-	}
-	return true;
+	w = tab_map(CACHE_BITS_FIRST);
+	__atomic_store_n(&cache, w, __ATOMIC_RELEASE);
+	return w != 0;
 }
 
 #else /* not x86_64 */

@@ -190,9 +190,6 @@ unwind_stack_window(const struct unwind_start *st, struct stack_win *w)
  */
 void unwind_stack_init(void);
 
-/* unwind_rare_walks() was called (unwind.c keeps it) */
-extern bool unwind_walks_rare HP_HIDDEN;
-
 /* Where the process's first return address (into its entry point, _start) sits on the
  * main thread's stack, just below argc; 0 if not found. */
 extern uintptr_t unwind_entry_slot __attribute__((visibility("hidden")));

@@ -1,11 +1,10 @@
-# t1010: N distinct code objects named through pycapture.c after pyc_few_stacks(), twice:
+# t1010: N distinct code objects named through pycapture.c, twice:
 # prints "ok NAME RECORD" per function and pass, the record read back from the
 # innermost frame (as the preload does with a sampled process's stacks).
 import ctypes, sys
 
 lib = ctypes.PyDLL(sys.argv[1])
 n = int(sys.argv[2])
-lib.pyc_few_stacks()
 lib.pyc_init()
 buf = ctypes.create_string_buffer(1 << 16)
 ns = {"lib": lib, "buf": buf}

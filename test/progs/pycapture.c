@@ -72,12 +72,6 @@ static size_t put(char *out, size_t cap, size_t n, const char *fmt, ...)
 	return k < 0 ? n : n + (size_t)k;
 }
 
-/* As the preload does when sample points are far apart (t1010): small tables first. */
-EXPORT void pyc_few_stacks(void)
-{
-	python_interp.few_stacks();
-}
-
 EXPORT unsigned pyc_init(void)
 {
 	return python_init();
