@@ -58,6 +58,7 @@ void collect_init_records(struct collect *c, const struct collect *from)
 {
 	collect_init(c);
 	c->opts = from->opts;
+	c->site_tids = from->site_tids;	/* joined records are not mapped twice */
 	for (size_t i = 0; i < from->nrecs; i++)
 		collect_add(c, &from->recs[i]);
 }
@@ -678,6 +679,7 @@ static void sites_to_tids(struct collect *c)
 {
 	size_t i, end;
 
+	c->site_tids = true;
 	kind_range(c, DEC_SITE, &i, &end);
 	for (; i < end; i++) {
 		struct decoded_site *s = &c->recs[i].site;
@@ -879,7 +881,7 @@ void collect_join(struct collect *c, struct join_info *out)
 	if (out->have_proc) {
 		out->sampled_counts = out->proc.sample_period > 0;
 		out->have_time = (out->proc.p_flags & HP2_P_TIME) != 0;
-		if (out->proc.p_flags & HP2_P_SLOTS)
+		if ((out->proc.p_flags & HP2_P_SLOTS) && !c->site_tids)
 			sites_to_tids(c);
 	}
 	find_region(c, out);
