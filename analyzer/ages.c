@@ -20,28 +20,6 @@ static const char *const bucket_name[AGE_BUCKETS] = {
 	"over 1 day",
 };
 
-int64_t ages_parse_duration(const char *s)
-{
-	char *end;
-	double v = strtod(s, &end), unit = 1000;
-
-	if (end == s || v < 0)
-		return -1;
-	if (!strcmp(end, "ms"))
-		unit = 1;
-	else if (!strcmp(end, "s") || !*end)
-		unit = 1000;
-	else if (!strcmp(end, "m") || !strcmp(end, "min"))
-		unit = 60000;
-	else if (!strcmp(end, "h"))
-		unit = 3600000;
-	else if (!strcmp(end, "d"))
-		unit = 86400000;
-	else
-		return -1;
-	return v * unit > 9e18 ? -1 : (int64_t)(v * unit);
-}
-
 bool ages_block_ms(const struct hp_block *b, uint64_t *ms)
 {
 	if (b->version == 2) {

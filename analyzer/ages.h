@@ -30,9 +30,6 @@ struct age_summary {
 	uint64_t kept_bytes, kept_blocks;		/* what --older-than kept */
 };
 
-/* "90s", "5m", "2h", "1d", "250ms", or a number of seconds: ms, or -1 if malformed. */
-int64_t ages_parse_duration(const char *s);
-
 /*
  * Age every block of scan (made by scan_image_blocks_with) into *sum; with older_than_ms
  * >= 0, replace scan->stacks by the stacks of the blocks at least that old, and mark

@@ -58,6 +58,7 @@ void collect_init_records(struct collect *c, const struct collect *from)
 {
 	collect_init(c);
 	c->opts = from->opts;
+	c->site_tids = from->site_tids;	/* joined records are not mapped twice */
 	for (size_t i = 0; i < from->nrecs; i++)
 		collect_add(c, &from->recs[i]);
 }
@@ -450,19 +451,12 @@ static void kind_range(const struct collect *c, enum decode_kind kind, size_t *f
 	*end = c->kind_hi[kind];
 }
 
-/*
- * The record of kind with this id, or NULL when there is none or two that differ
- * (*ambiguous set then).
- */
-static const struct decoded *rec_find(const struct collect *c, enum decode_kind kind,
-				      uint32_t id, bool *ambiguous)
+/* The first of the sorted records [lo, end) (one kind's) with id, or end. */
+static size_t id_first(const struct collect *c, size_t lo, size_t end, uint32_t id)
 {
-	size_t lo, hi, end;
+	size_t hi = end;
 
-	kind_range(c, kind, &lo, &end);
-	hi = end;
-	*ambiguous = false;
-	while (lo < hi) {	/* the first of the id's group */
+	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (rec_id(&c->recs[mid]) < id)
@@ -470,35 +464,46 @@ static const struct decoded *rec_find(const struct collect *c, enum decode_kind 
 		else
 			hi = mid;
 	}
-	if (lo == end || rec_id(&c->recs[lo]) != id)
-		return NULL;
-	for (size_t j = lo + 1; j < end && rec_id(&c->recs[j]) == id; j++) {
-		if (!rec_same(&c->recs[lo], &c->recs[j])) {
+	return lo < end && rec_id(&c->recs[lo]) == id ? lo : end;
+}
+
+/* The record at first, the first of its id's group in [first, end), or NULL when
+ * another of the group differs (*ambiguous set then). */
+static const struct decoded *group_one(const struct collect *c, size_t first, size_t end,
+				       bool *ambiguous)
+{
+	uint32_t id = rec_id(&c->recs[first]);
+
+	*ambiguous = false;
+	for (size_t j = first + 1; j < end && rec_id(&c->recs[j]) == id; j++) {
+		if (!rec_same(&c->recs[first], &c->recs[j])) {
 			*ambiguous = true;
 			return NULL;
 		}
 	}
-	return &c->recs[lo];
+	return &c->recs[first];
+}
+
+/*
+ * The record of kind with this id, or NULL when there is none or two that differ
+ * (*ambiguous set then).
+ */
+static const struct decoded *rec_find(const struct collect *c, enum decode_kind kind,
+				      uint32_t id, bool *ambiguous)
+{
+	size_t lo, end, first;
+
+	kind_range(c, kind, &lo, &end);
+	first = id_first(c, lo, end, id);
+	if (first == end) {
+		*ambiguous = false;
+		return NULL;
+	}
+	return group_one(c, first, end, ambiguous);
 }
 
 /* What join_parts knows of a part's id: unknown, being walked, bad, or its words. */
 enum { PART_BAD = -1, PART_UNKNOWN = -2, PART_BUSY = -3 };
-
-/* The first of the sorted stack records [lo, end) with id, or end. */
-static size_t id_group(const struct collect *c, size_t lo, size_t end, uint32_t id)
-{
-	size_t first = lo, hi = end;
-
-	while (first < hi) {
-		size_t mid = first + (hi - first) / 2;
-
-		if (c->recs[mid].stack.id < id)
-			first = mid + 1;
-		else
-			hi = mid;
-	}
-	return first < end && c->recs[first].stack.id == id ? first : end;
-}
 
 /*
  * The words part id and its outer parts hold, or PART_BAD when one is missing, claimed
@@ -522,7 +527,7 @@ static int32_t part_len(const struct collect *c, size_t lo, size_t end, int32_t 
 			total = 0;
 			break;
 		}
-		g = id_group(c, lo, end, id);
+		g = id_first(c, lo, end, id);
 		if (g == end) {
 			total = PART_BAD;
 			break;
@@ -531,7 +536,7 @@ static int32_t part_len(const struct collect *c, size_t lo, size_t end, int32_t 
 			total = memo[g - lo] == PART_BUSY ? PART_BAD : memo[g - lo];
 			break;
 		}
-		p = rec_find(c, DEC_STACK, id, &ambiguous);
+		p = group_one(c, g, end, &ambiguous);
 		if (!p || !(p->stack.flags & HP2_STACK_PART)) {
 			memo[g - lo] = total = PART_BAD;
 			break;
@@ -558,7 +563,7 @@ static void part_copy(const struct collect *c, size_t lo, size_t end, uint32_t i
 		      uint64_t *pcs, unsigned *n)
 {
 	while (id) {
-		const struct decoded_stack *p = &c->recs[id_group(c, lo, end, id)].stack;
+		const struct decoded_stack *p = &c->recs[id_first(c, lo, end, id)].stack;
 
 		memcpy(pcs + *n, p->pcs, p->nframes * sizeof(*pcs));
 		*n += p->nframes;
@@ -674,6 +679,7 @@ static void sites_to_tids(struct collect *c)
 {
 	size_t i, end;
 
+	c->site_tids = true;
 	kind_range(c, DEC_SITE, &i, &end);
 	for (; i < end; i++) {
 		struct decoded_site *s = &c->recs[i].site;
@@ -875,7 +881,7 @@ void collect_join(struct collect *c, struct join_info *out)
 	if (out->have_proc) {
 		out->sampled_counts = out->proc.sample_period > 0;
 		out->have_time = (out->proc.p_flags & HP2_P_TIME) != 0;
-		if (out->proc.p_flags & HP2_P_SLOTS)
+		if ((out->proc.p_flags & HP2_P_SLOTS) && !c->site_tids)
 			sites_to_tids(c);
 	}
 	find_region(c, out);

@@ -70,6 +70,8 @@ struct collect {
 	uint64_t v1_left_out;		/* v1 blocks --region left out (they have no site) */
 	uint64_t newest_ms;		/* the latest v2 block time seen (ms after the start) */
 	bool timed;			/* a v2 block was seen: newest_ms is one's */
+	bool site_tids;			/* the site records name tids, no longer slots: a
+					 * join has mapped them (collect.c's sites_to_tids) */
 };
 
 /* What the join found; all counts in blocks as found unless said otherwise. */

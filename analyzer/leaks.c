@@ -336,70 +336,35 @@ static void join_classes(const struct lk *k, const struct scan_result *scan,
 		collect_join(&cc[c], &ji[c]);
 }
 
-/* The stack of block i: a v2 block's through its site (recs joined), a v1 one's below
- * it (in buf). */
-static bool block_pcs(const struct lk *k, const struct collect *recs, size_t i,
-		      struct decode_buf *buf, const uint64_t **pcs, unsigned *n)
+/* Whether block i's stack is one a suppression names (count: the match counts). */
+static bool block_suppressed(const struct lk *k, const struct scan_result *scan,
+			     struct sym *sym, struct leak_supp *supp, size_t i,
+			     struct decode_buf *buf, bool count)
 {
-	const struct scan_block *b = &k->b[i];
-	const struct decoded_stack *st;
-	struct decoded d;
+	unsigned n;
+	const uint64_t *pcs = scan_block_stack(k->g->img, scan, &k->b[i], buf, &n);
 
-	if (b->version == SCAN_UNTAGGED) {
-		*n = 0;
-		return true;
-	}
-	if (b->version == 2) {
-		st = b->site ? collect_site_stack(recs, b->site) : NULL;
-		if (!st)
-			return false;
-		*pcs = st->pcs;
-		*n = st->nframes;
-		return true;
-	}
-	if (!scan_block_decoded(k->g->img, b, buf, &d))
-		return false;
-	*pcs = d.block.pcs;
-	*n = d.block.nframes;
-	return true;
-}
-
-/* The scan's records joined, which name the stacks of v2 blocks for the suppressions;
- * NULL when there are none to match. */
-static struct collect *supp_records(const struct scan_result *scan, const struct leak_supp *supp)
-{
-	struct collect *recs;
-	struct join_info ji;
-
-	if (!supp || !supp->n)
-		return NULL;
-	recs = xmalloc(sizeof(*recs));
-	collect_init_records(recs, &scan->found);
-	collect_join(recs, &ji);
-	return recs;
+	return n && suppressed(supp, sym, pcs, n, count);	/* no frame matches none */
 }
 
 /*
  * As LeakSanitizer: a suppressed leak hides what it alone holds. Every block not
  * reachable whose stack a suppression matches, and every block not reachable that
  * one of those points to (transitively, any pointer), is marked in k->hide, and
- * counts as suppressed in its class. recs: supp_records().
+ * counts as suppressed in its class.
  */
-static void hide_suppressed(struct lk *k, const struct collect *recs, struct sym *sym,
+static void hide_suppressed(struct lk *k, const struct scan_result *scan, struct sym *sym,
 			    struct leak_supp *supp)
 {
 	struct decode_buf *buf;
 
-	if (!recs || !k->n)
+	if (!supp || !supp->n || !k->n)
 		return;
 	k->hide = xcalloc(k->n, 1);
 	buf = xmalloc(sizeof(*buf));
 	for (size_t i = 0; i < k->n; i++) {
-		const uint64_t *pcs;
-		unsigned n;
-
 		if (k->b[i].state == ST_REACHABLE || k->hide[i] ||
-		    !block_pcs(k, recs, i, buf, &pcs, &n) || !suppressed(supp, sym, pcs, n, true))
+		    !block_suppressed(k, scan, sym, supp, i, buf, true))
 			continue;
 		k->hide[i] = 1;
 		push(k, i);
@@ -421,23 +386,21 @@ static void hide_suppressed(struct lk *k, const struct collect *recs, struct sym
 
 /*
  * Mark out (scan_block.out) every block the report leaves out: of a class not shown,
- * held only from a suppressed leak, or of a suppressed stack (recs: supp_records()).
+ * held only from a suppressed leak, or of a suppressed stack.
  * Other consumers of the graph (retained sizes) then count only the blocks shown.
  */
-static void mark_out(struct lk *k, const struct collect *recs, struct sym *sym,
+static void mark_out(struct lk *k, const struct scan_result *scan, struct sym *sym,
 		     struct leak_supp *supp, unsigned mask)
 {
-	struct decode_buf *buf = recs ? xmalloc(sizeof(*buf)) : NULL;
+	bool any_supp = supp && supp->n;
+	struct decode_buf *buf = any_supp ? xmalloc(sizeof(*buf)) : NULL;
 
 	for (size_t i = 0; i < k->n; i++) {
 		struct scan_block *b = &k->b[i];
-		const uint64_t *pcs;
-		unsigned n;
 
 		if (!(mask & 1u << state_class(b->state)) || (k->hide && k->hide[i]))
 			b->out = 1;
-		else if (recs && block_pcs(k, recs, i, buf, &pcs, &n) &&
-			 suppressed(supp, sym, pcs, n, false))
+		else if (any_supp && block_suppressed(k, scan, sym, supp, i, buf, false))
 			b->out = 1;
 	}
 	free(buf);
@@ -455,7 +418,6 @@ void leaks_apply(struct graph *g, struct scan_result *scan, struct sym *sym,
 	struct lk k = { .g = g, .b = g->b, .n = g->n };
 	struct collect cc[2 * LEAK_NCLASSES];
 	struct join_info ji[2 * LEAK_NCLASSES];
-	struct collect *recs = supp_records(scan, supp);
 	struct stacks out;
 	uint64_t unknown_blocks = 0, unknown_bytes = 0;
 
@@ -482,7 +444,7 @@ void leaks_apply(struct graph *g, struct scan_result *scan, struct sym *sym,
 				 alloc->problems[0]);
 	}
 
-	hide_suppressed(&k, recs, sym, supp);
+	hide_suppressed(&k, scan, sym, supp);
 	/* the plain report's stacks are made again by class below: gone first, so that
 	 * their sizes (8 bytes a block) and the classes' are not held at once */
 	stacks_free(&scan->stacks);
@@ -528,10 +490,7 @@ void leaks_apply(struct graph *g, struct scan_result *scan, struct sym *sym,
 	scan->stacks = out;
 	scan->join.unknown_blocks = unknown_blocks;
 	scan->join.unknown_bytes = unknown_bytes;
-	mark_out(&k, recs, sym, supp, mask);
-	if (recs)
-		collect_free(recs);
-	free(recs);
+	mark_out(&k, scan, sym, supp, mask);
 	free(k.hide);
 	free(k.work);
 }

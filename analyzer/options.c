@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "heapprof_duration.h"
 #include "heapprof_format.h"
 #include "ages.h"
 #include "by.h"
@@ -181,9 +182,12 @@ static void set_label(struct options *o, const struct opt_def *d, const char *ar
 
 static void set_older(struct options *o, const struct opt_def *d, const char *arg)
 {
+	uint64_t ms;
+
 	(void)d;
-	if ((o->older_than_ms = ages_parse_duration(arg)) < 0)
+	if (!hp_duration_ms(arg, &ms))
 		bad_usage("--older-than needs a duration such as 90s, 5m, 2h or 1d, not '%s'", arg);
+	o->older_than_ms = (int64_t)ms;	/* at most HP_DURATION_MAX_MS */
 }
 
 static void set_top(struct options *o, const struct opt_def *d, const char *arg)

@@ -136,6 +136,24 @@ bool scan_block_decoded(const struct image *img, const struct scan_block *b,
 	return decode_at(&src, b->user - 8, w, buf, d) == DECODE_OK && d->kind == DEC_BLOCK;
 }
 
+const uint64_t *scan_block_stack(const struct image *img, const struct scan_result *scan,
+				 const struct scan_block *b, struct decode_buf *buf, unsigned *n)
+{
+	const struct decoded_stack *st;
+	struct decoded d;
+
+	*n = 0;
+	if (b->version == 2) {
+		st = b->site ? collect_site_stack(&scan->found, b->site) : NULL;
+		*n = st ? st->nframes : 0;
+		return st ? st->pcs : NULL;
+	}
+	if (b->version == SCAN_UNTAGGED || !scan_block_decoded(img, b, buf, &d))
+		return NULL;
+	*n = d.block.nframes;
+	return d.block.pcs;
+}
+
 /* A block as found: counted, listed, and handed to the collect. below: its header's
  * bytes below the user pointer (0: a slab table's block, which has none). */
 static void found_block(const struct decode_src *src, const struct decoded *d, unsigned below,

@@ -158,6 +158,15 @@ bool scan_block_decoded(const struct image *img, const struct scan_block *b,
 			struct decode_buf *buf, struct decoded *d);
 
 /*
+ * A listed block's allocation stack, *n frames: a v2 block's through its site in the
+ * records scan joined (scan->found), a v1 block's decoded again (the frames in buf).
+ * NULL and 0 when it has none (untagged, no stack taken) or none can be read (its
+ * site's records missing or ambiguous, its header gone).
+ */
+const uint64_t *scan_block_stack(const struct image *img, const struct scan_result *scan,
+				 const struct scan_block *b, struct decode_buf *buf, unsigned *n);
+
+/*
  * Make scan->stacks again from the listed blocks not marked out (scan_block.out), joined
  * with the scan's records as the first join was: what --older-than and --focus=type:
  * leave of the report. The unknown-stack counts follow; the rest of scan->join (the

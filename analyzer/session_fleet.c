@@ -511,12 +511,21 @@ static struct sym *open_symbols(struct fleet *f)
 		const struct fleet_mod *m = &f->mods[i];
 		uint64_t at = m->bias + m->start_off;
 
-		for (size_t k = 0; k < ni; k++)
-			if (at >= info[k].start && at < info[k].end && *m->build_id &&
-			    *info[k].build_id && strcmp(m->build_id, info[k].build_id))
-				die(EXIT_NO_REPORT, "'%s' here is another build than the dumps' (build-id "
-				    "%s, not %s): give the dumps' build (PROGRAM, --sysroot, "
-				    "--debug-dir)", info[k].path, info[k].build_id, m->build_id);
+		for (size_t k = 0; k < ni; k++) {
+			char why[8192];	/* a path of PATH_MAX and two build-ids */
+
+			if (at < info[k].start || at >= info[k].end || !*m->build_id ||
+			    !*info[k].build_id || !strcmp(m->build_id, info[k].build_id))
+				continue;
+			snprintf(why, sizeof(why), "'%s' here is another build than the dumps' "
+				 "(build-id %s, not %s): give the dumps' build (PROGRAM, --sysroot, "
+				 "--debug-dir)", info[k].path, info[k].build_id, m->build_id);
+			/* closed first: a die that comes back (test/fuzz/fuzz_fleet.c's)
+			 * finds nothing left open */
+			free(info);
+			sym_close(sym);
+			die(EXIT_NO_REPORT, "%s", why);
+		}
 	}
 	free(info);
 	return sym;

@@ -101,7 +101,9 @@ static struct report_sample *read_samples(const struct hp_timeline_rec *rec,
  * The snapshot's time since the process start into *time_s, if the image has it (a
  * heapprof snapshot's time note) and it is no earlier than *time_s, the newest time
  * the dump's records show: a note that says otherwise is not this process's (a warning).
- * Else false: *time_s stays the newest the dump shows.
+ * Else false: *time_s stays the newest the dump shows. Not the join's now (join_info's
+ * now_ms): that one is whole ms, weighed against the newest block alone; this one keeps
+ * the note's ns and is weighed against the timeline's samples too, within 1 ms.
  */
 static bool taken_at(const struct scan_result *scan, const struct image *img, double *time_s)
 {

@@ -85,7 +85,6 @@ static void memo_free(struct memo *m)
 /* The stacks' matcher: the frames of each site (or v1 block) named once. */
 struct frames_match {
 	struct session *s;
-	struct collect recs;		/* the scan's records joined: v2 sites' stacks */
 	struct report names;		/* owns --short-names' copies */
 	struct decode_buf *buf;
 	struct memo by_site;
@@ -102,26 +101,25 @@ static bool pcs_kept(struct frames_match *fm, const uint64_t *pcs, unsigned n)
 	return kept;
 }
 
-/* Does block b's stack pass the frames' --focus and --ignore? No stack: none to match. */
+/* Does block b's stack pass the frames' --focus and --ignore? No stack: none to match.
+ * A v2 block's answer is its site's, found once. */
 static bool stack_kept(struct frames_match *fm, const struct scan_block *b)
 {
-	const struct decoded_stack *st;
-	struct decoded d;
-	size_t i;
+	const uint64_t *pcs;
+	unsigned n;
 	bool kept;
 
 	if (b->version == 2) {
-		i = memo_slot(&fm->by_site, b->site);
+		size_t i = memo_slot(&fm->by_site, b->site);
+
 		if (fm->by_site.val[i] >= 0)
 			return fm->by_site.val[i];
-		st = b->site ? collect_site_stack(&fm->recs, b->site) : NULL;
-		kept = pcs_kept(fm, st ? st->pcs : NULL, st ? st->nframes : 0);
-		memo_put(&fm->by_site, b->site, kept);
-		return kept;
 	}
-	if (b->version != SCAN_UNTAGGED && scan_block_decoded(&fm->s->img, b, fm->buf, &d))
-		return pcs_kept(fm, d.block.pcs, d.block.nframes);
-	return pcs_kept(fm, NULL, 0);
+	pcs = scan_block_stack(&fm->s->img, &fm->s->scan, b, fm->buf, &n);
+	kept = pcs_kept(fm, pcs, n);
+	if (b->version == 2)
+		memo_put(&fm->by_site, b->site, kept);
+	return kept;
 }
 
 static bool type_kept(struct memo *m, const struct view_opts *v, const char *name)
@@ -150,8 +148,6 @@ static bool mark(struct session *s, struct type_view *tv)
 		types_name_blocks(s, NULL, &tn);
 	memo_init(&types);
 	if (tv->by_frame) {
-		collect_init_records(&fm.recs, &s->scan.found);
-		collect_join(&fm.recs, &(struct join_info){ 0 });
 		fm.buf = xmalloc(sizeof(*fm.buf));
 		memo_init(&fm.by_site);
 	}
@@ -174,7 +170,6 @@ static bool mark(struct session *s, struct type_view *tv)
 		memo_free(&fm.by_site);
 		free(fm.buf);
 		report_free(&fm.names);
-		collect_free(&fm.recs);
 	}
 	memo_free(&types);
 	types_names_free(&tn);

@@ -1,8 +1,7 @@
 /*
- * --by=type --stacks: each type's heaviest stacks, those that made its blocks. A
- * block's stack is its site's (the scan's records joined) or, in format v1, the one
- * below it; an untagged block has none. The stacks kept are named for types.c, which
- * shows each as a preview under its type's row.
+ * --by=type --stacks: each type's heaviest stacks, those that made its blocks (as
+ * scan_block_stack finds them; an untagged block has none). The stacks kept are named
+ * for types.c, which shows each as a preview under its type's row.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -44,28 +43,9 @@ static int heavy_cmp(const void *a, const void *b)
 	return (x->key > y->key) - (x->key < y->key);
 }
 
-/* Block b's stack (NULL, 0: none), the v1 one's in buf. */
-static const uint64_t *block_stack(struct session *s, const struct collect *recs,
-				   const struct scan_block *b, struct decode_buf *buf, unsigned *n)
-{
-	const struct decoded_stack *st;
-	struct decoded d;
-
-	*n = 0;
-	if (b->version == 2) {
-		st = b->site ? collect_site_stack(recs, b->site) : NULL;
-		*n = st ? st->nframes : 0;
-		return st ? st->pcs : NULL;
-	}
-	if (b->version == SCAN_UNTAGGED || !scan_block_decoded(&s->img, b, buf, &d))
-		return NULL;
-	*n = d.block.nframes;
-	return d.block.pcs;
-}
-
 /* Each block's share, one per (row, stack) after merging; *n gets how many. */
-static struct share *shares(struct session *s, const struct collect *recs, const uint32_t *row_of,
-			    struct decode_buf *buf, size_t *n)
+static struct share *shares(struct session *s, const uint32_t *row_of, struct decode_buf *buf,
+			    size_t *n)
 {
 	const struct scan_blocks *l = &s->scan.list;
 	uint64_t period = s->scan.join.have_proc ? s->scan.join.proc.sample_period : 0;
@@ -80,7 +60,7 @@ static struct share *shares(struct session *s, const struct collect *recs, const
 
 		if (row_of[i] == GRAPH_NONE)
 			continue;
-		pcs = block_stack(s, recs, b, buf, &np);
+		pcs = scan_block_stack(&s->img, &s->scan, b, buf, &np);
 		v[m++] = (struct share){ row_of[i], report_stack_key(pcs, np), i,
 					 wt * (double)b->size, wt };
 	}
@@ -100,16 +80,13 @@ static struct share *shares(struct session *s, const struct collect *recs, const
 void types_stacks_make(struct session *s, const uint32_t *row_of, size_t nrows, unsigned per_row,
 		       struct type_stacks *ts)
 {
-	struct collect recs;
 	struct decode_buf *buf = xmalloc(sizeof(*buf));
 	struct share *v;
 	size_t n;
 
 	*ts = (struct type_stacks){ .start = xcalloc(nrows + 1, sizeof(*ts->start)),
 				    .more = xcalloc(nrows ? nrows : 1, sizeof(*ts->more)) };
-	collect_init_records(&recs, &s->scan.found);
-	collect_join(&recs, &(struct join_info){ 0 });
-	v = shares(s, &recs, row_of, buf, &n);
+	v = shares(s, row_of, buf, &n);
 	qsort(v, n, sizeof(*v), heavy_cmp);
 	ts->v = xcalloc(n ? n : 1, sizeof(*ts->v));
 	for (size_t k = 0, seen = 0; k < n; k++) {
@@ -123,7 +100,7 @@ void types_stacks_make(struct session *s, const uint32_t *row_of, size_t nrows, 
 			continue;
 		}
 		t = &ts->v[ts->n++];
-		pcs = block_stack(s, &recs, &s->scan.list.v[v[k].i], buf, &np);
+		pcs = scan_block_stack(&s->img, &s->scan, &s->scan.list.v[v[k].i], buf, &np);
 		*t = (struct type_stack){ .bytes = (uint64_t)(v[k].bytes + 0.5),
 					  .blocks = (uint64_t)(v[k].blocks + 0.5), .key = v[k].key };
 		t->frames = report_symbolize(&ts->names, pcs, np, s->sym, s->o->report.short_names,
@@ -135,7 +112,6 @@ void types_stacks_make(struct session *s, const uint32_t *row_of, size_t nrows, 
 			ts->start[r] = ts->start[r - 1];
 	free(v);
 	free(buf);
-	collect_free(&recs);
 }
 
 void types_stacks_free(struct type_stacks *ts)

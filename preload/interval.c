@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "heapprof_duration.h"
 #include "interval.h"
 #include "options.h"
 #include "sigthread.h"
@@ -25,31 +26,6 @@ static unsigned head, count, cap;
 static bool pending;		/* the newest name's writer has not been heard from */
 static bool first = true;	/* the first tick, at start: the first snapshot comes a
 				 * period later */
-
-uint64_t interval_parse_ms(const char *s)
-{
-	uint64_t v = 0, unit = 1000;
-	const char *p = s;
-
-	if (!s || *p < '0' || *p > '9')
-		return 0;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (v > UINT64_MAX / 10 / 3600000)
-			return 0;
-		v = v * 10 + (uint64_t)(*p - '0');
-	}
-	if (!strcmp(p, "ms"))
-		unit = 1;
-	else if (!strcmp(p, "s") || !*p)
-		unit = 1000;
-	else if (!strcmp(p, "m"))
-		unit = 60000;
-	else if (!strcmp(p, "h"))
-		unit = 3600000;
-	else
-		return 0;
-	return v * unit;
-}
 
 static char *slot(unsigned i)
 {
@@ -123,8 +99,7 @@ void interval_init(void)
 
 	if (!hp_opt.interval)
 		return;
-	ms = interval_parse_ms(hp_opt.interval);
-	if (ms < 10 || ms > 86400000) {
+	if (!hp_duration_ms(hp_opt.interval, &ms) || ms < 10 || ms > 86400000) {
 		hp_warn("HEAPPROF_INTERVAL=", hp_opt.interval,
 			" is not a duration from 10ms to 24h (500ms, 30s, 5m, 1h): no interval snapshots");
 		return;

@@ -1,13 +1,12 @@
 /*
- * HEAPPROF_INTERVAL=DURATION: a snapshot every DURATION (500ms, 30s, 5m, 1h; a bare
- * number is seconds), taken on heapprof's thread and written by a child as the other
- * asynchronous snapshots are, quietly; HEAPPROF_KEEP=N: only the newest N of them stay
- * (the writer of each removes the older ones once its own file has its name).
+ * HEAPPROF_INTERVAL=DURATION: a snapshot every DURATION (500ms, 30s, 5m, 1h, as
+ * include/heapprof_duration.h reads it), taken on heapprof's thread and written by a
+ * child as the other asynchronous snapshots are, quietly; HEAPPROF_KEEP=N: only the
+ * newest N of them stay (the writer of each removes the older ones once its own file
+ * has its name).
  */
 #ifndef HP_INTERVAL_H
 #define HP_INTERVAL_H
-
-#include <stdint.h>
 
 #include "compiler.h"
 
@@ -17,8 +16,5 @@ HP_HIDDEN void interval_init(void);
 
 /* In the child of fork(): the parent's snapshots are not its own to remove. */
 HP_HIDDEN void interval_after_fork(void);
-
-/* DURATION in ms: digits, then ms, s, m or h (none: s). 0 when s is none of these. */
-HP_HIDDEN uint64_t interval_parse_ms(const char *s);
 
 #endif

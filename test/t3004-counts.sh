@@ -81,6 +81,25 @@ test_case 'without --by-thread the threads fold into one stack each' '
 	expect_no_grep "^\[thread" flat.txt && expect_bytes w_a 20 flat.txt && expect_bytes f_cxx 7 flat.txt
 '
 
+# collapsed lines summed per frames (a stack may show in several lines: its entry
+# points), without a leading leak class: "frames COUNT", sorted
+by_frames()
+{
+	awk '{ n = $NF; sub(/ [0-9]+$/, ""); sub(/^\[(definitely|indirectly|possibly) lost\];/, "");
+		sub(/^\[still reachable\];/, ""); s[$0] += n } END { for (k in s) print k, s[k] }' |
+		sort
+}
+
+# --older-than and --leaks make the stacks again from the blocks, with the records the
+# scan joined: a site's thread is a slot in the dump, mapped to its tid once
+test_case '--by-thread with --older-than or --leaks=all: each stack keeps its thread' '
+	heapprof-analyze -f collapsed --by-thread $C run.core | by_frames >threads.txt &&
+	heapprof-analyze -f collapsed --by-thread --older-than=0s $C run.core | by_frames >older.txt &&
+	expect_same threads.txt older.txt &&
+	heapprof-analyze -f collapsed --by-thread --leaks=all $C run.core | by_frames >leaks.txt &&
+	expect_same threads.txt leaks.txt
+'
+
 test_case 'collapsed output is "frames COUNT" lines for every metric' '
 	for m in inuse_space inuse_objects alloc_space alloc_objects; do
 		heapprof-analyze -f collapsed --metric=$m $C run.core >m.txt &&

@@ -17,7 +17,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 [ -x "$MKDUMP" ] || { echo "make-seeds: build $MKDUMP first (make check-build)" >&2; exit 1; }
 rm -rf "$out"
-mkdir -p "$out/scan" "$out/core" "$out/graph"
+mkdir -p "$out/scan" "$out/core" "$out/graph" "$out/fleet"
 
 # seed NAME WSIZE BE ADDR MKDUMP-ARGS...: a raw image as both a scan and a core seed
 seed()
@@ -109,6 +109,24 @@ PY
 }
 graph_seeds "$out/graph"
 
+# fuzz_fleet's: cores of the machine its PROGRAM (itself) is, x86-64, each alone (read as
+# two dumps) and in pairs and a three cut apart by HPFLEET| (test/fuzz/fuzz_fleet.c)
+fleet_seeds()
+{
+	c=$1/core f=$1/fleet
+	for s in v2-w8le v2-sampled-w8le mixed-w8le module-w8le maps-w8le real-plugin-host; do
+		[ -f "$c/$s" ] && cp "$c/$s" "$f/$s"
+	done
+	{ cat "$c/v2-w8le"; printf 'HPFLEET|'; cat "$c/v2-sampled-w8le"; } >"$f/pair-v2-sampled"
+	{ cat "$c/v2-w8le"; printf 'HPFLEET|'; cat "$c/module-w8le"; printf '\001'; } >"$f/pair-v2-module"
+	{ cat "$c/mixed-w8le"; printf 'HPFLEET|'; cat "$c/v2-w8le"; printf 'HPFLEET|';
+	  cat "$c/maps-w8le"; printf '\002'; } >"$f/three"
+	if [ -f "$c/real-plugin-host" ]; then
+		{ cat "$c/real-plugin-host"; printf 'HPFLEET|'; cat "$c/real-plugin-host";
+		  printf '\003'; } >"$f/pair-real"
+	fi
+}
+
 # a real core, cut down
 if command -v gcore >/dev/null 2>&1 && [ -x "$B/progs/plugin_host" ]; then
 	cp "$B/progs/libplugin.so" "$tmp/libplugin.so"
@@ -131,4 +149,5 @@ if command -v gcore >/dev/null 2>&1 && [ -x "$B/progs/sites" ]; then
 	kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
 	[ -f "$tmp/plain.$pid" ] && $GEN cut-untagged "$tmp/plain.$pid" "$out/core/real-untagged-sites"
 fi
+fleet_seeds "$out"
 du -sh "$out"

@@ -5,7 +5,7 @@
 # adds up: a crash, leak, sanitizer report or timeout in any target fails it.
 : "${B:=build}" "${FUZZ_CC:=clang}" "${FUZZ_SECONDS:=60}" "${MAKE:=make}"
 : "${FUZZ_SCAN_ARGS:=-max_len=8192}" "${FUZZ_CORE_ARGS:=-max_len=65536 -timeout=10}"
-: "${FUZZ_GRAPH_ARGS:=-max_len=4096 -timeout=10}"
+: "${FUZZ_GRAPH_ARGS:=-max_len=4096 -timeout=10}" "${FUZZ_FLEET_ARGS:=-max_len=131072 -timeout=10}"
 cd "$(dirname "$0")/../.." || exit 1
 if ! command -v "$FUZZ_CC" >/dev/null 2>&1; then
 	echo "ok 1 - fuzz smoke # SKIP $FUZZ_CC is not installed"
@@ -15,8 +15,8 @@ fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/heapprof-fuzz.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 fail=
-targets="scan core graph"
-if ! $MAKE -s B="$B" FUZZ_CC="$FUZZ_CC" "$B/fuzz/fuzz_scan" "$B/fuzz/fuzz_core" "$B/fuzz/fuzz_graph" \
+targets="scan core graph fleet"
+if ! $MAKE -s B="$B" FUZZ_CC="$FUZZ_CC" "$B/fuzz/fuzz_scan" "$B/fuzz/fuzz_core" "$B/fuzz/fuzz_graph" "$B/fuzz/fuzz_fleet" \
 	>"$tmp/build.log" 2>&1; then
 	sed 's/^/#   /' "$tmp/build.log" | tail -n 20
 	fail="the targets do not build"
@@ -40,7 +40,7 @@ for t in $targets; do
 	fi
 done
 if [ -z "$fail" ]; then
-	echo "ok 1 - fuzz smoke: fuzz_scan, fuzz_core and fuzz_graph, ${FUZZ_SECONDS}s each from the seeds"
+	echo "ok 1 - fuzz smoke: fuzz_scan, fuzz_core, fuzz_graph and fuzz_fleet, ${FUZZ_SECONDS}s each from the seeds"
 	echo "1 passed, 0 failed, 0 skipped"
 else
 	echo "not ok 1 - fuzz smoke: $fail"

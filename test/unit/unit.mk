@@ -5,7 +5,7 @@ U := $(B)/unit
 UNIT_TESTS := $(U)/sym_test $(U)/scan_test $(U)/v2_test $(U)/pprof_test $(U)/flame_test \
 	$(U)/names_test $(U)/counts_test $(U)/timeline_test $(U)/chart_test $(U)/pyname $(U)/python_test \
 	$(U)/util_test $(U)/pystacks $(U)/pystack_test $(U)/graph_test $(U)/env_table $(U)/spool_test $(U)/maps_test \
-	$(U)/pyobj_test
+	$(U)/pyobj_test $(U)/duration_test
 
 check-build: $(UNIT_TESTS)
 
@@ -23,6 +23,10 @@ $(U)/scan_test: $(U)/hp_tag.o
 
 # preload/options.c's table, printed (t0004): the preload's code, no analyzer objects
 $(U)/env_table: $(U)/env_table.o
+	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_ALL) -o $@ $^
+
+# include/heapprof_duration.h, which both halves read DURATIONs with: no objects
+$(U)/duration_test: $(U)/duration_test.o
 	$(Q)$(call say,LD,$@)$(CC) $(CFLAGS) $(LDFLAGS) $(SAN_ALL) -o $@ $^
 
 $(U)/%: $(U)/%.o $(ANALYZER_LIB_OBJS)
