@@ -32,7 +32,8 @@
 #define BATCH 1024		/* iovecs a process_vm_readv takes (IOV_MAX) */
 #define MAX_LIBS 512		/* link_map entries followed, as the analyzer does */
 #define MAX_NAME 4096		/* bytes of a library's name read */
-#define CHUNK ((size_t)1 << 20)	/* heapprof's memory is copied this much at a time */
+#define CHUNK ((size_t)64 << 10)	/* heapprof's memory is copied this much at a time: what
+				 * the copy adds to the process's resident memory */
 #define LM_BYTES ((size_t)1 << 20)	/* room for the dynamic linker's pieces */
 
 /* A small piece of the program's memory, its bytes copied at at in the arena. */
