@@ -499,7 +499,8 @@ static bool lean_for(enum snap_why why)
 /*
  * Under busy: a lean snapshot to job's file, written here, no writer forked. 0, an
  * errno value (said), or -1: none can be had, and a compact one goes to the file
- * instead (said once: every later one would say the same).
+ * instead (said once: the causes last, but for a snapshot taken by a signal handler
+ * in a thread changing the registry).
  */
 static int take_lean(const ucontext_t *uc)
 {
@@ -513,7 +514,7 @@ static int take_lean(const ucontext_t *uc)
 		job.lean = false;
 		if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
 			hp_warn("a lean snapshot cannot be written (", why_not,
-				"): snapshots are compact from here on");
+				"): writing a compact one");
 		return -1;
 	}
 	if (!err && job.interval) {

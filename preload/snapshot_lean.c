@@ -76,36 +76,6 @@ static unsigned char *piece_add(struct lean *l, uint64_t start, size_t len)
 
 /* ---- the sampled blocks' headers ---------------------------------------------------- */
 
-/* heapsort: no allocation, n log n whatever the order */
-static void sift(uint64_t *v, size_t i, size_t n)
-{
-	uint64_t x = v[i];
-	size_t c;
-
-	while ((c = 2 * i + 1) < n) {
-		if (c + 1 < n && v[c + 1] > v[c])
-			c++;
-		if (v[c] <= x)
-			break;
-		v[i] = v[c];
-		i = c;
-	}
-	v[i] = x;
-}
-
-static void sort_u64(uint64_t *v, size_t n)
-{
-	for (size_t k = n / 2; k-- > 0;)
-		sift(v, k, n);
-	while (n > 1) {
-		uint64_t top = v[0];
-
-		v[0] = v[--n];
-		v[n] = top;
-		sift(v, 0, n);
-	}
-}
-
 /* Whether the words below user make a live sampled block's header (decode.c's rules). */
 static bool header_ok(uint64_t user, uint64_t info, uint64_t tag, uint64_t big)
 {
@@ -266,20 +236,37 @@ static bool own_kept(unsigned own)
 	}
 }
 
-/* Pieces by start, insertion sort: a few hundred at most (pages), or sorted already
- * but for the dynamic linker's few (small). */
+/* Pieces by start: heapsort (no allocation, tens of thousands of headers in any order). */
+static void sift_piece(struct piece *v, size_t i, size_t n)
+{
+	struct piece x = v[i];
+	size_t c;
+
+	while ((c = 2 * i + 1) < n) {
+		if (c + 1 < n && v[c + 1].start > v[c].start)
+			c++;
+		if (v[c].start <= x.start)
+			break;
+		v[i] = v[c];
+		i = c;
+	}
+	v[i] = x;
+}
+
 static void sort_pieces(struct piece *v, size_t n)
 {
-	for (size_t i = 1; i < n; i++) {
-		struct piece x = v[i];
-		size_t k = i;
+	for (size_t k = n / 2; k-- > 0;)
+		sift_piece(v, k, n);
+	while (n > 1) {
+		struct piece top = v[0];
 
-		for (; k > 0 && v[k - 1].start > x.start; k--)
-			v[k] = v[k - 1];
-		v[k] = x;
+		v[0] = v[--n];
+		v[n] = top;
+		sift_piece(v, 0, n);
 	}
 }
 
+/* The pages by start: a few hundred at most. */
 static void sort_vmas(struct vma *v, size_t n)
 {
 	for (size_t i = 1; i < n; i++) {
@@ -421,7 +408,7 @@ static int write_direct(int fd, const struct vma *v, uint64_t off, uint64_t page
 
 /* ---- the snapshot ------------------------------------------------------------------- */
 
-/* The registry's live addresses, sorted; -1 if it is not whole. */
+/* The registry's live addresses; -1 if it is not whole. */
 static long copy_registry(uint64_t **out)
 {
 	long n = sampled_copy(NULL, 0);
@@ -434,7 +421,6 @@ static long copy_registry(uint64_t **out)
 			return -1;
 		n = sampled_copy(a, room);
 		if (n >= 0 && (size_t)n <= room) {
-			sort_u64(a, (size_t)n);
 			*out = a;
 			return n;
 		}
@@ -553,7 +539,7 @@ int snap_lean_write(struct snap_job *j, const char **why_not)
 	if (!(l.tmp = snap_elf_grab(CHUNK)) || !mem_read(&l, &got, (uintptr_t)&probe, sizeof(probe)))
 		*why_not = "process_vm_readv is not allowed here";
 	else if ((na = copy_registry(&a)) < 0)
-		*why_not = "the registry of sampled blocks lost an update";
+		*why_not = "the registry of sampled blocks is not whole";
 	else if ((nown = copy_own(&own)) < 0)
 		*why_not = "the map table cannot list heapprof's mappings (HEAPPROF_MAPS)";
 	if (*why_not) {
