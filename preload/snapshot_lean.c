@@ -174,6 +174,7 @@ static void name_add(struct lean *l, uint64_t name)
 static void link_map_add(struct lean *l, const char *auxv, size_t auxv_len)
 {
 	uint64_t phdr = auxv_get(auxv, auxv_len, AT_PHDR), bias = 0, dyn = 0, dyn_n = 0;
+	bool placed = false;	/* PT_PHDR seen: bias is known (0 for a fixed-address one) */
 	uint64_t phnum = auxv_get(auxv, auxv_len, AT_PHNUM), r_debug = 0, lm, w[4];
 	ElfW(Phdr) ph;
 	ElfW(Dyn) d;
@@ -182,14 +183,16 @@ static void link_map_add(struct lean *l, const char *auxv, size_t auxv_len)
 	for (uint64_t i = 0; phdr && i < phnum && i < 256; i++) {
 		if (!mem_read(l, &ph, phdr + i * sizeof(ph), sizeof(ph)))
 			return;
-		if (ph.p_type == PT_PHDR)
+		if (ph.p_type == PT_PHDR) {
 			bias = phdr - ph.p_vaddr;
+			placed = true;
+		}
 		else if (ph.p_type == PT_DYNAMIC) {
 			dyn = ph.p_vaddr;
 			dyn_n = ph.p_memsz / sizeof(d);
 		}
 	}
-	if (!bias || !dyn)
+	if (!placed || !dyn)
 		return;	/* static, or no program headers in memory */
 	dyn += bias;
 	for (uint64_t i = 0; i < dyn_n && i < 1024 && !r_debug; i++) {

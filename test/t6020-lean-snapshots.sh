@@ -60,6 +60,13 @@ same_figures()
 		heapprof-analyze -f collapsed --metric=$m "$1" $2.core >$2.c.$m 2>$2.c.err &&
 		expect_same $2.c.err $2.l.err && expect_same $2.c.$m $2.l.$m || return 1
 	done
+	# the modules, named as the program knew them (the dynamic linker's list)
+	for f in l.snap c.core; do
+		heapprof-analyze -q -f json "$1" $2.${f#*.} >$2.$f.json &&
+		python3 -c "import json, sys; print(json.dumps(json.load(open(sys.argv[1]))[\"modules\"], indent=1))" \
+			$2.$f.json >$2.${f%%.*}.mods || return 1
+	done
+	expect_same $2.c.mods $2.l.mods &&
 	heapprof-analyze "$1" $2.snap >$2.l.txt && heapprof-analyze "$1" $2.core >$2.c.txt &&
 	expect_grep "^  lean:       a lean snapshot: " $2.l.txt &&
 	grep -v "^  \(memory\|lean\|scanned\|symbols\): " $2.l.txt >$2.l.rest &&
