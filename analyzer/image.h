@@ -113,6 +113,9 @@ struct image {
 				 * process record's clock; 0 if the input does not say
 				 * (a core from the kernel or gdb, a raw image) */
 	uint64_t taken_real_ns;	/* ... since the Unix epoch */
+	bool lean;		/* a lean snapshot (HP_NOTE_LEAN): heapprof's records and the
+				 * sampled blocks' headers, no heap contents */
+	uint64_t lean_headers;	/* ... the headers it says it holds */
 	Elf *dwfl_core;		/* an ELF core libdwfl may list modules from itself
 				 * (dwfl_core_file_report), or NULL; owned by the image */
 

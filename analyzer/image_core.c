@@ -351,6 +351,11 @@ static void read_notes(struct image *img)
 				img->taken_mono_ns = word_at(desc, 8, img->big_endian);
 				img->taken_real_ns = word_at(desc + 8, 8, img->big_endian);
 			}
+			if (owner_is(&nh, name, HP_NOTE_OWNER) && nh.n_type == HP_NOTE_LEAN) {
+				heapprof = img->lean = true;
+				if (nh.n_descsz >= 8)
+					img->lean_headers = word_at(desc, 8, img->big_endian);
+			}
 			if (owner_is(&nh, name, HP_NOTE_OWNER) && nh.n_type == HP_NOTE_THREADS) {
 				listed = desc;
 				listed_len = nh.n_descsz;
@@ -376,7 +381,7 @@ static void read_notes(struct image *img)
 	if (!heapprof)
 		img->resident_why = gdb ? "gcore core" : "core not written by heapprof";
 	else if (!img->resident)
-		img->resident_why = "damaged note";
+		img->resident_why = img->lean ? "lean snapshot" : "damaged note";
 }
 
 bool image_core_claims(const unsigned char *head, size_t len)

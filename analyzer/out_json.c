@@ -56,6 +56,9 @@ static void summary(const struct report *r, FILE *f)
 		", \"unknown_bytes\": %" PRIu64 ", \"damaged\": %" PRIu64 ", \"saturated\": %s,\n",
 		r->sample_period, r->unknown_blocks, r->unknown_bytes, r->damaged,
 		r->saturated ? "true" : "false");
+	if (r->lean_dumps)	/* only then: the reports of every other dump read as before */
+		fprintf(f, "    \"lean_dumps\": %zu, \"lean_headers\": %" PRIu64 ",\n",
+			r->lean_dumps, r->lean_headers);
 	fprintf(f, "    \"scanned_bytes\": %" PRIu64 ", \"segments\": %zu, \"missing_bytes\": %" PRIu64
 		",\n    \"rejected\": {", r->scanned_bytes, r->segments, r->missing_bytes);
 	for (int i = 0; i < REJ_NREASONS; i++)

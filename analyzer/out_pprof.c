@@ -165,6 +165,10 @@ static void comment_for(const struct report *r, char *buf, size_t size)
 	int n = snprintf(buf, size, "heapprof-analyze %s: %s, %s%s", HP_VERSION, r->program,
 			 r->source, r->sample_period ? " (sampled: figures are estimates)" : "");
 
+	if (n > 0 && (size_t)n < size && r->lean_dumps)
+		n += snprintf(buf + n, size - (size_t)n, "; lean snapshot%s: heapprof's records and "
+			      "the sampled blocks' headers, no heap contents",
+			      r->ndumps ? "s among the dumps" : "");
 	if (n > 0 && (size_t)n < size && r->no_symbols)
 		n += snprintf(buf + n, size - (size_t)n, "; --symbols=none: addresses, file "
 			      "offsets and build-ids only, for the reader to symbolize");

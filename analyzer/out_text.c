@@ -81,6 +81,23 @@ static void untagged_line(const struct report *r, FILE *f)
 			fmt_thousands(r->untagged_bytes, b));
 }
 
+/* A lean snapshot holds no heap: what it gives and what it cannot. */
+static void lean_line(const struct report *r, FILE *f)
+{
+	char a[32];
+
+	if (!r->lean_dumps)
+		return;
+	if (r->ndumps)
+		fprintf(f, "  lean:       %zu of the %zu dumps are lean snapshots: heapprof's records "
+			"and %s sampled blocks' headers, no heap contents\n", r->lean_dumps,
+			r->ndumps, fmt_thousands(r->lean_headers, a));
+	else
+		fprintf(f, "  lean:       a lean snapshot: heapprof's records and %s sampled blocks' "
+			"headers, no heap contents (no --leaks, --why, --memory, --by=type)\n",
+			fmt_thousands(r->lean_headers, a));
+}
+
 static void summary(const struct report *r, FILE *f)
 {
 	char a[32], b[32], c[32];
@@ -89,6 +106,7 @@ static void summary(const struct report *r, FILE *f)
 	fprintf(f, "  program:    %s\n", r->program);
 	fprintf(f, "  memory:     %s (%u-bit %s-endian)\n", r->source, r->wsize * 8,
 		r->big_endian ? "big" : "little");
+	lean_line(r, f);
 	untagged_line(r, f);
 	fprintf(f, "  live:       %s%s in %s blocks (%s bytes), %zu distinct stacks%s\n",
 		r->sample_period ? "about " : "", fmt_bytes(r->live_bytes, a),

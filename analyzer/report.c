@@ -282,6 +282,8 @@ static void name_threads(struct report *r, const struct scan_result *scan)
 static void describe_scan(struct report *r, const struct scan_result *scan,
 			  const struct image *img)
 {
+	r->lean_dumps = img->lean;
+	r->lean_headers = img->lean_headers;
 	r->scanned_bytes = img->bytes;
 	r->segments = img->nsegs;
 	r->missing_bytes = img->missing_bytes;

@@ -285,6 +285,9 @@ struct report {
 	size_t nstacks;
 	uint64_t rest_value;		/* what --top / --min-percent left out */
 	uint64_t rest_bytes, rest_blocks;
+	size_t lean_dumps;		/* dumps that are lean snapshots (HP_NOTE_LEAN): no heap
+					 * contents, the records and sampled headers alone */
+	uint64_t lean_headers;		/* ... the sampled headers they say they hold */
 	uint64_t scanned_bytes;		/* the memory read, and what the file lacked */
 	size_t segments;
 	uint64_t missing_bytes;

@@ -195,6 +195,47 @@ static size_t order(const struct options *o, bool report_phase, size_t *out)
 	return n;
 }
 
+/*
+ * The inputs a lean snapshot (HP_NOTE_LEAN) cannot give: they read the heap's words or
+ * the allocator's chunks, which it does not hold. A row that needs or gives one reads
+ * the heap.
+ */
+#define IN_HEAP (IN_PAGES | IN_CHUNKS | IN_NONROOT | IN_GRAPH | IN_DOMINATORS | IN_UNTAGGED | \
+		 IN_FIRSTS)
+
+/* The rows the options ask for that read the heap, as the user asks for them. */
+static const struct {
+	const char *row, *asked;
+} heap_rows[] = {
+	{ "leaks", "--leaks" },
+	{ "retained", "--metric=retained_space" },
+	{ "memory", "--memory" },
+	{ "why", "--why" },
+	{ "types", "--by=type" },
+	{ "types, stacks", "--by=type" },
+	{ "types, retained", "--by=type" },
+	{ "types focus", "--focus=type:/--ignore=type:" },
+	{ "untagged", "--untagged" },
+};
+
+/* What the rows to run ask for that reads the heap (NULL: nothing). */
+static const char *heap_asked(const size_t *rows, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		const struct analysis *a = analyses[rows[k]];
+
+		if (!((a->needs | a->gives) & IN_HEAP))
+			continue;
+		for (size_t i = 0; i < sizeof(heap_rows) / sizeof(heap_rows[0]); i++)
+			if (!strcmp(heap_rows[i].row, a->name))
+				return heap_rows[i].asked;
+	}
+	for (size_t k = 0; k < n; k++)	/* a row the table does not name: by its name */
+		if ((analyses[rows[k]]->needs | analyses[rows[k]]->gives) & IN_HEAP)
+			return analyses[rows[k]]->name;
+	return NULL;
+}
+
 /* What the scan must keep for the rows of o: the union of their needs, where a row that
  * can count first words (IN_FIRSTS) does not ask for the list. */
 static enum session_scan scan_kind(const size_t *rows, size_t n)
@@ -275,7 +316,7 @@ static void run(struct session *s, const struct options *o, const struct report_
 	memset(s, 0, sizeof(*s));
 	s->o = o;
 	s->ro = *ro;
-	session_open(s, scan_kind(rows, n));
+	session_open(s, scan_kind(rows, n), heap_asked(rows, n));
 	if (s->untagged_dump && !o->untagged) {	/* its chunks are the blocks */
 		s->own_o = xmalloc(sizeof(*s->own_o));
 		*s->own_o = *o;

@@ -72,6 +72,8 @@ struct fleet {
 	uint64_t counted_sites, site_recs, period;
 	size_t segments;
 	unsigned missing_segs;
+	size_t lean_dumps;		/* lean snapshots among them, and their headers */
+	uint64_t lean_headers;
 	bool have_time, have_proc;
 	char source[64];
 };
@@ -249,6 +251,8 @@ static void merge_stacks(struct fleet *f, uint32_t dump, const struct scan_resul
 /* What the dump says of itself, summed (under the lock). */
 static void add_summary(struct fleet *f, const struct image *img, const struct scan_result *s)
 {
+	f->lean_dumps += img->lean;
+	f->lean_headers += img->lean_headers;
 	f->scanned += img->bytes;
 	f->segments += img->nsegs;
 	f->missing += img->missing_bytes;
@@ -655,6 +659,8 @@ void session_fleet(struct session *s, const struct options *o, const struct repo
 	s->r.source = f->source;
 	s->r.program = sym_program(s->sym) ? sym_program(s->sym) : o->program;
 	s->r.ndumps = o->ncores;
+	s->r.lean_dumps = f->lean_dumps;
+	s->r.lean_headers = f->lean_headers;
 	s->r.sample_period = f->period;
 	report_add_section(&s->r, &dumps_section, f);
 }

@@ -18,9 +18,11 @@ enum session_scan {
  * Open the memory s->o names, scan it as kind says while the symbols are read, and
  * check that the dump holds what the options ask for. Fills s->img, source, scan, sym,
  * keying and the report's program and source. Exits (EXIT_NO_REPORT) with one line
- * when no report can be made; the warnings then wait until one is certain.
+ * when no report can be made; the warnings then wait until one is certain. heap: what
+ * the options ask for that reads the heap's contents, as the user wrote it (NULL:
+ * nothing), which a lean snapshot cannot give.
  */
-void session_open(struct session *s, enum session_scan kind);
+void session_open(struct session *s, enum session_scan kind, const char *heap);
 
 /* Whether a dump scanned holds what the options ask for; exits with one line when not.
  * True when it holds no heapprof block (its allocator's chunks would be the blocks). */

@@ -347,11 +347,15 @@ static struct sym *scan_and_open_symbols(const struct options *o, const struct i
 	return job.sym;
 }
 
-void session_open(struct session *s, enum session_scan kind)
+void session_open(struct session *s, enum session_scan kind, const char *heap)
 {
 	const struct options *o = s->o;
 
 	open_memory(o, &s->img, &s->source);
+	if (s->img.lean && heap)
+		die(EXIT_NO_REPORT, "%s needs the heap's contents, and '%s' is a lean snapshot "
+		    "(heapprof's records and the sampled blocks' headers): take a compact one "
+		    "(HEAPPROF_SNAPSHOT=compact, or gcore)", heap, s->source);
 	/* a Python object's type is read from its block: types.c names them from the list */
 	if (kind == SESSION_SCAN_FIRSTS && pyobj_in_image(&s->img))
 		kind = SESSION_SCAN_LIST;

@@ -590,4 +590,26 @@ static inline uint64_t hp2_time_decode(uint32_t code)
 #define HP_NOTE_TIME 0x48500003u
 #define HP_TIME_WORDS 2
 
+/*
+ * Lean note: a lean snapshot (HEAPPROF_SNAPSHOT=lean, or HEAPPROF_INTERVAL's with
+ * HEAPPROF_SAMPLE) holds no heap. Its PT_LOADs are heapprof's mappings that hold
+ * records, each module's ELF header page and the vDSO, the dynamic linker's list of
+ * libraries (the executable's DT_DEBUG entry, r_debug's first two words, each
+ * link_map's first four and its name), and each live sampled block's header: the 16
+ * bytes below its user pointer, 24 with a BIG block's size word, in a PT_LOAD of its
+ * own (joined with a piece it touches), p_align 8. It says so with one note of owner
+ * "HEAPPROF" and type HP_NOTE_LEAN. Its descriptor, 64-bit words in the target's byte
+ * order:
+ *
+ *   w0  the sampled blocks' headers it holds
+ *   w1  reserved (0)
+ *
+ * A reader takes any HP_NOTE_LEAN note (w0 only when the note holds it) as saying the
+ * dump has no heap contents: what needs the heap's words or the allocator's chunks
+ * (reachability, retained sizes, types, the allocator's figures) cannot be had from
+ * it; the blocks, records and counts are those of a snapshot of the whole process.
+ */
+#define HP_NOTE_LEAN 0x48500004u
+#define HP_LEAN_WORDS 2
+
 #endif

@@ -12,6 +12,7 @@
 #include "maps.h"
 #include "options.h"
 #include "real.h"
+#include "sampled.h"
 #include "table.h"
 #include "unwind.h"
 #include "util.h"
@@ -40,6 +41,7 @@ static void resolve(void)
 	hp_frames = (unsigned)hp_opt.frames;
 	table_parts = hp_opt.stack_parts != 0;
 	table_init(hp_opt.sample, hp_frames, hp_opt.time ? HP2_P_TIME : 0);
+	sampled_init();
 	live_init();
 	real_resolve();
 	if (maps_allocator)

@@ -19,6 +19,7 @@
 #include "options.h"
 #include "hooks_pymalloc.h"
 #include "interp.h"
+#include "sampled.h"
 #include "sigthread.h"
 #include "snapshot.h"
 #include "snapshot_threads.h"
@@ -103,6 +104,7 @@ static void hooks_fork_child(void)
 	pymalloc_after_fork();
 	live_after_fork();
 	hooks_sample_after_fork();
+	sampled_after_fork();
 	if (maps_after_fork)
 		maps_after_fork();
 	events_after_fork();

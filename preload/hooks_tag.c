@@ -21,6 +21,7 @@
 #include "oom.h"
 #include "options.h"
 #include "real.h"
+#include "sampled.h"
 #include "table.h"
 #include "triggers.h"
 #include "unwind.h"
@@ -106,6 +107,8 @@ static inline __attribute__((always_inline)) void *tag(void *real, unsigned shif
 	site = site_take(size, entry, flags, ms, st);
 	time = hp2_time_encode(ms);
 	real = block_write(real, shift, size, site, flags, time);
+	if (unlikely(sampled_lean) && (flags & HP2_F_SAMPLED))
+		sampled_add(real);	/* after its header: a lean snapshot reads it there */
 	if (unlikely(triggers_tag_work) && !in_hook)
 		triggers_tagged(size);	/* after the header: a snapshot holds this block */
 	return real;
@@ -176,6 +179,8 @@ __attribute__((noinline)) void hooks_free_tagged(void *p)
 
 		count_free(p, t);
 		block_erase(p);
+		if (unlikely(sampled_lean) && (block_flags(t) & HP2_F_SAMPLED))
+			sampled_drop(p);	/* before the memory goes back */
 		HP_SCRUB();	/* the tag read: the allocator's free returns to the program */
 		hp_real.free(real);
 	} else if (boot_ensure()) {
@@ -268,6 +273,8 @@ void *hooks_tag_realloc(void *p, size_t size, unsigned entry, const struct unwin
 	 * freed, the new one as allocated (if the realloc fails, as freed all the same). */
 	count_free(p, t);
 	block_erase(p);
+	if (unlikely(sampled_lean) && (block_flags(t) & HP2_F_SAMPLED))
+		sampled_drop(p);
 	/* Across the allocator's call the tag is kept with its magic flipped: held as it
 	 * is, in a callee-saved register the allocator pushed, it left a copy on the stack
 	 * that a scan later found below the program's frames (a damaged header, to it) */
@@ -278,6 +285,8 @@ void *hooks_tag_realloc(void *p, size_t size, unsigned entry, const struct unwin
 	if (!r) {
 		/* the old block stays the program's */
 		block_revive(p, t ^ (uint64_t)0xFFFF << 48);
+		if (unlikely(sampled_lean) && (block_flags(t) & HP2_F_SAMPLED))
+			sampled_add(p);
 		if (unlikely(hp_opt.oom) && !in_hook)
 			oom_null(size);
 		return NULL;

@@ -225,6 +225,32 @@ void maps_allocator(void *fn)
 		dl_iterate_phdr(find_object, fn);
 }
 
+long maps_own(uint64_t (*out)[3], size_t max)
+{
+	size_t n = 0;
+
+	/* the table's lock: it may be held by this thread (a signal handler's snapshot) */
+	if (!__atomic_load_n(&maps, __ATOMIC_ACQUIRE) || maps_busy)
+		return -1;
+	lock();
+	if (maps->lost) {
+		unlock();
+		return -1;	/* one of ours may be among the calls not recorded */
+	}
+	for (size_t i = 0; i < maps->used; i++) {
+		if ((maps->e[i][2] >> 32 & 0xFF) != HP2_MAP_HEAPPROF)
+			continue;
+		if (n < max) {
+			out[n][0] = maps->e[i][0];
+			out[n][1] = maps->e[i][1];
+			out[n][2] = (uint32_t)maps->e[i][2];
+		}
+		n++;
+	}
+	unlock();
+	return (long)n;
+}
+
 void maps_after_fork(void)
 {
 	maps_lock = 0;	/* the thread that held it is not in the child */

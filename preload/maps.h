@@ -19,6 +19,16 @@ HP_HIDDEN void maps_init(uint32_t (*id)(const struct unwind_start *st));
 HP_HIDDEN void maps_allocator(void *fn);
 /* In a forked child: the lock is free (its holder is not in the child). */
 HP_HIDDEN void maps_after_fork(void);
+/*
+ * heapprof's own mappings, as the table holds them under its lock: each one's start,
+ * end and what it holds (HP2_OWN_*) into out, room for max. Returns how many there
+ * are (more than max: the first max copied), or -1 when the table cannot list them
+ * all: none was made (HEAPPROF_MAPS=0), a call's effect was lost (the table was full,
+ * or a signal handler mapped while its thread changed it), or this thread is changing
+ * it (a snapshot in a signal handler).
+ */
+HP_HIDDEN long maps_own(uint64_t (*out)[3], size_t max);
+#pragma weak maps_own
 #pragma weak maps_init
 #pragma weak maps_after_fork
 #pragma weak maps_allocator

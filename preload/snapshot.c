@@ -22,9 +22,11 @@
 
 #include "heapprof_format.h"
 #include "options.h"
+#include "sampled.h"
 #include "sigthread.h"
 #include "snapshot.h"
 #include "snapshot_core.h"
+#include "snapshot_lean.h"
 #include "util.h"
 
 #define DEFAULT_PATTERN "heapprof.%p.%n.snap"
@@ -487,6 +489,47 @@ __attribute__((noinline)) const ucontext_t *snapshot_context_at(ucontext_t *uc, 
 	return uc;
 }
 
+/* Whether a snapshot asked for why is lean (sampled.h says which are). */
+static bool lean_for(enum snap_why why)
+{
+	return sampled_lean == SAMPLED_LEAN_ALL ||
+	       (sampled_lean == SAMPLED_LEAN_INTERVAL && why == SNAP_INTERVAL);
+}
+
+/*
+ * Under busy: a lean snapshot to job's file, written here, no writer forked. 0, an
+ * errno value (said), or -1: none can be had, and a compact one goes to the file
+ * instead (said once: the causes last, but for a snapshot taken by a signal handler
+ * in a thread changing the registry).
+ */
+static int take_lean(const ucontext_t *uc)
+{
+	static bool said;
+	const char *why_not;
+	int err;
+
+	snap_core_ids(&job, uc);
+	err = snap_lean_write(&job, &why_not);
+	if (err < 0) {
+		job.lean = false;
+		if (!__atomic_exchange_n(&said, true, __ATOMIC_RELAXED))
+			hp_warn("a lean snapshot cannot be written (", why_not,
+				"): writing a compact one");
+		return -1;
+	}
+	if (!err && job.interval) {
+		/* as a forked writer does, then its parent: the older names go, this one
+		 * is kept, and the next tick hears that it was written */
+		if (interval_published)
+			interval_published();
+		if (interval_named)
+			interval_named(job.final);
+	}
+	if (writer)
+		writer->err = err;	/* no writer runs (busy): snapshot_wait's answer */
+	return err;
+}
+
 /* Take busy with no writer in flight, as why wants it; 0 or EBUSY. */
 static int lock_for(enum snap_why why)
 {
@@ -514,7 +557,7 @@ static int lock_for(enum snap_why why)
 int snapshot_take(const char *path, const ucontext_t *uc, int sig, enum snap_why why)
 {
 	bool wait = why == SNAP_EXIT || why == SNAP_CRASH || why == SNAP_OOM, said = false;
-	int saved = errno, err;
+	int saved = errno, err, lean;
 	ucontext_t mine;
 
 	if (taking) {
@@ -535,6 +578,7 @@ int snapshot_take(const char *path, const ucontext_t *uc, int sig, enum snap_why
 	if (!uc)
 		uc = here(&mine);
 	job.full = hp_opt.snapshot && !strcmp(hp_opt.snapshot, "full");
+	job.lean = lean_for(why);
 	job.light = why == SNAP_OOM;
 	job.quiet = job.interval = why == SNAP_INTERVAL;
 	job.t0_ns = hp_clock_ns();
@@ -550,7 +594,14 @@ int snapshot_take(const char *path, const ucontext_t *uc, int sig, enum snap_why
 			job.gen = writer->started + 1 ? writer->started + 1 : 1;
 	}
 	err = open_files(&job, path, why);
-	if (!err) {
+	lean = !err && job.lean ? take_lean(uc) : -1;
+	if (lean >= 0) {
+		err = lean;
+		if (err)
+			unlink(job.tmp);
+		said = true;	/* written, or its failure said */
+		close(job.fd);
+	} else if (!err) {
 		snap_core_prepare(&job, uc);
 		err = fork_writer(&job, wait, &said);
 		if (err && !said)

@@ -22,163 +22,9 @@
 
 #include "heapprof_format.h"
 #include "snapshot_core.h"
+#include "snapshot_elf.h"
 #include "snapshot_threads.h"
 #include "util.h"
-
-#ifndef RENAME_NOREPLACE
-#define RENAME_NOREPLACE 1
-#endif
-
-extern const ElfW(Ehdr) __ehdr_start;	/* our own header: the machine we run on */
-
-struct vma {
-	uint64_t start, end, pgoff;
-	const char *path;	/* "" for anonymous memory */
-	char perms[5];
-	uint64_t dump;		/* bytes kept from start: 0, the header page or all */
-	bool holes;		/* anonymous: zero pages may stay holes */
-};
-
-/* The writer's own scratch memory: shared mappings, which never merge with the
- * program's and are left out of the core by their exact range. */
-#define MAX_SCRATCH 12
-static struct { void *p; size_t len; } scratch[MAX_SCRATCH];
-static unsigned n_scratch;
-
-static void *grab(size_t len)
-{
-	void *p;
-
-	if (n_scratch == MAX_SCRATCH)
-		return NULL;
-	/* the writer: maps.c's lock may be held by a thread of the copied process */
-	p = hp_sys_mmap(NULL, len, MAP_SHARED);
-	if (p == MAP_FAILED)
-		return NULL;
-	scratch[n_scratch].p = p;
-	scratch[n_scratch++].len = len;
-	return p;
-}
-
-static bool is_scratch(uint64_t start, uint64_t end)
-{
-	for (unsigned i = 0; i < n_scratch; i++)
-		if ((uintptr_t)scratch[i].p == start && start + scratch[i].len == end)
-			return true;
-	return false;
-}
-
-/* Scratch memory p (from grab) made len bytes long, in a new place; NULL on failure
- * (p stays as it was). Not mremap: a shared anonymous mapping grown so has no pages
- * past its first size (SIGBUS). */
-static void *regrab(void *p, size_t len)
-{
-	for (unsigned i = 0; i < n_scratch; i++) {
-		void *q;
-
-		if (scratch[i].p != p)
-			continue;
-		q = hp_sys_mmap(NULL, len, MAP_SHARED);
-		if (q == MAP_FAILED)
-			return NULL;
-		memcpy(q, p, scratch[i].len < len ? scratch[i].len : len);
-		hp_sys_munmap(p, scratch[i].len);
-		scratch[i].p = q;
-		scratch[i].len = len;
-		return q;
-	}
-	return NULL;
-}
-
-/* A whole /proc file into scratch memory; NULL on failure, *len its size. The buffer
- * grows as the file is read, to max at most: what the writer maps counts against the
- * process's limit (RLIMIT_AS, a cgroup) as the process's own memory does. */
-static char *slurp(const char *path, size_t *len, size_t max)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t size = max < (64u << 10) ? max : 64u << 10;
-	char *buf, *more;
-	ssize_t r;
-
-	*len = 0;
-	if (fd < 0)
-		return NULL;	/* errno from open */
-	if (!(buf = grab(size))) {
-		close(fd);
-		errno = ENOMEM;
-		return NULL;
-	}
-	for (;;) {
-		r = read(fd, buf + *len, size - 1 - *len);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		*len += (size_t)r;
-		if (*len < size - 1 || size == max)
-			continue;
-		more = regrab(buf, size * 2 < max ? size * 2 : max);
-		if (!more)
-			break;	/* what was read so far */
-		buf = more;
-		size = size * 2 < max ? size * 2 : max;
-	}
-	close(fd);
-	buf[*len] = 0;
-	return buf;
-}
-
-static uint64_t hex(const char **s)
-{
-	uint64_t v = 0;
-
-	for (;; (*s)++) {
-		char c = **s;
-
-		if (c >= '0' && c <= '9')
-			v = v * 16 + (uint64_t)(c - '0');
-		else if (c >= 'a' && c <= 'f')
-			v = v * 16 + (uint64_t)(c - 'a' + 10);
-		else
-			return v;
-	}
-}
-
-/* "start-end perms offset dev inode   path" per line; the lines are cut in place. */
-static size_t parse_maps(char *text, struct vma *v, size_t max)
-{
-	size_t n = 0;
-
-	for (char *line = text; *line && n < max;) {
-		char *eol = strchr(line, '\n');
-		const char *s = line;
-
-		if (eol)
-			*eol = 0;
-		v[n].start = hex(&s);
-		s++;
-		v[n].end = hex(&s);
-		s++;
-		memcpy(v[n].perms, s, 4);
-		v[n].perms[4] = 0;
-		s += 5;
-		v[n].pgoff = hex(&s);
-		for (int field = 0; field < 2 && *s; field++) {	/* dev, inode */
-			while (*s == ' ')
-				s++;
-			while (*s && *s != ' ')
-				s++;
-		}
-		while (*s == ' ')
-			s++;
-		v[n].path = s;
-		n++;
-		if (!eol)
-			break;
-		line = eol + 1;
-	}
-	return n;
-}
 
 static bool starts(const char *s, const char *prefix)
 {
@@ -203,7 +49,7 @@ static void choose(struct vma *v, const struct vma *next, bool full, uint64_t pa
 	v->dump = 0;
 	v->holes = !file;
 	if (v->perms[0] != 'r' || starts(v->path, "[vvar") || starts(v->path, "[vsyscall]") ||
-	    is_scratch(v->start, v->end))
+	    snap_elf_is_scratch(v->start, v->end))
 		return;
 	/* device memory may not read like memory: only shared memory files are safe */
 	if (starts(v->path, "/dev/") && !starts(v->path, "/dev/shm/") &&
@@ -288,7 +134,7 @@ static void keep_unreadable(struct vma *v, uint64_t page)
 	uint64_t first = 0, last = 0;
 
 	if (v->dump || v->perms[0] == 'r' || v->perms[3] != 'p' || v->path[0] == '/' ||
-	    starts(v->path, "[v") || is_scratch(v->start, v->end) ||
+	    starts(v->path, "[v") || snap_elf_is_scratch(v->start, v->end) ||
 	    v->end - v->start > UNREADABLE_MAX)
 		return;
 	for (uint64_t a = v->start; a < v->end;) {
@@ -313,57 +159,6 @@ static void keep_unreadable(struct vma *v, uint64_t page)
 }
 
 /* ---- notes ------------------------------------------------------------------------ */
-
-struct notes {
-	unsigned char *p;
-	size_t n, max;
-};
-
-static void note_of(struct notes *nb, const char *owner, uint32_t type, const void *desc,
-		    size_t size)
-{
-	size_t namesz = strlen(owner) + 1, name4 = (namesz + 3) & ~(size_t)3;
-	ElfW(Nhdr) h = { (uint32_t)namesz, (uint32_t)size, type };
-	size_t need = sizeof(h) + name4 + ((size + 3) & ~(size_t)3);
-
-	if (nb->n + need > nb->max)
-		return;
-	memcpy(nb->p + nb->n, &h, sizeof(h));
-	memset(nb->p + nb->n + sizeof(h), 0, name4);
-	memcpy(nb->p + nb->n + sizeof(h), owner, namesz);
-	memcpy(nb->p + nb->n + sizeof(h) + name4, desc, size);
-	nb->n += need;
-}
-
-static void note(struct notes *nb, uint32_t type, const void *desc, size_t size)
-{
-	note_of(nb, "CORE", type, desc, size);
-}
-
-/* HP_NOTE_TIME: the moment of the copy, so that the analyzer's "now" is the snapshot's
- * and not the newest block's (a program may sleep a long while after its last one). */
-static void note_time(struct notes *nb, const struct snap_job *j)
-{
-	uint64_t w[HP_TIME_WORDS] = { j->at_mono_ns, j->at_real_ns };
-
-	note_of(nb, HP_NOTE_OWNER, HP_NOTE_TIME, w, sizeof(w));
-}
-
-static void note_status(struct notes *nb, const struct snap_job *j, pid_t tid,
-			const elf_gregset_t regs, bool first)
-{
-	struct elf_prstatus st;
-
-	memset(&st, 0, sizeof(st));
-	if (first)
-		st.pr_info.si_signo = st.pr_cursig = (short)j->cursig;
-	st.pr_pid = tid;
-	st.pr_ppid = j->ppid;
-	st.pr_pgrp = j->pgrp;
-	st.pr_sid = j->sid;
-	memcpy(&st.pr_reg, regs, sizeof(st.pr_reg));
-	note(nb, NT_PRSTATUS, &st, sizeof(st));
-}
 
 /* A listed thread's registers, in the kernel's layout: those /proc gave for a thread
  * waiting in the kernel (its system call's arguments, stack pointer and program
@@ -409,7 +204,7 @@ static void note_threads(struct notes *nb, const struct snap_job *j, uint64_t *w
 	uint64_t n = 0;
 
 	if (j->caller_listed || !t) {
-		note_status(nb, j, j->tid, j->regs, true);
+		snap_elf_note_status(nb, j, j->tid, j->regs, true);
 		w[++n] = (uint32_t)j->tid | (j->at_call ? HP_THREAD_AT_CALL : 0);
 	}
 	for (uint32_t i = 0; t && i < t->n; i++) {
@@ -417,76 +212,12 @@ static void note_threads(struct notes *nb, const struct snap_job *j, uint64_t *w
 		elf_gregset_t regs;
 
 		regs_listed(regs, th, th->tid == j->pid && !th->tp ? snap_threads_main_tp() : th->tp);
-		note_status(nb, j, th->tid, regs, n == 0);
+		snap_elf_note_status(nb, j, th->tid, regs, n == 0);
 		w[++n] = (uint32_t)th->tid | (th->state == SNAP_T_RUNS ? HP_THREAD_NO_REGS : 0);
 	}
 	w[0] = n;
 	if (t && snap_threads_complete(t))
-		note_of(nb, HP_NOTE_OWNER, HP_NOTE_THREADS, w, (n + 1) * sizeof(*w));
-}
-
-static void note_psinfo(struct notes *nb, const struct snap_job *j)
-{
-	struct elf_prpsinfo ps;
-	size_t len;
-	char *cmd = slurp("/proc/self/cmdline", &len, 1 << 16);
-	const char *base;
-
-	memset(&ps, 0, sizeof(ps));
-	ps.pr_sname = 'R';
-	ps.pr_pid = j->pid;
-	ps.pr_ppid = j->ppid;
-	ps.pr_pgrp = j->pgrp;
-	ps.pr_sid = j->sid;
-	ps.pr_uid = getuid();
-	ps.pr_gid = getgid();
-	if (cmd && len) {
-		base = strrchr(cmd, '/');
-		base = base ? base + 1 : cmd;
-		memcpy(ps.pr_fname, base, strnlen(base, sizeof(ps.pr_fname) - 1));
-		for (size_t i = 0; i + 1 < len; i++)
-			if (!cmd[i])
-				cmd[i] = ' ';
-		memcpy(ps.pr_psargs, cmd, len < sizeof(ps.pr_psargs) ? len : sizeof(ps.pr_psargs) - 1);
-	}
-	note(nb, NT_PRPSINFO, &ps, sizeof(ps));
-}
-
-static bool in_file_note(const struct vma *v)
-{
-	return v->path[0] == '/' && !is_scratch(v->start, v->end);
-}
-
-/* NT_FILE: count, page size, (start, end, offset in pages) each, then the names. */
-static void note_files(struct notes *nb, const struct vma *v, size_t n, uint64_t page)
-{
-	size_t count = 0, names = 0, size;
-	unsigned long *w;
-	char *s;
-
-	for (size_t i = 0; i < n; i++)
-		if (in_file_note(&v[i])) {
-			count++;
-			names += strlen(v[i].path) + 1;
-		}
-	size = (2 + 3 * count) * sizeof(long) + names;
-	if (!(w = grab(size)))
-		return;
-	w[0] = count;
-	w[1] = page;
-	s = (char *)(w + 2 + 3 * count);
-	count = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (!in_file_note(&v[i]))
-			continue;
-		w[2 + 3 * count] = v[i].start;
-		w[3 + 3 * count] = v[i].end;
-		w[4 + 3 * count] = v[i].pgoff / page;
-		count++;
-		memcpy(s, v[i].path, strlen(v[i].path) + 1);
-		s += strlen(v[i].path) + 1;
-	}
-	note(nb, NT_FILE, w, size);
+		snap_elf_note_of(nb, HP_NOTE_OWNER, HP_NOTE_THREADS, w, (n + 1) * sizeof(*w));
 }
 
 /* Decimal digits at *s, skipping leading blanks. */
@@ -509,7 +240,7 @@ static char *read_smaps(pid_t pid, size_t *len)
 	char path[40] = "/proc/";
 
 	memcpy(hp_utoa(path + strlen(path), (uint64_t)pid), "/smaps", sizeof("/smaps"));
-	return slurp(path, len, 256 << 20);
+	return snap_elf_slurp(path, len, 256 << 20);
 }
 
 /*
@@ -525,7 +256,7 @@ static void note_resident(struct notes *nb, char *smaps, size_t len)
 	for (size_t i = 0; i < len; i++)
 		max += smaps[i] == '\n';
 	max = max / 4 + 1;	/* a mapping takes many more lines than 4 */
-	if (!(w = grab((1 + max * HP_RESIDENT_WORDS) * sizeof(*w))))
+	if (!(w = snap_elf_grab((1 + max * HP_RESIDENT_WORDS) * sizeof(*w))))
 		return;
 	for (char *line = smaps; line && *line;) {
 		char *eol = strchr(line, '\n');
@@ -537,9 +268,9 @@ static void note_resident(struct notes *nb, char *smaps, size_t len)
 			if (count == max)
 				break;
 			e = &w[1 + count++ * HP_RESIDENT_WORDS];
-			e[0] = hex(&p);
+			e[0] = snap_elf_hex(&p);
 			p++;
-			e[1] = hex(&p);
+			e[1] = snap_elf_hex(&p);
 			e[2] = e[3] = 0;
 		} else if (e && starts(line, "Rss:")) {
 			e[2] = dec(line + 4) * 1024;
@@ -549,36 +280,10 @@ static void note_resident(struct notes *nb, char *smaps, size_t len)
 		line = eol ? eol + 1 : NULL;
 	}
 	w[0] = count;
-	note_of(nb, HP_NOTE_OWNER, HP_NOTE_RESIDENT, w, (1 + count * HP_RESIDENT_WORDS) * sizeof(*w));
+	snap_elf_note_of(nb, HP_NOTE_OWNER, HP_NOTE_RESIDENT, w, (1 + count * HP_RESIDENT_WORDS) * sizeof(*w));
 }
 
 /* ---- writing ---------------------------------------------------------------------- */
-
-static int pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
-{
-	while (len) {
-		ssize_t w = pwrite(fd, buf, len > (1u << 30) ? (1u << 30) : len, (off_t)off);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? errno : EIO;
-		buf = (const char *)buf + w;
-		len -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
-
-static bool zero_page(const unsigned char *p, uint64_t page)
-{
-	const uint64_t *w = (const uint64_t *)p;
-
-	for (uint64_t i = 0; i < page / 8; i++)
-		if (w[i])
-			return false;
-	return true;
-}
 
 /*
  * A light writer's pages of the file go to the disk and out of the page cache a run
@@ -617,20 +322,20 @@ static int write_vma(int fd, const struct vma *v, uint64_t off, uint64_t page, b
 		int err;
 
 		if (v->holes) {
-			while (i < n && zero_page(base + i, page))
+			while (i < n && snap_elf_zero_page(base + i, page))
 				i += page;
 			run = i;
-			while (run < n && !zero_page(base + run, page) && run - i < most)
+			while (run < n && !snap_elf_zero_page(base + run, page) && run - i < most)
 				run += page;
 		} else {
 			run = i + (n - i > most ? most : n - i);
 		}
 		if (run == i)
 			continue;
-		err = pwrite_all(fd, base + i, run - i, off + i);
+		err = snap_elf_pwrite(fd, base + i, run - i, off + i);
 		if (err == EFAULT) {
 			for (; i < run; i += page)
-				if (pwrite_all(fd, base + i, page, off + i) == 0)
+				if (snap_elf_pwrite(fd, base + i, page, off + i) == 0)
 					*data += page;
 			continue;
 		}
@@ -642,102 +347,6 @@ static int write_vma(int fd, const struct vma *v, uint64_t off, uint64_t page, b
 		i = run;
 	}
 	return 0;
-}
-
-static int publish(const struct snap_job *j)
-{
-	if (syscall(SYS_renameat2, AT_FDCWD, j->tmp, AT_FDCWD, j->final, RENAME_NOREPLACE) == 0)
-		return 0;
-	if (errno != EINVAL && errno != ENOSYS)
-		return errno;
-	/* a file system without RENAME_NOREPLACE: link() never replaces either */
-	if (link(j->tmp, j->final) < 0)
-		return errno;
-	unlink(j->tmp);
-	return 0;
-}
-
-static void say(const struct snap_job *j, int err, const char *what, uint64_t size,
-		uint64_t data)
-{
-	struct hp_line l = { .n = 0 };
-
-	hp_line_add(&l, "snapshot '");
-	hp_line_add(&l, j->final);
-	if (err) {
-		hp_line_add(&l, "' failed: ");
-		hp_line_add(&l, what);
-		hp_line_add(&l, hp_strerror(err));
-	} else {
-		hp_line_add(&l, "' written: ");
-		hp_line_num(&l, size);
-		hp_line_add(&l, " bytes, ");
-		hp_line_num(&l, data);
-		hp_line_add(&l, " of them data, in ");
-		hp_line_ns(&l, hp_clock_ns() - j->t0_ns);
-	}
-	hp_line_say(&l);
-}
-
-/* Offsets: ELF header, program headers, (section 0 past 65535 segments), notes, data. */
-static int write_headers(const struct snap_job *j, const struct vma *v, size_t n,
-			 const struct notes *nb, uint64_t page, size_t nload, uint64_t *end)
-{
-	size_t phnum = 1 + nload, hsize = sizeof(ElfW(Ehdr)) + phnum * sizeof(ElfW(Phdr));
-	bool xnum = phnum >= PN_XNUM;
-	uint64_t shoff = hsize, notes_off = hsize + (xnum ? sizeof(ElfW(Shdr)) : 0), off;
-	ElfW(Ehdr) eh;
-	ElfW(Phdr) *ph;
-	size_t k = 1;
-	int err;
-
-	if (!(ph = grab(phnum * sizeof(*ph))))
-		return ENOMEM;
-	memset(&eh, 0, sizeof(eh));
-	memcpy(eh.e_ident, __ehdr_start.e_ident, EI_NIDENT);
-	eh.e_ident[EI_OSABI] = ELFOSABI_NONE;
-	eh.e_ident[EI_ABIVERSION] = 0;
-	eh.e_type = ET_CORE;
-	eh.e_machine = __ehdr_start.e_machine;
-	eh.e_version = EV_CURRENT;
-	eh.e_flags = __ehdr_start.e_flags;
-	eh.e_phoff = sizeof(eh);
-	eh.e_ehsize = sizeof(eh);
-	eh.e_phentsize = sizeof(ElfW(Phdr));
-	eh.e_phnum = xnum ? PN_XNUM : (ElfW(Half))phnum;
-	if (xnum) {
-		eh.e_shoff = shoff;
-		eh.e_shentsize = sizeof(ElfW(Shdr));
-		eh.e_shnum = 1;
-	}
-	ph[0] = (ElfW(Phdr)){ .p_type = PT_NOTE, .p_offset = notes_off, .p_filesz = nb->n,
-			      .p_align = 4 };
-	off = (notes_off + nb->n + page - 1) & ~(page - 1);
-	for (size_t i = 0; i < n; i++) {
-		if (!v[i].dump)
-			continue;
-		ph[k++] = (ElfW(Phdr)){
-			.p_type = PT_LOAD, .p_offset = off, .p_vaddr = v[i].start,
-			.p_filesz = v[i].dump, .p_memsz = v[i].dump, .p_align = page,
-			.p_flags = (v[i].perms[0] == 'r' ? PF_R : 0) |
-				   (v[i].perms[1] == 'w' ? PF_W : 0) |
-				   (v[i].perms[2] == 'x' ? PF_X : 0),
-		};
-		off += v[i].dump;
-	}
-	*end = off;
-	if ((err = pwrite_all(j->fd, &eh, sizeof(eh), 0)) ||
-	    (err = pwrite_all(j->fd, ph, phnum * sizeof(*ph), sizeof(eh))))
-		return err;
-	if (xnum) {
-		ElfW(Shdr) sh;
-
-		memset(&sh, 0, sizeof(sh));
-		sh.sh_info = (ElfW(Word))phnum;	/* the real count */
-		if ((err = pwrite_all(j->fd, &sh, sizeof(sh), shoff)))
-			return err;
-	}
-	return pwrite_all(j->fd, nb->p, nb->n, notes_off);
 }
 
 int snap_core_write(struct snap_job *j)
@@ -755,24 +364,24 @@ int snap_core_write(struct snap_job *j)
 	 * same memory, and is readable by the owner alone) */
 	if (access("/proc/self/auxv", R_OK) < 0)
 		prctl(PR_SET_DUMPABLE, 1);
-	maps = slurp("/proc/self/maps", &len, 64 << 20);
+	maps = snap_elf_slurp("/proc/self/maps", &len, 64 << 20);
 	if (!maps || !len) {
-		say(j, maps ? EIO : errno, "cannot read /proc/self/maps: ", 0, 0);
+		snap_elf_say(j, maps ? EIO : errno, "cannot read /proc/self/maps: ", 0, 0);
 		return maps ? EIO : errno;
 	}
-	auxv = slurp("/proc/self/auxv", &auxv_len, 1 << 16);
+	auxv = snap_elf_slurp("/proc/self/auxv", &auxv_len, 1 << 16);
 	if (!auxv) {
-		say(j, errno, "cannot read /proc/self/auxv: ", 0, 0);
+		snap_elf_say(j, errno, "cannot read /proc/self/auxv: ", 0, 0);
 		return errno;
 	}
 	n = 1;
 	for (size_t i = 0; i < len; i++)
 		n += maps[i] == '\n';
-	if (!(v = grab(n * sizeof(*v)))) {
-		say(j, ENOMEM, "", 0, 0);
+	if (!(v = snap_elf_grab(n * sizeof(*v)))) {
+		snap_elf_say(j, ENOMEM, "", 0, 0);
 		return ENOMEM;
 	}
-	n = parse_maps(maps, v, n);
+	n = snap_elf_maps(maps, v, n);
 	if (j->threads)
 		snap_threads_wait(j->threads);	/* the process's second reading */
 	for (size_t i = 0; i < n; i++) {
@@ -792,22 +401,22 @@ int snap_core_write(struct snap_job *j)
 	smaps = read_smaps(j->pid, &smaps_len);
 	nb.max = 4096 + auxv_len + len * 2 + (smaps ? smaps_len / 2 : 0) +
 		 (j->threads ? j->threads->n + 1 : 1) * (sizeof(struct elf_prstatus) + 40);
-	if (!(nb.p = grab(nb.max))) {
-		say(j, ENOMEM, "", 0, 0);
+	if (!(nb.p = snap_elf_grab(nb.max))) {
+		snap_elf_say(j, ENOMEM, "", 0, 0);
 		return ENOMEM;
 	}
-	if (!(words = grab(((j->threads ? j->threads->n : 0) + 2) * sizeof(*words)))) {
-		say(j, ENOMEM, "", 0, 0);
+	if (!(words = snap_elf_grab(((j->threads ? j->threads->n : 0) + 2) * sizeof(*words)))) {
+		snap_elf_say(j, ENOMEM, "", 0, 0);
 		return ENOMEM;
 	}
 	note_threads(&nb, j, words);
-	note_psinfo(&nb, j);
-	note(&nb, NT_AUXV, auxv, auxv_len);
-	note_files(&nb, v, n, page);
-	note_time(&nb, j);
+	snap_elf_note_psinfo(&nb, j);
+	snap_elf_note(&nb, NT_AUXV, auxv, auxv_len);
+	snap_elf_note_files(&nb, v, n, page);
+	snap_elf_note_time(&nb, j);
 	if (smaps && smaps_len)
 		note_resident(&nb, smaps, smaps_len);
-	err = write_headers(j, v, n, &nb, page, nload, &end);
+	err = snap_elf_headers(j, v, n, &nb, page, nload, &end);
 	off = end;
 	for (size_t i = n; !err && i-- > 0;) {	/* backwards: offsets were given forwards */
 		if (!v[i].dump)
@@ -820,15 +429,15 @@ int snap_core_write(struct snap_job *j)
 	if (!err && ftruncate(j->fd, (off_t)end) < 0)
 		err = errno;
 	if (err) {
-		say(j, err, "cannot write: ", 0, 0);
+		snap_elf_say(j, err, "cannot write: ", 0, 0);
 		return err;
 	}
-	if ((err = publish(j))) {
-		say(j, err, "cannot name it: ", 0, 0);
+	if ((err = snap_elf_publish(j))) {
+		snap_elf_say(j, err, "cannot name it: ", 0, 0);
 		return err;
 	}
 	if (!j->quiet)
-		say(j, 0, NULL, end, data);
+		snap_elf_say(j, 0, NULL, end, data);
 	return 0;
 }
 
@@ -866,7 +475,7 @@ static void regs_from(elf_gregset_t out, const ucontext_t *uc)
 #endif
 }
 
-void snap_core_prepare(struct snap_job *j, const ucontext_t *uc)
+void snap_core_ids(struct snap_job *j, const ucontext_t *uc)
 {
 	j->pid = getpid();
 	j->tid = (pid_t)syscall(SYS_gettid);
@@ -884,6 +493,11 @@ void snap_core_prepare(struct snap_job *j, const ucontext_t *uc)
 #endif
 	if (!j->caller_listed)
 		j->sp = 0;	/* heapprof's own thread: its stack is no program's */
+}
+
+void snap_core_prepare(struct snap_job *j, const ucontext_t *uc)
+{
+	snap_core_ids(j, uc);
 	j->threads = snap_threads_list(j->tid, j->own_tid, &j->threads_len);
 }
 

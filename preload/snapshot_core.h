@@ -20,6 +20,7 @@ struct snap_job {
 	char final[PATH_MAX], tmp[PATH_MAX + 8];	/* tmp = final ".part" */
 	int fd;			/* tmp, opened by the parent */
 	bool full;		/* HEAPPROF_SNAPSHOT=full */
+	bool lean;		/* heapprof's records and the sampled headers (snapshot_lean.h) */
 	bool light;		/* keep little of the file in the page cache as it goes */
 	bool quiet;		/* no line on stderr when it is written (failures still say) */
 	bool interval;		/* HEAPPROF_INTERVAL's: the writer calls the published hook */
@@ -43,9 +44,11 @@ struct snap_job {
 
 /*
  * In the parent, before the fork: ids, the caller's registers (uc may be NULL: none),
- * the program's other threads as they stand (snapshot_threads.h).
+ * the program's other threads as they stand (snapshot_threads.h). snap_core_ids: the
+ * first two alone (a lean snapshot lists no other thread).
  */
 HP_HIDDEN void snap_core_prepare(struct snap_job *j, const ucontext_t *uc);
+HP_HIDDEN void snap_core_ids(struct snap_job *j, const ucontext_t *uc);
 
 /* In the parent, once the writer is forked (or failed to be): the threads read again,
  * and the writer told. */

@@ -276,9 +276,10 @@ int triggers_init(void)
 {
 	int sig = 0;
 
-	if (hp_opt.snapshot && strcmp(hp_opt.snapshot, "compact") && strcmp(hp_opt.snapshot, "full"))
+	if (hp_opt.snapshot && strcmp(hp_opt.snapshot, "compact") && strcmp(hp_opt.snapshot, "full") &&
+	    strcmp(hp_opt.snapshot, "lean"))
 		hp_warn("HEAPPROF_SNAPSHOT=", hp_opt.snapshot,
-			" is neither compact nor full; using compact");
+			" is not compact, full or lean; using compact");
 	check_output(hp_opt.output);
 	snap_threads_init();
 	if (hp_opt.peak)
