@@ -154,6 +154,42 @@ static inline __attribute__((always_inline)) void hooks_free_block(void *p)
 }
 
 /*
+ * Whether free may take hooks_free_block_plain(): the allocator known, no event ring.
+ * Set once, when the allocator is found (hooks_boot.c).
+ */
+extern bool hooks_free_plain HP_HIDDEN;
+
+/*
+ * hooks_free_block once hooks_free_plain holds: every way out a tail call, so that the
+ * exported free sets up no frame (a program frees about as often as it allocates, and
+ * with sampling nearly every block is unsampled: this is the whole of its cost).
+ */
+static inline __attribute__((always_inline)) void hooks_free_block_plain(void *p)
+{
+	if (!p || arena_owns(p))
+		return;
+	if (block_has_magic(p))
+		hooks_free_tagged(p);
+	else
+		hp_real.free(p);
+}
+
+/*
+ * realloc's fast path when sampling: a block without our magic whose new size the next
+ * sample point does not fall into is the allocator's affair alone, as malloc's skip is
+ * (a NULL p is a malloc). Size 0, a block of ours or of the arena, and a sample point
+ * go the tagging path's way.
+ */
+static inline __attribute__((always_inline)) bool hooks_realloc_skips(const void *p, size_t size)
+{
+	if (!__atomic_load_n(&hooks_sample_fast, __ATOMIC_RELAXED) || !size ||
+	    size >= hooks_sample_left || (p && (arena_owns(p) || block_has_magic(p))))
+		return false;
+	hooks_sample_left -= size;
+	return true;
+}
+
+/*
  * Python frames a stack may hold (each a pair of words after the native pcs): 0 while
  * no interpreter heapprof knows runs here, or with HEAPPROF_PYTHON=0; else
  * HEAPPROF_FRAMES, and never so many that a record could pass HP2_MAX_FRAMES words.

@@ -14,7 +14,7 @@ TEST_PROGS := $(P)/fakeeval $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)
 	$(P)/libslowopen.so $(P)/mallocptr $(P)/resident $(P)/manystacks $(P)/manypcs $(P)/peaks $(P)/lifetimes \
 	$(P)/manysamples $(P)/tiocsti $(P)/bigmap $(P)/threadexit $(P)/snaproots $(P)/cxxglobal $(P)/otherstacks $(P)/libc_callers \
 	$(P)/types $(P)/attachee $(P)/liblate.so $(P)/oomleak $(P)/shop $(P)/maps \
-	$(P)/libpystats.so $(P)/arena_server
+	$(P)/libpystats.so $(P)/arena_server $(P)/entrycost
 
 check-build: $(TEST_PROGS)
 
@@ -90,7 +90,7 @@ $(P)/manysamples: test/progs/manysamples.c
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -rdynamic -o $@ $<
 
 # Programs built from one C file with nothing special.
-PLAIN_PROGS := $(addprefix $(P)/,stress manypcs arena_links shapes thread_churn handoff regleak forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky exitstack protnone keys nolive snaplife arenas pinned owners resident manystacks peaks lifetimes tiocsti bigmap threadexit otherstacks libc_callers attachee oomleak maps)
+PLAIN_PROGS := $(addprefix $(P)/,stress manypcs arena_links shapes thread_churn handoff regleak forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky exitstack protnone keys nolive snaplife arenas pinned owners resident manystacks peaks lifetimes tiocsti bigmap threadexit otherstacks libc_callers attachee oomleak maps entrycost)
 $(PLAIN_PROGS): $(P)/%: test/progs/%.c include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
