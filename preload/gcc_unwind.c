@@ -2,14 +2,19 @@
  * libgcc's unwinder for heapprof.so, loaded at the first walk that needs it on x86_64,
  * where the cfi unwinder seldom falls back to it: a program that does not link
  * libgcc_s.so.1 (C programs, python3, git) would otherwise keep 100 KiB of it resident
- * for nothing. Elsewhere libgcc is the default unwinder: linked (gcc_unwind_linked.c),
+ * for nothing. Elsewhere libgcc is the default unwinder: linked (gcc_unwind_fns.h),
  * and the Makefile's --as-needed keeps libgcc_s out of x86_64's DT_NEEDED.
  */
 #define _GNU_SOURCE
 #include <stdlib.h>	/* __GLIBC__ */
 
 #if !defined(__x86_64__) || !defined(__GLIBC__)
-#include "gcc_unwind_linked.c"
+#include "gcc_unwind_fns.h"
+
+const struct gcc_unwind *gcc_unwind(void)
+{
+	return gcc_linked;
+}
 #else
 #include <dlfcn.h>
 #include <gnu/lib-names.h>
