@@ -31,8 +31,9 @@ endif
 
 # hp_tag.c is the firmware kit (docs/PORTING.md): installed as source and built by the
 # porting test, never called by heapprof.so. real_*.c: one way to the real allocator
-# per build (preload/real.h); heapprof.so's is real_dlsym.c.
-PRELOAD_SRCS := $(filter-out preload/hp_tag.c preload/real_wrap.c preload/real_libc.c preload/attach.c,$(wildcard preload/*.c))
+# per build (preload/real.h); heapprof.so's is real_dlsym.c. gcc_unwind*.c: libgcc's
+# unwinder loaded when first needed (heapprof.so) or linked (the static builds).
+PRELOAD_SRCS := $(filter-out preload/hp_tag.c preload/real_wrap.c preload/real_libc.c preload/attach.c preload/gcc_unwind_linked.c,$(wildcard preload/*.c))
 PRELOAD_OBJS := $(PRELOAD_SRCS:%.c=$(B)/%.o)
 # heapprof-attach.so, which `heapprof attach` loads into a running process: the same
 # core with thread-locals a dlopen can place (initial-exec ones need the static TLS
@@ -43,12 +44,13 @@ ATTACH_OBJS := $(PRELOAD_SRCS:preload/%.c=$(B)/attach/%.o) $(B)/attach/attach.o
 # a dynamic process has (dlclose, module records, C++ operators and thread names by
 # interposition) stays out: in a static program libstdc++'s new reaches our malloc.
 # maps.c too: its mmap would clash with the libc's in a static link.
-STATIC_OUT := hooks new_delete exports modules real_dlsym sigmask maps
+STATIC_OUT := hooks new_delete exports modules real_dlsym sigmask maps gcc_unwind
 STATIC_OBJS := $(filter-out $(STATIC_OUT:%=$(B)/preload/%.o),$(PRELOAD_OBJS)) \
-	$(B)/static/hooks.o $(B)/static/sigmask.o $(B)/preload/real_wrap.o
+	$(B)/static/hooks.o $(B)/static/sigmask.o $(B)/preload/real_wrap.o \
+	$(B)/preload/gcc_unwind_linked.o
 # the Rust crate's C core (rust/heapprof, HEAPPROF_LIB_DIR): entry points of its own
 RUST_OBJS := $(filter-out $(STATIC_OUT:%=$(B)/preload/%.o),$(PRELOAD_OBJS)) \
-	$(B)/rust/hooks.o $(B)/preload/real_libc.o
+	$(B)/rust/hooks.o $(B)/preload/real_libc.o $(B)/preload/gcc_unwind_linked.o
 # the names --wrap sends to us; pkg-config --static --libs heapprof prints them
 WRAP_NAMES := malloc free calloc realloc reallocarray posix_memalign aligned_alloc memalign \
 	valloc pvalloc malloc_usable_size getdelim __getdelim getline \
@@ -68,7 +70,8 @@ PRELOAD_CFLAGS := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -funwind-tab
 ifeq ($(NO_TIMELINE),1)
 PRELOAD_CFLAGS += -DHP_NO_LIVE
 endif
-PRELOAD_LIBS := -ldl -lgcc_s -pthread $(ATOMIC_LIBS)
+# libgcc_s only where something references it (gcc_unwind.c: not on x86_64)
+PRELOAD_LIBS := -ldl -Wl,--as-needed -lgcc_s -Wl,--no-as-needed -pthread $(ATOMIC_LIBS)
 
 ANALYZER_SRCS := $(wildcard analyzer/*.c)
 ANALYZER_OBJS := $(ANALYZER_SRCS:%.c=$(B)/%.o)

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "compiler.h"
 
@@ -17,11 +18,10 @@ extern unsigned char hp_arena[HP_ARENA_SIZE] HP_HIDDEN;
 /* size bytes aligned to align (at least 16), or NULL when the arena is full. */
 HP_HIDDEN void *arena_alloc(size_t size, size_t align);
 
-/* Inline: free() asks it of every block. */
+/* Inline: free() asks it of every block. One compare: p - hp_arena wraps for p below. */
 static inline bool arena_owns(const void *p)
 {
-	return (const unsigned char *)p >= hp_arena &&
-	       (const unsigned char *)p < hp_arena + HP_ARENA_SIZE;
+	return (uintptr_t)p - (uintptr_t)hp_arena < HP_ARENA_SIZE;
 }
 
 /* The size arena_alloc was asked for, of a block it returned. */

@@ -45,15 +45,25 @@ HP_EXPORT void *HP_ENTRY(malloc)(size_t size)
 	return hooks_tag_malloc(size, &st);
 }
 
+/* free before the allocator is known, or with HEAPPROF_EVENTS: out of line, so that
+ * free's usual way is one test and sets up no frame */
+static __attribute__((noinline)) void free_slow(void *p, const struct unwind_start *st)
+{
+	if (unlikely(hp_opt.events))
+		hooks_tag_free_event(p, st);
+	hooks_free_block(p);
+}
+
 HP_EXPORT void HP_ENTRY(free)(void *p)
 {
-	if (unlikely(hp_opt.events)) {
-		struct unwind_start st;
+	struct unwind_start st;
 
-		UNWIND_START(st);
-		hooks_tag_free_event(p, &st);
+	if (likely(__atomic_load_n(&hooks_free_plain, __ATOMIC_RELAXED))) {
+		hooks_free_block_plain(p);
+		return;
 	}
-	hooks_free_block(p);
+	UNWIND_START(st);
+	free_slow(p, &st);
 }
 
 HP_EXPORT void *HP_ENTRY(calloc)(size_t n, size_t elem)
@@ -67,16 +77,26 @@ HP_EXPORT void *HP_ENTRY(calloc)(size_t n, size_t elem)
 	return hooks_tag_calloc(n, elem, &st);
 }
 
-HP_EXPORT void *HP_ENTRY(realloc)(void *p, size_t size)
+/* realloc's tagging path and its event: out of line, so that nothing of the export's
+ * is live across the call and a skipped block's way sets up no frame */
+static __attribute__((noinline)) void *realloc_tagged(void *p, size_t size,
+						      const struct unwind_start *st)
 {
-	struct unwind_start st;
-	void *r;
+	void *r = hooks_tag_realloc(p, size, HP2_ENTRY_REALLOC, st);
 
-	UNWIND_START(st);
-	r = hooks_tag_realloc(p, size, HP2_ENTRY_REALLOC, &st);
 	HOOK_EVENT(HP2_ENTRY_REALLOC, (uintptr_t)p, size, (uintptr_t)r, r);
 	HP_SCRUB();
 	return r;
+}
+
+HP_EXPORT void *HP_ENTRY(realloc)(void *p, size_t size)
+{
+	struct unwind_start st;
+
+	if (hooks_realloc_skips(p, size))
+		return p ? hp_real.realloc(p, size) : hp_real.malloc(size);
+	UNWIND_START(st);
+	return realloc_tagged(p, size, &st);
 }
 
 HP_EXPORT void *HP_ENTRY(reallocarray)(void *p, size_t n, size_t elem)

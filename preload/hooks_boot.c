@@ -51,6 +51,7 @@ static void resolve(void)
 
 static HP_TLS bool resolving;
 int hp_boot_state;
+bool hooks_free_plain;
 
 bool boot_ensure_slow(void)
 {
@@ -66,6 +67,7 @@ bool boot_ensure_slow(void)
 		resolve();
 		resolving = false;
 		__atomic_store_n(&hp_boot_state, 2, __ATOMIC_RELEASE);
+		__atomic_store_n(&hooks_free_plain, !hp_opt.events, __ATOMIC_RELEASE);
 		return true;
 	}
 	/* Another thread is resolving; it does not wait for us, so this ends. */

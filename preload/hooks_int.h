@@ -29,18 +29,20 @@ struct unwind_start;
 
 /*
  * The fast path of an allocation when sampling: a block the next sample point does not
- * fall into costs a subtraction, before any stack is looked at. Everything else (the
- * first call of a thread, a sample point, sampling or tagging off) goes on to the slow
- * path, whose draw (hooks_take, or the malloc family's own) decides it again from the
- * same state. hooks_sample.c keeps both: the bytes left to this thread's next sample point, and
- * whether the fast path may answer (sampling on, tagging on, no event ring).
+ * fall into costs a subtraction, before any stack is looked at. hooks_sample_left, the
+ * bytes left to this thread's next sample point (hooks_sample.c), is 0 whenever the fast
+ * path may not answer, so that every call goes on to the slow path, whose draw
+ * (hooks_take, or the malloc family's own) decides it again from the same state: until
+ * the thread's first call (which comes after the allocator is known), without
+ * sampling, with the event ring (which counts its points apart), while the thread is
+ * off. With tagging off for the process the fast path answers on: a block it leaves out
+ * is untagged and uncounted, as every block then is.
  */
 extern HP_TLS uint64_t hooks_sample_left HP_HIDDEN;
-extern bool hooks_sample_fast HP_HIDDEN;
 
 static inline __attribute__((always_inline)) bool hooks_sample_skips(uint64_t size)
 {
-	if (!__atomic_load_n(&hooks_sample_fast, __ATOMIC_RELAXED) || size >= hooks_sample_left)
+	if (size >= hooks_sample_left)
 		return false;
 	hooks_sample_left -= size;
 	return true;
@@ -77,8 +79,6 @@ extern bool hooks_process_on HP_HIDDEN;
 extern HP_TLS bool hooks_thread_off HP_HIDDEN;
 #define tagging_on (__atomic_load_n(&hooks_process_on, __ATOMIC_RELAXED) && !hooks_thread_off)
 
-/* hooks_sample_fast anew, after one of the things it depends on changed. */
-HP_HIDDEN void hooks_sample_fast_update(void);
 /* hooks_sample_take's slow path: the thread's first call, or a sample point reached. */
 HP_HIDDEN bool hooks_sample_point(uint64_t size, unsigned *flags);
 /* In a forked child: its threads draw their own points. */
@@ -151,6 +151,41 @@ static inline __attribute__((always_inline)) void hooks_free_block(void *p)
 		hooks_free_tagged(p);
 	else if (boot_ensure())
 		hp_real.free(p);	/* not ours: allocated before us, or not sampled */
+}
+
+/*
+ * Whether free may take hooks_free_block_plain(): the allocator known, no event ring.
+ * Set once, when the allocator is found (hooks_boot.c).
+ */
+extern bool hooks_free_plain HP_HIDDEN;
+
+/*
+ * hooks_free_block once hooks_free_plain holds: every way out a tail call, so that the
+ * exported free sets up no frame (a program frees about as often as it allocates, and
+ * with sampling nearly every block is unsampled: this is the whole of its cost).
+ */
+static inline __attribute__((always_inline)) void hooks_free_block_plain(void *p)
+{
+	if (!p || arena_owns(p))
+		return;
+	if (block_has_magic(p))
+		hooks_free_tagged(p);
+	else
+		hp_real.free(p);
+}
+
+/*
+ * realloc's fast path when sampling: a block without our magic whose new size the next
+ * sample point does not fall into is the allocator's affair alone, as malloc's skip is
+ * (a NULL p is a malloc). Size 0, a block of ours or of the arena, and a sample point
+ * go the tagging path's way.
+ */
+static inline __attribute__((always_inline)) bool hooks_realloc_skips(const void *p, size_t size)
+{
+	if (!size || size >= hooks_sample_left || (p && (arena_owns(p) || block_has_magic(p))))
+		return false;
+	hooks_sample_left -= size;
+	return true;
 }
 
 /*

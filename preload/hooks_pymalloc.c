@@ -561,16 +561,46 @@ static void *w_realloc(void *ctx, void *p, size_t size)
 	return realloc_named(o, p, size, &st);
 }
 
+/* free of a named block: out of line, so that w_free's usual way sets up no frame */
+static __attribute__((noinline)) void free_named(const struct py_allocator *o, void *p,
+						 uint64_t *slot)
+{
+	uint64_t w = *slot;
+
+	*slot = 0;
+	hooks_unnamed((uint32_t)w, (w >> 32) & 0xFFFF, (unsigned)(w >> HP2_SLAB_FLAGS_SHIFT) & 7);
+	o->free(o->ctx, p);
+}
+
+static __attribute__((noinline)) void free_event(const struct py_allocator *o, void *p,
+						 const struct unwind_start *st)
+{
+	uint32_t site = p ? unname(p) : 0;
+
+	if (p)
+		hooks_free_event(p, site, st);
+	o->free(o->ctx, p);
+}
+
+/*
+ * The frees of a sampled run are nearly all of blocks never named: a look at the
+ * block's pool and slot, then pymalloc's free by a tail call (the slot read stays the
+ * whole of the cost, in a pool with a table or without).
+ */
 static void w_free(void *ctx, void *p)
 {
 	const struct py_allocator *o = ctx;
-	uint32_t site = p ? unname(p) : 0;
+	struct unwind_start st;
+	uint64_t *slot;
 
-	if (unlikely(hp_opt.events) && p) {
-		struct unwind_start st;
-
+	if (unlikely(hp_opt.events)) {
 		UNWIND_START(st);
-		hooks_free_event(p, site, &st);
+		free_event(o, p, &st);
+		return;
+	}
+	if (p && (slot = slot_lookup((uintptr_t)p)) && *slot) {
+		free_named(o, p, slot);
+		return;
 	}
 	o->free(o->ctx, p);
 }

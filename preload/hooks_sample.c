@@ -14,30 +14,20 @@
 bool hooks_process_on = true;
 HP_TLS bool hooks_thread_off;
 
-/* Bytes left until this thread's next sample point, and its random state. */
+/*
+ * Bytes left until this thread's next sample point (hooks_int.h says when it is 0), and
+ * its random state. With HEAPPROF_EVENTS the points are counted in events_left instead:
+ * every call then reaches the slow path, which records it.
+ */
 HP_TLS uint64_t hooks_sample_left;
+static HP_TLS uint64_t events_left;
 static HP_TLS uint64_t sample_rng;
 /* hooks_sample_left while this thread is off (0 meanwhile: every call takes the slow path) */
 static HP_TLS uint64_t sample_left_kept;
 
-/*
- * Whether malloc and calloc may answer a block left out by sampling on their own:
- * sampling on, tagging on, the real allocator known, no event ring. Recomputed when
- * one of those changes.
- */
-bool hooks_sample_fast;
-
-void hooks_sample_fast_update(void)
-{
-	__atomic_store_n(&hooks_sample_fast, hp_opt.sample && !hp_opt.events &&
-			 __atomic_load_n(&hooks_process_on, __ATOMIC_RELAXED) &&
-			 __atomic_load_n(&hp_boot_state, __ATOMIC_ACQUIRE) == 2, __ATOMIC_RELAXED);
-}
-
 void hooks_enable(bool on)
 {
 	__atomic_store_n(&hooks_process_on, on, __ATOMIC_RELAXED);
-	hooks_sample_fast_update();
 }
 
 bool hooks_enabled(void)
@@ -80,6 +70,8 @@ static uint64_t sample_threads;
 /* out of line: hooks_sample_take() inlines the common case only */
 __attribute__((noinline)) bool hooks_sample_point(uint64_t size, unsigned *flags)
 {
+	uint64_t *left = unlikely(hp_opt.events) ? &events_left : &hooks_sample_left;
+
 	if (unlikely(!sample_rng)) {
 		/* the thread's ordinal, not its tid, which changes every run: with a
 		 * HEAPPROF_SEED, the same program makes the same draws */
@@ -87,13 +79,13 @@ __attribute__((noinline)) bool hooks_sample_point(uint64_t size, unsigned *flags
 
 		sample_rng = (hp_opt.seed ? hp_opt.seed : hp_now_ns()) ^ n * 0x9E3779B97F4A7C15ULL;
 		sample_rng |= 1;
-		hooks_sample_left = sample_interval();
+		*left = sample_interval();
 	}
-	if (size < hooks_sample_left) {
-		hooks_sample_left -= size;
+	if (size < *left) {
+		*left -= size;
 		return false;
 	}
-	hooks_sample_left = sample_interval();	/* memoryless: the next point anew */
+	*left = sample_interval();	/* memoryless: the next point anew */
 	*flags |= HP2_F_SAMPLED;
 	return true;
 }
@@ -103,5 +95,6 @@ void hooks_sample_after_fork(void)
 {
 	sample_rng = 0;	/* the child draws its own points */
 	hooks_sample_left = 0;	/* ... from its first call on (hooks_sample_point) */
+	events_left = 0;
 	sample_left_kept = 0;
 }

@@ -11,6 +11,7 @@
 
 #include "hooks_boot.h"
 #include "events.h"
+#include "gcc_unwind.h"
 #include "hooks_int.h"
 #include "live.h"
 #include "maps.h"
@@ -158,6 +159,23 @@ void hooks_start_interp(void)
 	}
 }
 
+/*
+ * The at-exit snapshot walks to exit()'s frame with libgcc's unwinder, which heapprof.so
+ * otherwise loads when a walk first needs it (gcc_unwind.h): loaded at exit, what the
+ * loader allocates would be tagged, live blocks of the program's in that very snapshot.
+ * So with HEAPPROF_AT_EXIT it is loaded now, as heapprof's own calls (untagged).
+ */
+static void start_exit_walk(void)
+{
+	if (!hp_opt.at_exit)
+		return;
+	hooks_thread_enable(false);
+	in_hook = true;
+	(void)gcc_unwind();
+	in_hook = false;
+	hooks_thread_enable(true);
+}
+
 /* All of start-up but the check of hooks.c's own names and Python (hooks_start_interp). */
 void hooks_start_process(void)
 {
@@ -165,6 +183,7 @@ void hooks_start_process(void)
 	table_on_thread_end(hooks_thread_end);
 	pthread_atfork(NULL, NULL, hooks_fork_child);
 	start_switch();
+	start_exit_walk();
 	toggle_signal(triggers_init());
 	sigmask_start();
 	start_sigthread(false);	/* the program's threads block the two signals above */

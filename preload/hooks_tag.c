@@ -143,8 +143,6 @@ do_malloc(size_t size, unsigned entry, const struct unwind_start *st)
 
 	if (unlikely(!boot_ensure()))
 		return arena_alloc(size, 16);
-	if (unlikely(hp_opt.sample && !__atomic_load_n(&hooks_sample_fast, __ATOMIC_RELAXED)))
-		hooks_sample_fast_update();	/* the first call after the boot, or after a change */
 	if (!hooks_sample_take(size, &flags))
 		return hp_real.malloc(size);
 	return malloc_tagged(size, entry, flags, st);

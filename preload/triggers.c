@@ -12,8 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <unwind.h>
-
+#include "gcc_unwind.h"
 #include "heapprof_format.h"
 #include "interval.h"
 #include "oom.h"
@@ -82,30 +81,32 @@ struct exit_frame {
 	uintptr_t sp, pc;
 	bool in_exit;
 	ucontext_t *uc;
+	const struct gcc_unwind *gcc;
 };
 
 static _Unwind_Reason_Code exit_walk(struct _Unwind_Context *ctx, void *arg)
 {
 	struct exit_frame *f = arg;
-	uintptr_t ip = _Unwind_GetIP(ctx);
+	const struct gcc_unwind *g = f->gcc;
+	uintptr_t ip = g->get_ip(ctx);
 
 	if (f->in_exit) {	/* exit's caller */
 		f->pc = ip;
 #if defined(__x86_64__)
 		for (size_t i = 0; i < sizeof(kept_regs) / sizeof(kept_regs[0]); i++)
 			f->uc->uc_mcontext.gregs[kept_regs[i].greg] =
-				(greg_t)_Unwind_GetGR(ctx, kept_regs[i].dwarf);
+				(greg_t)g->get_gr(ctx, kept_regs[i].dwarf);
 #elif defined(__aarch64__)
 		for (int r = 19; r <= 29; r++)	/* x19-x28 and the frame pointer */
-			f->uc->uc_mcontext.regs[r] = _Unwind_GetGR(ctx, r);
+			f->uc->uc_mcontext.regs[r] = g->get_gr(ctx, r);
 #endif
 		return _URC_END_OF_STACK;
 	}
 	/* a return address may be one past a call that ends its function (exit's to its
 	 * handlers never returns): ip - 1 is in the caller */
-	if (ip && _Unwind_FindEnclosingFunction((void *)(ip - 1)) == (void *)exit) {
+	if (ip && g->find_enclosing((void *)(ip - 1)) == (void *)exit) {
 		f->in_exit = true;
-		f->sp = _Unwind_GetCFA(ctx);
+		f->sp = g->get_cfa(ctx);
 	}
 	return _URC_NO_REASON;
 }
@@ -133,10 +134,11 @@ static __attribute__((noinline)) const ucontext_t *exit_context(ucontext_t *uc, 
 								uintptr_t pc)
 {
 #if EXIT_WALK
-	struct exit_frame f = { .uc = uc };
+	struct exit_frame f = { .uc = uc, .gcc = gcc_unwind() };
 	ucontext_t caller;
 
-	_Unwind_Backtrace(exit_walk, &f);
+	if (f.gcc)
+		f.gcc->backtrace(exit_walk, &f);
 	if (f.in_exit && f.pc) {
 		caller = *uc;	/* its preserved registers, before uc is made anew */
 		if (!snapshot_context_at(uc, f.sp, f.pc))

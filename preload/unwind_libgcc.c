@@ -5,12 +5,13 @@
  */
 #include "unwind_int.h"
 
-#include <unwind.h>
+#include "gcc_unwind.h"
 
 /* Frames of our own (callbacks, unwind_capture, the hook) seen before st->pc. */
 #define SKIP_MAX 16
 
 struct bt_arg {
+	const struct gcc_unwind *gcc;
 	uintptr_t *pcs;
 	unsigned n, max, skipped;
 	uintptr_t want;
@@ -31,7 +32,7 @@ static inline uintptr_t code_addr(uintptr_t pc)
 static _Unwind_Reason_Code bt_frame(struct _Unwind_Context *ctx, void *p)
 {
 	struct bt_arg *a = p;
-	uintptr_t ip = _Unwind_GetIP(ctx);
+	uintptr_t ip = a->gcc->get_ip(ctx);
 
 	if (!a->found) {
 		/* a stack that never reaches st->pc (a hook called oddly) must not spin */
@@ -77,7 +78,7 @@ static _Unwind_Reason_Code bt_frame(struct _Unwind_Context *ctx, void *p)
 static unsigned libgcc_capture(uintptr_t *pcs, unsigned max, const struct unwind_start *st,
 			       struct walk_log *log)
 {
-	struct bt_arg a = { pcs, 1, max, 0, st->pc, false, false };
+	struct bt_arg a = { gcc_unwind(), pcs, 1, max, 0, st->pc, false, false };
 	_Unwind_Reason_Code end = _URC_END_OF_STACK;
 
 	walk_log_void(log);
@@ -90,18 +91,16 @@ static unsigned libgcc_capture(uintptr_t *pcs, unsigned max, const struct unwind
 		return 1;
 	}
 #endif
-#if HAVE_LIBGCC
-	end = _Unwind_Backtrace(bt_frame, &a);
-#else
-	(void)bt_frame;
-#endif
+	if (HAVE_LIBGCC && a.gcc)
+		end = a.gcc->backtrace(bt_frame, &a);
 	log->cut = a.n < a.max && !a.zero && (!a.found || (end != _URC_END_OF_STACK && !ARM_EHABI));
 	return a.n;
 }
 
+/* chosen (HEAPPROF_UNWIND=libgcc, or no cfi here): libgcc_s loaded at once, at start-up */
 static bool libgcc_init(void)
 {
-	return HAVE_LIBGCC;
+	return HAVE_LIBGCC && gcc_unwind();
 }
 
 const struct unwinder unwinder_libgcc = { "libgcc", libgcc_init, libgcc_capture };

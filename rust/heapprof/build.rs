@@ -10,7 +10,7 @@ use std::process::Command;
 // preloaded library interposes (dlclose, C++ operators, thread names, module records).
 const LEFT_OUT: &[&str] = &[
     "hp_tag.c", "new_delete.c", "threads.c", "modules.c", "dlclose.c", "real_dlsym.c",
-    "real_wrap.c",
+    "real_wrap.c", "gcc_unwind.c",
 ];
 
 fn run(cmd: &mut Command) {

@@ -14,7 +14,7 @@ TEST_PROGS := $(P)/fakeeval $(P)/sites $(P)/sites-nopie $(P)/sites-stripped $(P)
 	$(P)/libslowopen.so $(P)/mallocptr $(P)/resident $(P)/manystacks $(P)/manypcs $(P)/peaks $(P)/lifetimes \
 	$(P)/manysamples $(P)/tiocsti $(P)/bigmap $(P)/threadexit $(P)/snaproots $(P)/cxxglobal $(P)/otherstacks $(P)/libc_callers \
 	$(P)/types $(P)/attachee $(P)/liblate.so $(P)/oomleak $(P)/shop $(P)/maps \
-	$(P)/libpystats.so $(P)/arena_server $(P)/leanchurn
+	$(P)/libpystats.so $(P)/arena_server $(P)/leanchurn $(P)/entrycost $(P)/cfaexpr
 
 check-build: $(TEST_PROGS)
 
@@ -90,7 +90,7 @@ $(P)/manysamples: test/progs/manysamples.c
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -rdynamic -o $@ $<
 
 # Programs built from one C file with nothing special.
-PLAIN_PROGS := $(addprefix $(P)/,stress manypcs leanchurn arena_links shapes thread_churn handoff regleak forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky exitstack protnone keys nolive snaplife arenas pinned owners resident manystacks peaks lifetimes tiocsti bigmap threadexit otherstacks libc_callers attachee oomleak maps)
+PLAIN_PROGS := $(addprefix $(P)/,stress manypcs leanchurn arena_links shapes thread_churn handoff regleak forker dlfork realloc_check libc_semantics mangle demo mkdump stacktab leaky exitstack protnone keys nolive snaplife arenas pinned owners resident manystacks peaks lifetimes tiocsti bigmap threadexit otherstacks libc_callers attachee oomleak maps entrycost cfaexpr)
 $(PLAIN_PROGS): $(P)/%: test/progs/%.c include/heapprof_format.h
 	@mkdir -p $(@D)
 	$(Q)$(call say,CC,$@)$(CC) $(PROG_CFLAGS) -o $@ $<
@@ -140,7 +140,7 @@ $(P)/shop: test/progs/shop.cc
 	$(Q)$(call say,CXX,$@)$(CXX) -O2 -g -std=c++17 -Wall -Wextra -o $@ $<
 
 # The unwinders on their own, in a program built without and with frame pointers.
-UNWIND_SRCS := $(wildcard preload/unwind*.c preload/cfi_*.c) preload/exports.c
+UNWIND_SRCS := $(wildcard preload/unwind*.c preload/cfi_*.c) preload/exports.c preload/gcc_unwind.c
 $(P)/unwind_check-nofp: FP_FLAG := -fomit-frame-pointer
 $(P)/unwind_check-fp: FP_FLAG := -fno-omit-frame-pointer
 $(P)/unwind_check-nofp $(P)/unwind_check-fp: test/progs/unwind_check.c $(UNWIND_SRCS)
@@ -207,7 +207,7 @@ STATIC_PROGS += $(P)/sites-musl-static $(P)/sites-musl $(P)/forker-musl-static $
 MUSL_LIB := $(B)/musl/libheapprof.a
 
 # the same archive built by musl-gcc, in a build directory of its own
-$(MUSL_LIB): $(PRELOAD_SRCS) preload/real_wrap.c $(wildcard preload/*.h include/*.h)
+$(MUSL_LIB): $(PRELOAD_SRCS) preload/real_wrap.c preload/gcc_unwind_linked.c $(wildcard preload/*.h include/*.h)
 	$(Q)$(MAKE) --no-print-directory static CC=$(MUSL_CC) B=$(B)/musl SANITIZE=
 
 $(P)/sites-musl-static $(P)/sites-musl: test/progs/sites.c test/progs/libsite.c $(MUSL_LIB)
