@@ -147,11 +147,11 @@ _Static_assert(sizeof(struct region_rec) == HP2_REGION_SIZE, "region record");
 _Static_assert(sizeof(struct proc_rec) == HP2_PROC_SIZE, "process record");
 _Static_assert(sizeof(struct hp_stack_rec) == HP2_STACK_WORDS * 8, "stack record");
 
-/* The chains' heads, 512 KiB a table, of which a chain's first record touches a page at
- * random: when sampling leaves few stacks, only the first 1 << HEAD_BITS_SPARSE heads
- * are used (32 KiB), as head_shift says */
-static struct hp_stack_rec *stack_heads[1u << HEAD_BITS];
-static uint32_t site_heads[1u << HEAD_BITS];	/* references (chunk_ref), 256 KiB */
+/* The chains' heads, references (chunk_ref), 256 KiB a table, of which a chain's first
+ * record touches a page at random: when sampling leaves few stacks, only the first
+ * 1 << HEAD_BITS_SPARSE heads are used (16 KiB), as head_shift says */
+static uint32_t stack_heads[1u << HEAD_BITS];
+static uint32_t site_heads[1u << HEAD_BITS];
 static unsigned head_shift = 64 - HEAD_BITS;
 static uint32_t next_stack_id = 1, next_site_id = 1;
 static struct proc_rec *proc;
@@ -269,7 +269,7 @@ static unsigned stack_flags(const struct hp_stack_rec *r)
  * calls share. */
 #define PART_MASK 3u
 #define PART_MAX 8u
-static struct hp_part_rec *part_heads[1u << HEAD_BITS];
+static uint32_t part_heads[1u << HEAD_BITS];	/* references (chunk_ref) */
 
 /* Whether part id, with its outer parts, holds w[0..] from the start: the words it
  * holds, or UINT_MAX when it does not (or a part cannot be found). */
@@ -314,14 +314,17 @@ static bool part_equal(const struct hp_part_rec *p, uint32_t outer, const uintpt
 	       !memcmp(p->pcs, w, n * sizeof(*w));
 }
 
-static struct hp_part_rec *part_find(const struct hp_part_rec *head,
-				     const struct hp_part_rec *stop, uint32_t outer,
+/* The part of the chain from reference head down to (not including) stop. */
+static struct hp_part_rec *part_find(uint32_t head, uint32_t stop, uint32_t outer,
 				     const uintptr_t *w, unsigned n)
 {
-	for (const struct hp_part_rec *p = head; p != stop;
-	     p = (const struct hp_part_rec *)(uintptr_t)p->link)
+	for (uint32_t ref = head; ref != stop;) {
+		struct hp_part_rec *p = ref_rec(ref);
+
 		if (part_equal(p, outer, w, n))
-			return (struct hp_part_rec *)p;
+			return p;
+		ref = (uint32_t)p->link;
+	}
 	return NULL;
 }
 
@@ -330,11 +333,11 @@ static struct hp_part_rec *part_find(const struct hp_part_rec *head,
 static uint32_t part_intern(uint32_t outer, const uintptr_t *w, unsigned n)
 {
 	uint64_t h = hp_mix(stack_hash(w, n, HP2_STACK_PART), outer);
-	struct hp_part_rec **slot = &part_heads[h >> head_shift];
-	struct hp_part_rec *head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *p, *found;
-	uint32_t id, ref;
+	uint32_t *slot = &part_heads[h >> head_shift];
+	uint32_t head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), id, ref;
+	struct hp_part_rec *p, *found;
 
-	if ((found = part_find(head, NULL, outer, w, n)))
+	if ((found = part_find(head, 0, outer, w, n)))
 		return (uint32_t)found->w2;
 	p = region_alloc_ref(&stack_region, sizeof(*p) + n * sizeof(*w), &ref);
 	if (!p)
@@ -349,10 +352,10 @@ static uint32_t part_intern(uint32_t outer, const uintptr_t *w, unsigned n)
 	p->check = rec_check(p, (const uint64_t[]){ p->w2, p->w4 }, 2, w, n);
 	p->magic = HP2_STACK_MAGIC;
 	for (;;) {
-		struct hp_part_rec *seen = head;
+		uint32_t seen = head;
 
-		p->link = (uint64_t)(uintptr_t)head;
-		if (__atomic_compare_exchange_n(slot, &head, p, false,
+		p->link = head;
+		if (__atomic_compare_exchange_n(slot, &head, ref, false,
 						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
 			return id;
 		if ((found = part_find(head, seen, outer, w, n))) {
@@ -399,7 +402,8 @@ static uint32_t parts_intern(const uintptr_t *w, unsigned n, unsigned unit, bool
 
 /* A joined stack for pcs[0..n-1]: its native words and its Python pairs in parts. NULL
  * without memory or ids: the caller then stores the stack whole. */
-static struct hp_stack_rec *stack_joined(const uintptr_t *pcs, unsigned n, unsigned sflags)
+static struct hp_stack_rec *stack_joined(const uintptr_t *pcs, unsigned n, unsigned sflags,
+					 uint32_t *ref)
 {
 	unsigned nn = 0;
 	bool ok = true;
@@ -415,7 +419,7 @@ static struct hp_stack_rec *stack_joined(const uintptr_t *pcs, unsigned n, unsig
 		nn = n;
 	native = parts_intern(pcs, nn, 1, &ok);
 	py = ok ? parts_intern(pcs + nn, n - nn, 2, &ok) : 0;
-	if (!ok || !(j = region_alloc(&stack_region, sizeof(*j))))
+	if (!ok || !(j = region_alloc_ref(&stack_region, sizeof(*j), ref)))
 		return NULL;
 	j->w2 = __atomic_fetch_add(&next_stack_id, 1, __ATOMIC_RELAXED) |
 		     (uint64_t)n << 32 | (uint64_t)((sflags | HP2_STACK_JOINED) & 0xFF) << 48 |
@@ -426,10 +430,12 @@ static struct hp_stack_rec *stack_joined(const uintptr_t *pcs, unsigned n, unsig
 	return (struct hp_stack_rec *)j;
 }
 
-/* A whole stack record for pcs[0..n-1]. */
-static struct hp_stack_rec *stack_whole(const uintptr_t *pcs, unsigned n, unsigned sflags)
+/* A whole stack record for pcs[0..n-1], its reference in *ref. */
+static struct hp_stack_rec *stack_whole(const uintptr_t *pcs, unsigned n, unsigned sflags,
+					uint32_t *ref)
 {
-	struct hp_stack_rec *r = region_alloc(&stack_region, sizeof(*r) + n * sizeof(*pcs));
+	struct hp_stack_rec *r = region_alloc_ref(&stack_region, sizeof(*r) + n * sizeof(*pcs),
+						  ref);
 
 	if (!r)
 		return NULL;
@@ -443,14 +449,16 @@ static struct hp_stack_rec *stack_whole(const uintptr_t *pcs, unsigned n, unsign
 }
 
 /* Records of the chain from head down to (not including) stop that equal the stack. */
-static struct hp_stack_rec *stack_find(const struct hp_stack_rec *head,
-				       const struct hp_stack_rec *stop, const uintptr_t *pcs,
+static struct hp_stack_rec *stack_find(uint32_t head, uint32_t stop, const uintptr_t *pcs,
 				       unsigned n, unsigned sflags)
 {
-	for (const struct hp_stack_rec *r = head; r != stop;
-	     r = (const struct hp_stack_rec *)(uintptr_t)r->link)
+	for (uint32_t ref = head; ref != stop;) {
+		struct hp_stack_rec *r = ref_rec(ref);
+
 		if (stack_equal(r, pcs, n, sflags))
-			return (struct hp_stack_rec *)r;
+			return r;
+		ref = (uint32_t)r->link;
+	}
 	return NULL;
 }
 
@@ -460,20 +468,25 @@ static struct hp_stack_rec *stack_find(const struct hp_stack_rec *head,
 static struct hp_stack_rec *stack_intern(const uintptr_t *pcs, unsigned n, unsigned sflags,
 					 uint64_t hash)
 {
-	struct hp_stack_rec **slot = &stack_heads[hash >> head_shift];
-	struct hp_stack_rec *head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *r = NULL, *found;
+	uint32_t *slot = &stack_heads[hash >> head_shift];
+	uint32_t head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), ref = 0;
+	struct hp_stack_rec *r = NULL, *found;
 
-	if ((found = stack_find(head, NULL, pcs, n, sflags)))
+	if ((found = stack_find(head, 0, pcs, n, sflags)))
 		return found;
 	if (n > HP2_PART_MIN && table_parts)
-		r = stack_joined(pcs, n, sflags);
-	if (!r && !(r = stack_whole(pcs, n, sflags)))
+		r = stack_joined(pcs, n, sflags, &ref);
+	if (!r && !(r = stack_whole(pcs, n, sflags, &ref)))
 		return NULL;
+	if (!ref) {	/* past CHUNKS_MAX: it cannot be linked, as without memory */
+		*(volatile uint64_t *)&r->magic = 0;
+		return NULL;
+	}
 	for (;;) {
-		struct hp_stack_rec *seen = head;
+		uint32_t seen = head;
 
-		r->link = (uint64_t)(uintptr_t)head;
-		if (__atomic_compare_exchange_n(slot, &head, r, false,
+		r->link = head;
+		if (__atomic_compare_exchange_n(slot, &head, ref, false,
 						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
 			return r;
 		/* Others got in first: only the records above the old head are new. */
