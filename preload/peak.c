@@ -118,7 +118,7 @@ static uint64_t slot_key(const struct peak_rec *r, uint32_t v)
  * as it was) when no memory can be had. */
 static bool hash_grow(const struct peak_rec *r)
 {
-	uint32_t n = nslots ? 2 * nslots : 2 * 8192;
+	uint32_t n = nslots ? 2 * nslots : 1024;	/* cleared at each fill: small first */
 	uint32_t *fresh = peak_map((size_t)n * sizeof(*fresh));
 
 	if (!fresh)
