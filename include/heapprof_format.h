@@ -139,13 +139,14 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   content picks (1 in 4) or at 8 words, counting from the outermost, so that
  *   stacks sharing their outer frames share those parts' records.
  *
- * Site record (96 bytes; 128 with w10..w14 reserved and w15 the link in dumps of
- * heapprof.so before stack parts): one per (thread slot, stack, entry point)
+ * Site record (80 bytes; 96 with w10 the slot's link and w11 reserved in dumps of
+ * heapprof.so before both links went in w4, 128 with w10..w14 reserved and w15 the
+ * link before stack parts): one per (thread slot, stack, entry point)
  *   w0 HP2_SITE_MAGIC   w1 check
  *   w2 id (0..31) | stack id (32..63)
  *   w3 slot (0..31; the tid without process flag HP2_P_SLOTS; 0: the threads that
  *      ended, summed) | entry (32..47, HP2_ENTRY_*) | region id (48..63, 0 = none)
- *   w4 writer's private link (not checked)
+ *   w4 writer's private links (not checked)
  *   counters, written by the slot's thread alone (slot 0: atomic adds), not checked
  *   (they change):
  *   w5 allocation calls by this thread at this stack and entry point
@@ -154,7 +155,6 @@ static inline uint64_t hp_check_final(uint64_t x)
  *   w8 bytes of those blocks
  *   w9 ns of wall-clock time since the thread's previous allocation call, summed
  *      (HEAPPROF_TIME=1; process flag HP2_P_TIME); a thread's first call adds 0
- *   w10 writer's private link of the slot's sites   w11 reserved (0)
  *   With sampling (process w3 > 0) they are estimates: each sampled call adds its
  *   weight w = 1 / (1 - exp(-size / P)), calls and frees in units of 1/HP2_COUNT_ONE
  *   (round(w * HP2_COUNT_ONE)), bytes in bytes (round(size * w)).
@@ -380,7 +380,7 @@ static inline uint64_t hp_check_final(uint64_t x)
 #define HP2_SIZE_BIG 0xFFFFFFFFu
 
 #define HP2_STACK_WORDS 4			/* record words before the pcs */
-#define HP2_SITE_SIZE 96			/* 128 in older dumps */
+#define HP2_SITE_SIZE 80			/* 96 and 128 in older dumps */
 #define HP2_THREAD_SIZE 64
 #define HP2_REGION_SIZE 64
 #define HP2_COUNT_ONE 1024u			/* a sampled counter's unit: 1/1024 */

@@ -4,6 +4,7 @@
  * counters per stack and region into a private hash, then writes the entries and
  * their exact totals, which the caller hands on to the timeline.
  */
+#include <string.h>
 #include <sys/mman.h>
 
 #include "util.h"
@@ -20,24 +21,22 @@ struct peak_rec {
 
 _Static_assert(sizeof(struct peak_rec) == HP2_PEAK_WORDS * 8, "peak record");
 
-/* The private hash from (stack, region) to an entry, or to OVERFLOW for a stack past
- * the record's room: valid when gen is this fill's. */
-struct peak_slot {
-	uint64_t key;
-	uint32_t idx, gen;
-};
-
-#define OVERFLOW UINT32_MAX
+/* The private hash from (stack, region) to an entry: 4 bytes a slot, cleared at each fill,
+ * 0 empty, else the entry's index + 1 (the entry holds the key), or SPILLED | i for a
+ * stack past the record's room, its key spill[i]: a peak of 20,000 live stacks touched
+ * 1 MiB of 16-byte slots that held their key and a generation. */
+#define SPILLED 0x80000000u
 
 uint64_t peak_next_bytes = UINT64_MAX;
 static uint64_t min_step;
 static uint32_t max_entries;	/* HEAPPROF_PEAK_ENTRIES */
 static struct peak_rec *recs[2];
 static uint32_t cap;		/* entries each record has room for */
-static struct peak_slot *slots;
+static uint32_t *slots;
 static uint32_t nslots, keys;	/* a power of two, at most half of it used */
+static uint64_t *spill;		/* keys past the record's room, this fill's */
+static uint32_t nspill, spill_cap;
 static uint64_t taken;		/* peaks written so far */
-static uint32_t gen;
 static int busy;
 
 void peak_init(uint64_t step, uint64_t entries)
@@ -110,21 +109,26 @@ static uint32_t slot_of(uint64_t key, uint32_t mask)
 	return (uint32_t)((key * 0x9E3779B97F4A7C15ULL) >> 32) & mask;
 }
 
+static uint64_t slot_key(const struct peak_rec *r, uint32_t v)
+{
+	return v & SPILLED ? spill[v & ~SPILLED] : (uint64_t)r->e[v - 1][0];
+}
+
 /* The hash at half full: twice the slots, this fill's keys moved over. False (the hash
  * as it was) when no memory can be had. */
-static bool hash_grow(void)
+static bool hash_grow(const struct peak_rec *r)
 {
-	uint32_t n = nslots ? 2 * nslots : 2 * 8192;
-	struct peak_slot *fresh = peak_map((size_t)n * sizeof(*fresh));
+	uint32_t n = nslots ? 2 * nslots : 1024;	/* cleared at each fill: small first */
+	uint32_t *fresh = peak_map((size_t)n * sizeof(*fresh));
 
 	if (!fresh)
 		return false;
 	for (uint32_t i = 0; i < nslots; i++) {
 		uint32_t h;
 
-		if (slots[i].gen != gen)
+		if (!slots[i])
 			continue;
-		for (h = slot_of(slots[i].key, n - 1); fresh[h].gen == gen; h = (h + 1) & (n - 1))
+		for (h = slot_of(slot_key(r, slots[i]), n - 1); fresh[h]; h = (h + 1) & (n - 1))
 			;
 		fresh[h] = slots[i];
 	}
@@ -135,31 +139,53 @@ static bool hash_grow(void)
 	return true;
 }
 
+/* A stack past r's room, remembered so that it is counted once: false without memory
+ * (it is then counted at each of its sites). */
+static bool spill_add(uint64_t key, uint32_t *slot)
+{
+	if (nspill == spill_cap) {
+		uint32_t n = spill_cap ? 2 * spill_cap : 4096;
+		uint64_t *fresh = n < SPILLED ? peak_map((size_t)n * sizeof(*fresh)) : NULL;
+
+		if (!fresh)
+			return false;
+		if (spill) {
+			memcpy(fresh, spill, (size_t)nspill * sizeof(*spill));
+			munmap(spill, (size_t)spill_cap * sizeof(*spill));
+		}
+		spill = fresh;
+		spill_cap = n;
+	}
+	spill[nspill] = key;
+	*slot = SPILLED | nspill++;
+	return true;
+}
+
 /* The entry of key in r, made if new; the stacks past r's room share the entry of stack
  * id 0, and r->overflow counts them. */
 static int64_t *peak_entry(struct peak_rec *r, uint64_t key, uint32_t *other)
 {
-	struct peak_slot *s = NULL;
-	uint32_t idx;
+	uint32_t *s = NULL, idx;
 
-	if (keys + 1 > nslots / 2 && !hash_grow() && keys + 1 >= nslots)
+	if (keys + 1 > nslots / 2 && !hash_grow(r) && keys + 1 >= nslots)
 		goto past;	/* no memory for the hash: counted, but not told apart */
 	for (uint32_t h = slot_of(key, nslots - 1);; h = (h + 1) & (nslots - 1)) {
 		s = &slots[h];
-		if (s->gen != gen)
+		if (!*s)
 			break;
-		if (s->key == key)
-			return r->e[s->idx == OVERFLOW ? *other : s->idx];
+		if (slot_key(r, *s) == key)
+			return r->e[*s & SPILLED ? *other : *s - 1];
 	}
 	keys++;
 	if (r->used + 1 < cap) {	/* the last entry is kept for the rest */
 		idx = (uint32_t)r->used++;
-		*s = (struct peak_slot){ key, idx, gen };
+		*s = idx + 1;
 		r->e[idx][0] = (int64_t)key;
 		r->e[idx][1] = r->e[idx][2] = 0;
 		return r->e[idx];
 	}
-	*s = (struct peak_slot){ key, OVERFLOW, gen };
+	if (!spill_add(key, s))
+		keys--;		/* not remembered: the next site of the stack comes here again */
 past:
 	r->overflow++;
 	if (*other == UINT32_MAX) {
@@ -176,12 +202,9 @@ static uint32_t peak_fill(struct peak_rec *r)
 	uint32_t end = table_site_ids(), other = UINT32_MAX, k = 0;
 	int64_t bytes = 0, blocks = 0;
 
-	if (++gen == 0) {	/* wrapped: no slot may look current */
-		for (uint32_t i = 0; i < nslots; i++)
-			slots[i].gen = 0;
-		gen = 1;
-	}
-	keys = 0;
+	if (slots)
+		memset(slots, 0, (size_t)nslots * sizeof(*slots));
+	keys = nspill = 0;
 	r->used = r->overflow = 0;
 	for (uint32_t id = 1; id < end; id++) {
 		const struct hp_site_rec *s = table_site_by_id(id);

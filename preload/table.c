@@ -31,8 +31,34 @@
 struct chunk {
 	size_t size;		/* bytes of data[] */
 	size_t used;		/* taken atomically; may run past size */
+	uint32_t index;		/* in chunks[]; 0: none (past CHUNKS_MAX) */
 	_Alignas(64) unsigned char data[];
 };
+
+/*
+ * A record's reference, 4 bytes where a pointer takes 8 (the directories hold one per
+ * id): its chunk's index in chunks[] (bits 17..31) and its offset in the chunk's data in
+ * words (0..16), so a chunk of more than 1 MiB of data, or past the 32767th, has records
+ * with no reference (a caller then does without a directory entry). 0: none.
+ */
+#define REF_OFF_BITS 17
+#define CHUNKS_MAX (1u << (32 - REF_OFF_BITS))
+static struct chunk *chunks[CHUNKS_MAX];	/* 256 KiB of address space, 8 bytes a chunk used */
+static uint32_t next_chunk = 1;
+
+static uint32_t chunk_ref(const struct chunk *c, size_t off)
+{
+	if (!c->index || off / 8 >= 1u << REF_OFF_BITS)
+		return 0;
+	return c->index << REF_OFF_BITS | (uint32_t)(off / 8);
+}
+
+static void *ref_rec(uint32_t ref)
+{
+	struct chunk *c = ref ? chunks[ref >> REF_OFF_BITS] : NULL;
+
+	return c ? c->data + (size_t)(ref & ((1u << REF_OFF_BITS) - 1)) * 8 : NULL;
+}
 
 struct region {
 	struct chunk *cur;
@@ -43,14 +69,15 @@ struct region {
 
 /* One region per kind of record, so that --memory can tell their bytes apart. */
 static struct region stack_region = { .align = 8, .own = HP2_OWN_STACKS };
-/* Sites are 96 bytes at 32: a record's counters share a cache line at most with the
- * next record's header, which only a thread making a site reads */
-static struct region site_region = { .align = 32, .own = HP2_OWN_SITES };
+/* Sites are 80 bytes at 16 (a record's counters may share a cache line with the next
+ * record's: a thread's sites are made mostly in a row, so mostly with its own) */
+static struct region site_region = { .align = 16, .own = HP2_OWN_SITES };
 static struct region name_region = { .align = 64, .own = HP2_OWN_NAMES };
 static struct region rec_region = { .align = 64, .own = HP2_OWN_RECORDS };
 static struct region timeline_region = { .align = 64, .own = HP2_OWN_TIMELINE };
 
-static void *region_alloc(struct region *r, size_t n)
+/* n bytes of region r, and their reference in *ref (0: none; see chunk_ref) */
+static void *region_alloc_ref(struct region *r, size_t n, uint32_t *ref)
 {
 	n = (n + r->align - 1) & ~(r->align - 1);
 	for (;;) {
@@ -61,8 +88,10 @@ static void *region_alloc(struct region *r, size_t n)
 		if (c) {
 			size_t off = __atomic_fetch_add(&c->used, n, __ATOMIC_RELAXED);
 
-			if (off <= c->size && n <= c->size - off)
+			if (off <= c->size && n <= c->size - off) {
+				*ref = chunk_ref(c, off);
 				return c->data + off;
+			}
 		}
 		/* Chunks grow from 64 KiB: a kind of record a small program writes little
 		 * of takes little address space (under RLIMIT_AS, a limit's worth) */
@@ -76,15 +105,29 @@ static void *region_alloc(struct region *r, size_t n)
 		fresh = m;
 		fresh->size = size - sizeof(struct chunk);
 		fresh->used = n;
+		/* in chunks[] before it is published: a reference made from it is good */
+		fresh->index = __atomic_fetch_add(&next_chunk, 1, __ATOMIC_RELAXED);
+		if (fresh->index >= CHUNKS_MAX)
+			fresh->index = 0;
+		chunks[fresh->index] = fresh->index ? fresh : NULL;
 		if (__atomic_compare_exchange_n(&r->cur, &c, fresh, false, __ATOMIC_ACQ_REL,
 						__ATOMIC_ACQUIRE)) {
 			if (size < CHUNK_SIZE)
 				__atomic_store_n(&r->next, 2 * size < CHUNK_SIZE ? 2 * size :
 						 CHUNK_SIZE, __ATOMIC_RELAXED);
+			*ref = chunk_ref(fresh, 0);
 			return fresh->data;
 		}
+		chunks[fresh->index] = NULL;
 		munmap(m, size);	/* another thread installed a chunk first */
 	}
+}
+
+static void *region_alloc(struct region *r, size_t n)
+{
+	uint32_t ref;
+
+	return region_alloc_ref(r, n, &ref);
 }
 
 /* ---- records ------------------------------------------------------------------ */
@@ -104,11 +147,11 @@ _Static_assert(sizeof(struct region_rec) == HP2_REGION_SIZE, "region record");
 _Static_assert(sizeof(struct proc_rec) == HP2_PROC_SIZE, "process record");
 _Static_assert(sizeof(struct hp_stack_rec) == HP2_STACK_WORDS * 8, "stack record");
 
-/* The chains' heads, 512 KiB a table, of which a chain's first record touches a page at
- * random: when sampling leaves few stacks, only the first 1 << HEAD_BITS_SPARSE heads
- * are used (32 KiB), as head_shift says */
-static struct hp_stack_rec *stack_heads[1u << HEAD_BITS];
-static struct hp_site_rec *site_heads[1u << HEAD_BITS];
+/* The chains' heads, references (chunk_ref), 256 KiB a table, of which a chain's first
+ * record touches a page at random: when sampling leaves few stacks, only the first
+ * 1 << HEAD_BITS_SPARSE heads are used (16 KiB), as head_shift says */
+static uint32_t stack_heads[1u << HEAD_BITS];
+static uint32_t site_heads[1u << HEAD_BITS];
 static unsigned head_shift = 64 - HEAD_BITS;
 static uint32_t next_stack_id = 1, next_site_id = 1;
 static struct proc_rec *proc;
@@ -146,18 +189,18 @@ uint64_t table_record_check(const void *rec, const uint64_t *w, unsigned nw)
 
 #define DIR_BITS 12
 #define DIR_IDS (1u << (2 * DIR_BITS))		/* ids past this have no entry */
-static void **site_dir[1u << DIR_BITS];	/* pages of 4096 pointers */
-static void **part_dir[1u << DIR_BITS];
+static uint32_t *site_dir[1u << DIR_BITS];	/* pages of 4096 references (chunk_ref) */
+static uint32_t *part_dir[1u << DIR_BITS];
 
-static bool dir_set(void ***dir, uint32_t id, void *rec)
+static bool dir_set(uint32_t **dir, uint32_t id, uint32_t ref)
 {
-	void ***slot = &dir[(id >> DIR_BITS) & ((1u << DIR_BITS) - 1)];
-	void **page = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	uint32_t **slot = &dir[(id >> DIR_BITS) & ((1u << DIR_BITS) - 1)];
+	uint32_t *page = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 
-	if (id >= DIR_IDS)
-		return false;	/* past 16 million: sites' frees go uncounted */
+	if (id >= DIR_IDS || !ref)
+		return false;	/* past 16 million, or no reference: sites' frees go uncounted */
 	if (!page) {
-		void **fresh = hp_map(sizeof(*page) << DIR_BITS, HP2_OWN_INDEX, 0);
+		uint32_t *fresh = hp_map(sizeof(*page) << DIR_BITS, HP2_OWN_INDEX, 0);
 
 		if (fresh == MAP_FAILED)
 			return false;
@@ -167,18 +210,19 @@ static bool dir_set(void ***dir, uint32_t id, void *rec)
 		else
 			munmap(fresh, sizeof(*page) << DIR_BITS);
 	}
-	__atomic_store_n(&page[id & ((1u << DIR_BITS) - 1)], rec, __ATOMIC_RELEASE);
+	__atomic_store_n(&page[id & ((1u << DIR_BITS) - 1)], ref, __ATOMIC_RELEASE);
 	return true;
 }
 
-static void *dir_get(void **const *dir, uint32_t id)
+static void *dir_get(uint32_t *const *dir, uint32_t id)
 {
-	void **page;
+	uint32_t *page;
 
 	if (id >= DIR_IDS)
 		return NULL;
 	page = __atomic_load_n(&dir[id >> DIR_BITS], __ATOMIC_ACQUIRE);
-	return page ? __atomic_load_n(&page[id & ((1u << DIR_BITS) - 1)], __ATOMIC_ACQUIRE) : NULL;
+	return page ? ref_rec(__atomic_load_n(&page[id & ((1u << DIR_BITS) - 1)],
+					      __ATOMIC_ACQUIRE)) : NULL;
 }
 
 /*
@@ -225,7 +269,7 @@ static unsigned stack_flags(const struct hp_stack_rec *r)
  * calls share. */
 #define PART_MASK 3u
 #define PART_MAX 8u
-static struct hp_part_rec *part_heads[1u << HEAD_BITS];
+static uint32_t part_heads[1u << HEAD_BITS];	/* references (chunk_ref) */
 
 /* Whether part id, with its outer parts, holds w[0..] from the start: the words it
  * holds, or UINT_MAX when it does not (or a part cannot be found). */
@@ -270,14 +314,17 @@ static bool part_equal(const struct hp_part_rec *p, uint32_t outer, const uintpt
 	       !memcmp(p->pcs, w, n * sizeof(*w));
 }
 
-static struct hp_part_rec *part_find(const struct hp_part_rec *head,
-				     const struct hp_part_rec *stop, uint32_t outer,
+/* The part of the chain from reference head down to (not including) stop. */
+static struct hp_part_rec *part_find(uint32_t head, uint32_t stop, uint32_t outer,
 				     const uintptr_t *w, unsigned n)
 {
-	for (const struct hp_part_rec *p = head; p != stop;
-	     p = (const struct hp_part_rec *)(uintptr_t)p->link)
+	for (uint32_t ref = head; ref != stop;) {
+		struct hp_part_rec *p = ref_rec(ref);
+
 		if (part_equal(p, outer, w, n))
-			return (struct hp_part_rec *)p;
+			return p;
+		ref = (uint32_t)p->link;
+	}
 	return NULL;
 }
 
@@ -286,17 +333,17 @@ static struct hp_part_rec *part_find(const struct hp_part_rec *head,
 static uint32_t part_intern(uint32_t outer, const uintptr_t *w, unsigned n)
 {
 	uint64_t h = hp_mix(stack_hash(w, n, HP2_STACK_PART), outer);
-	struct hp_part_rec **slot = &part_heads[h >> head_shift];
-	struct hp_part_rec *head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *p, *found;
-	uint32_t id;
+	uint32_t *slot = &part_heads[h >> head_shift];
+	uint32_t head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), id, ref;
+	struct hp_part_rec *p, *found;
 
-	if ((found = part_find(head, NULL, outer, w, n)))
+	if ((found = part_find(head, 0, outer, w, n)))
 		return (uint32_t)found->w2;
-	p = region_alloc(&stack_region, sizeof(*p) + n * sizeof(*w));
+	p = region_alloc_ref(&stack_region, sizeof(*p) + n * sizeof(*w), &ref);
 	if (!p)
 		return 0;
 	id = __atomic_fetch_add(&next_stack_id, 1, __ATOMIC_RELAXED);
-	if (!dir_set(part_dir, id, p))
+	if (!dir_set(part_dir, id, ref))
 		return 0;	/* the record stays unused, with no magic */
 	p->w2 = id | (uint64_t)n << 32 | (uint64_t)HP2_STACK_PART << 48 |
 		     (uint64_t)sizeof(uintptr_t) << 56;
@@ -305,10 +352,10 @@ static uint32_t part_intern(uint32_t outer, const uintptr_t *w, unsigned n)
 	p->check = rec_check(p, (const uint64_t[]){ p->w2, p->w4 }, 2, w, n);
 	p->magic = HP2_STACK_MAGIC;
 	for (;;) {
-		struct hp_part_rec *seen = head;
+		uint32_t seen = head;
 
-		p->link = (uint64_t)(uintptr_t)head;
-		if (__atomic_compare_exchange_n(slot, &head, p, false,
+		p->link = head;
+		if (__atomic_compare_exchange_n(slot, &head, ref, false,
 						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
 			return id;
 		if ((found = part_find(head, seen, outer, w, n))) {
@@ -355,7 +402,8 @@ static uint32_t parts_intern(const uintptr_t *w, unsigned n, unsigned unit, bool
 
 /* A joined stack for pcs[0..n-1]: its native words and its Python pairs in parts. NULL
  * without memory or ids: the caller then stores the stack whole. */
-static struct hp_stack_rec *stack_joined(const uintptr_t *pcs, unsigned n, unsigned sflags)
+static struct hp_stack_rec *stack_joined(const uintptr_t *pcs, unsigned n, unsigned sflags,
+					 uint32_t *ref)
 {
 	unsigned nn = 0;
 	bool ok = true;
@@ -371,7 +419,7 @@ static struct hp_stack_rec *stack_joined(const uintptr_t *pcs, unsigned n, unsig
 		nn = n;
 	native = parts_intern(pcs, nn, 1, &ok);
 	py = ok ? parts_intern(pcs + nn, n - nn, 2, &ok) : 0;
-	if (!ok || !(j = region_alloc(&stack_region, sizeof(*j))))
+	if (!ok || !(j = region_alloc_ref(&stack_region, sizeof(*j), ref)))
 		return NULL;
 	j->w2 = __atomic_fetch_add(&next_stack_id, 1, __ATOMIC_RELAXED) |
 		     (uint64_t)n << 32 | (uint64_t)((sflags | HP2_STACK_JOINED) & 0xFF) << 48 |
@@ -382,10 +430,12 @@ static struct hp_stack_rec *stack_joined(const uintptr_t *pcs, unsigned n, unsig
 	return (struct hp_stack_rec *)j;
 }
 
-/* A whole stack record for pcs[0..n-1]. */
-static struct hp_stack_rec *stack_whole(const uintptr_t *pcs, unsigned n, unsigned sflags)
+/* A whole stack record for pcs[0..n-1], its reference in *ref. */
+static struct hp_stack_rec *stack_whole(const uintptr_t *pcs, unsigned n, unsigned sflags,
+					uint32_t *ref)
 {
-	struct hp_stack_rec *r = region_alloc(&stack_region, sizeof(*r) + n * sizeof(*pcs));
+	struct hp_stack_rec *r = region_alloc_ref(&stack_region, sizeof(*r) + n * sizeof(*pcs),
+						  ref);
 
 	if (!r)
 		return NULL;
@@ -399,14 +449,16 @@ static struct hp_stack_rec *stack_whole(const uintptr_t *pcs, unsigned n, unsign
 }
 
 /* Records of the chain from head down to (not including) stop that equal the stack. */
-static struct hp_stack_rec *stack_find(const struct hp_stack_rec *head,
-				       const struct hp_stack_rec *stop, const uintptr_t *pcs,
+static struct hp_stack_rec *stack_find(uint32_t head, uint32_t stop, const uintptr_t *pcs,
 				       unsigned n, unsigned sflags)
 {
-	for (const struct hp_stack_rec *r = head; r != stop;
-	     r = (const struct hp_stack_rec *)(uintptr_t)r->link)
+	for (uint32_t ref = head; ref != stop;) {
+		struct hp_stack_rec *r = ref_rec(ref);
+
 		if (stack_equal(r, pcs, n, sflags))
-			return (struct hp_stack_rec *)r;
+			return r;
+		ref = (uint32_t)r->link;
+	}
 	return NULL;
 }
 
@@ -416,20 +468,25 @@ static struct hp_stack_rec *stack_find(const struct hp_stack_rec *head,
 static struct hp_stack_rec *stack_intern(const uintptr_t *pcs, unsigned n, unsigned sflags,
 					 uint64_t hash)
 {
-	struct hp_stack_rec **slot = &stack_heads[hash >> head_shift];
-	struct hp_stack_rec *head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *r = NULL, *found;
+	uint32_t *slot = &stack_heads[hash >> head_shift];
+	uint32_t head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), ref = 0;
+	struct hp_stack_rec *r = NULL, *found;
 
-	if ((found = stack_find(head, NULL, pcs, n, sflags)))
+	if ((found = stack_find(head, 0, pcs, n, sflags)))
 		return found;
 	if (n > HP2_PART_MIN && table_parts)
-		r = stack_joined(pcs, n, sflags);
-	if (!r && !(r = stack_whole(pcs, n, sflags)))
+		r = stack_joined(pcs, n, sflags, &ref);
+	if (!r && !(r = stack_whole(pcs, n, sflags, &ref)))
 		return NULL;
+	if (!ref) {	/* past CHUNKS_MAX: it cannot be linked, as without memory */
+		*(volatile uint64_t *)&r->magic = 0;
+		return NULL;
+	}
 	for (;;) {
-		struct hp_stack_rec *seen = head;
+		uint32_t seen = head;
 
-		r->link = (uint64_t)(uintptr_t)head;
-		if (__atomic_compare_exchange_n(slot, &head, r, false,
+		r->link = head;
+		if (__atomic_compare_exchange_n(slot, &head, ref, false,
 						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE))
 			return r;
 		/* Others got in first: only the records above the old head are new. */
@@ -445,13 +502,17 @@ static bool site_equal(const struct hp_site_rec *s, uint32_t stack, uint32_t tid
 	return (uint32_t)(s->w2 >> 32) == stack && s->w3 == ((uint64_t)tid | (uint64_t)entry << 32);
 }
 
-static struct hp_site_rec *site_find(const struct hp_site_rec *head, const struct hp_site_rec *stop,
-				  uint32_t stack, uint32_t tid, unsigned entry)
+/* The site of the chain from reference head down to (not including) stop. */
+static struct hp_site_rec *site_find(uint32_t head, uint32_t stop, uint32_t stack, uint32_t tid,
+				     unsigned entry)
 {
-	for (const struct hp_site_rec *s = head; s != stop;
-	     s = (const struct hp_site_rec *)(uintptr_t)s->link)
+	for (uint32_t ref = head; ref != stop;) {
+		struct hp_site_rec *s = ref_rec(ref);
+
 		if (site_equal(s, stack, tid, entry))
-			return (struct hp_site_rec *)s;
+			return s;
+		ref = s->link;
+	}
 	return NULL;
 }
 
@@ -544,47 +605,49 @@ HP_TLS int64_t *hp_thread_live;
 
 /* A new site of the calling thread's slot joins the slot's list, for slot_fold() (a
  * compare-and-swap: a signal handler on this thread may add one meanwhile). */
-static void slot_add_site(struct hp_site_rec *s)
+static void slot_add_site(struct hp_site_rec *s, uint32_t ref)
 {
-	struct hp_site_rec *head = __atomic_load_n(&self->sites, __ATOMIC_RELAXED);
+	uint32_t head = __atomic_load_n(&self->sites, __ATOMIC_RELAXED);
 
 	do
-		s->slot_link = (uint64_t)(uintptr_t)head;
-	while (!__atomic_compare_exchange_n(&self->sites, &head, s, true, __ATOMIC_RELAXED,
+		s->slot_link = head;
+	while (!__atomic_compare_exchange_n(&self->sites, &head, ref, true, __ATOMIC_RELAXED,
 					    __ATOMIC_RELAXED));
 }
 
 /* The site of (stack, thread slot, entry), made if new: slot is the calling thread's
- * (it then has self), or 0, the threads that ended. */
+ * (it then has self), or 0, the threads that ended. A site with no reference (chunks
+ * past CHUNKS_MAX) cannot be linked: NULL, as without memory. */
 static struct hp_site_rec *site_intern(uint32_t stack, uint32_t tslot, unsigned entry)
 {
 	uint64_t key = hp_mix(hp_mix(HP2_SEED, stack), (uint64_t)tslot | (uint64_t)entry << 32);
-	struct hp_site_rec **slot = &site_heads[key >> head_shift];
-	struct hp_site_rec *head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), *s, *found;
+	uint32_t *slot = &site_heads[key >> head_shift];
+	uint32_t head = __atomic_load_n(slot, __ATOMIC_ACQUIRE), ref;
+	struct hp_site_rec *s, *found;
 
-	if ((found = site_find(head, NULL, stack, tslot, entry)))
+	if ((found = site_find(head, 0, stack, tslot, entry)))
 		return found;
 	/* at each new site of a thread, its record takes its name (one set by another
 	 * thread, or by prctl, is seen here; pthread_setname_np on itself at once):
 	 * before the site's magic is made, which prctl, variadic, could save on the stack */
 	if (tslot)
 		threads_name(self);
-	s = region_alloc(&site_region, sizeof(*s));
-	if (!s)
+	s = region_alloc_ref(&site_region, sizeof(*s), &ref);
+	if (!s || !ref)
 		return NULL;
 	s->w2 = __atomic_fetch_add(&next_site_id, 1, __ATOMIC_RELAXED) | (uint64_t)stack << 32;
 	s->w3 = (uint64_t)tslot | (uint64_t)entry << 32;
 	s->check = rec_check(s, &s->w2, 2, NULL, 0);
 	s->magic = HP2_SITE_MAGIC;
 	for (;;) {
-		struct hp_site_rec *seen = head;
+		uint32_t seen = head;
 
-		s->link = (uint64_t)(uintptr_t)head;
-		if (__atomic_compare_exchange_n(slot, &head, s, false,
+		s->link = head;
+		if (__atomic_compare_exchange_n(slot, &head, ref, false,
 						__ATOMIC_RELEASE, __ATOMIC_ACQUIRE)) {
-			dir_set(site_dir, (uint32_t)s->w2, s);
+			dir_set(site_dir, (uint32_t)s->w2, ref);
 			if (tslot)
-				slot_add_site(s);
+				slot_add_site(s, ref);
 			return s;
 		}
 		if ((found = site_find(head, seen, stack, tslot, entry))) {
@@ -632,7 +695,7 @@ static void slot_fold(struct thread_slot *s)
 {
 	struct hp_site_rec *x, *to;
 
-	for (x = s->sites; x; x = (struct hp_site_rec *)(uintptr_t)x->slot_link) {
+	for (x = ref_rec(s->sites); x; x = ref_rec(x->slot_link)) {
 		if (!x->calls && !x->frees && !x->time_ns)
 			continue;
 		to = site_intern((uint32_t)(x->w2 >> 32), 0, (unsigned)(x->w3 >> 32));

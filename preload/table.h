@@ -34,18 +34,18 @@ struct hp_part_rec {
 };
 
 /* The v2 site record: identity, then the counters only the thread holding its slot
- * writes (slot 0, the threads that ended: atomic adds). */
+ * writes (slot 0, the threads that ended: atomic adds). Its links are references to
+ * records (table.c's chunk_ref: 4 bytes), so that both go in the one private word w4. */
 struct hp_site_rec {
 	uint64_t magic;		/* HP2_SITE_MAGIC */
 	uint64_t check;
 	uint64_t w2;		/* id | stack id << 32 */
 	uint64_t w3;		/* thread slot | entry << 32 | region << 48 */
-	uint64_t link;		/* next in the chain, private */
+	uint32_t link;		/* the next in the chain, private */
+	uint32_t slot_link;	/* the next site of the same slot, private (threads.h) */
 	uint64_t calls, bytes;	/* allocations made here by the slot's thread */
 	uint64_t frees, freed;	/* blocks from here freed by the slot's thread */
 	uint64_t time_ns;	/* HEAPPROF_TIME */
-	uint64_t slot_link;	/* the next site of the same slot, private (threads.h) */
-	uint64_t reserved;
 };
 
 /* Stacks of more than HP2_PART_MIN words go in parts that stacks share (HEAPPROF_STACK_PARTS;

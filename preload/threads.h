@@ -27,11 +27,11 @@ struct thread_rec {
 
 struct hp_site_rec;
 
-/* A slot: its record, and the sites made in it (table.c's, linked through their
- * private word). Never freed. */
+/* A slot: its record, and the sites made in it (table.c's, the first's reference, then
+ * linked through their private word). Never freed. */
 struct thread_slot {
 	struct thread_rec *rec;
-	struct hp_site_rec *sites;
+	uint32_t sites;
 	void *ring;		/* HEAPPROF_EVENTS's ring (events.c), taken over with the slot */
 	uint32_t next_free;	/* the free list's link, private */
 };
