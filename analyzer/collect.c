@@ -312,12 +312,17 @@ void collect_add(struct collect *c, const struct decoded *d)
 }
 
 #define BAD_TAG_WHOLE (1ULL << 48)
+#define BAD_TAG_DATA (1ULL << 49)
 
-void collect_bad_tag(struct collect *c, const struct decoded *d)
+uint64_t collect_bad_tag_word(const struct decoded *d)
 {
-	vec_push(&c->bad_tags, d->tag_site | (uint64_t)(d->tag_time & HP2_TIME_MASK) << 32 |
-				       (uint64_t)(d->tag_flags & HP2_FLAGS_MASK) << 44 |
-				       (d->tag_whole ? BAD_TAG_WHOLE : 0));
+	return d->tag_site | (uint64_t)(d->tag_time & HP2_TIME_MASK) << 32 |
+	       (uint64_t)(d->tag_flags & HP2_FLAGS_MASK) << 44 | (d->tag_whole ? BAD_TAG_WHOLE : 0);
+}
+
+void collect_bad_tag(struct collect *c, uint64_t word, bool data)
+{
+	vec_push(&c->bad_tags, word | (data ? BAD_TAG_DATA : 0));
 }
 
 static void site_free(struct site_agg *s)
@@ -835,9 +840,11 @@ static void find_now(const struct collect *c, struct join_info *out)
 
 /*
  * Whether a v2 tag that failed its check (bad_tags' word w) is a damaged header, not
- * a word with the tags' 16 bits by chance: its site id names a site record, its own
- * bits read as a tag's (decode.c's tag_whole), its time is no later than the dump's,
- * and it is one of a sample only if the process samples.
+ * a word with the tags' 16 bits by chance: it lies where a header can (in no whole
+ * block's user bytes, in no thread's stack: scan.c; an overflow of the block below
+ * reaches the header above from outside them), its site id names a site record, its
+ * own bits read as a tag's (decode.c's tag_whole), its time is no later than the
+ * dump's, and it is one of a sample only if the process samples.
  */
 static bool damaged_tag(const struct collect *c, uint64_t w, const struct join_info *out)
 {
@@ -845,7 +852,7 @@ static bool damaged_tag(const struct collect *c, uint64_t w, const struct join_i
 	unsigned flags = (w >> 44) & HP2_FLAGS_MASK;
 	bool ambiguous;
 
-	if (!id || !(w & BAD_TAG_WHOLE))
+	if (!id || !(w & BAD_TAG_WHOLE) || (w & BAD_TAG_DATA))
 		return false;
 	if (out->now_from != NOW_NONE && hp2_time_decode((w >> 32) & HP2_TIME_MASK) > out->now_ms)
 		return false;

@@ -62,7 +62,8 @@ struct collect {
 	struct decoded *recs;		/* valid records; stack pcs are owned copies */
 	size_t nrecs, recs_cap;
 	struct u64vec bad_tags;		/* v2 tags whose check failed: site id | time code
-					 * << 32 | flags << 44 | BAD_TAG_WHOLE (collect.c) */
+					 * << 32 | flags << 44 | BAD_TAG_WHOLE | BAD_TAG_DATA
+					 * (collect.c) */
 	struct hp_module_rec *mods;	/* module records (paths owned), by address after
 					 * the join */
 	size_t nmods, mods_cap;
@@ -108,9 +109,12 @@ void collect_init(struct collect *c);
 void collect_init_records(struct collect *c, const struct collect *from);
 /* Take one decoded value (DEC_BLOCK or a record); copies what it keeps. */
 void collect_add(struct collect *c, const struct decoded *d);
-/* A v2 tag that failed its check (d: REJ_CHECK, tag_only), kept to tell damage from
- * noise at the join. */
-void collect_bad_tag(struct collect *c, const struct decoded *d);
+/* A v2 tag that failed its check (d: REJ_CHECK, tag_only) as one word, and that word
+ * kept to tell damage from noise at the join; data: where it lies no header can (the
+ * user bytes of a block whose header is whole, a thread's stack: scan.c), so it is
+ * noise whatever it reads as. */
+uint64_t collect_bad_tag_word(const struct decoded *d);
+void collect_bad_tag(struct collect *c, uint64_t word, bool data);
 /* Count the pending blocks under their sites (the first half of filing them), where
  * the scan's threads can do it side by side. */
 void collect_count_pending(struct collect *c);

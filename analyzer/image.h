@@ -105,6 +105,8 @@ struct image {
 	bool have_auxv;
 	uint64_t at_entry;	/* AT_ENTRY, 0 if unknown */
 	uint64_t at_vdso;	/* AT_SYSINFO_EHDR, 0 if unknown */
+	uint64_t at_execfn;	/* AT_EXECFN: the program's name, which the kernel put at
+				 * the top of the main thread's stack; 0 if unknown */
 	uint32_t pid;		/* the process's id (NT_PRPSINFO), 0 if unknown */
 	struct image_resident *resident;	/* sorted by start; NULL if not recorded */
 	size_t nresident;

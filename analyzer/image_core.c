@@ -230,6 +230,7 @@ static void add_files(struct image *img, const unsigned char *desc, size_t len)
 
 #define AT_ENTRY_ 9
 #define AT_SYSINFO_EHDR_ 33
+#define AT_EXECFN_ 31
 
 /*
  * NT_PRPSINFO: four chars, pr_flag (a long, aligned), pr_uid and pr_gid, then pr_pid
@@ -259,6 +260,8 @@ static void add_auxv(struct image *img, const unsigned char *desc, size_t len)
 			img->at_entry = val;
 		else if (type == AT_SYSINFO_EHDR_)
 			img->at_vdso = val;
+		else if (type == AT_EXECFN_)
+			img->at_execfn = val;
 	}
 }
 

@@ -165,6 +165,14 @@ static void found_block(const struct decode_src *src, const struct decoded *d, u
 	out->v2_blocks += b->version == 2;
 	if (__builtin_add_overflow(out->bytes, b->size, &out->bytes))
 		out->bytes = UINT64_MAX;
+	if (below) {	/* the scan goes up: every block found so far starts below */
+		uint64_t end;
+
+		if (__builtin_add_overflow(b->user, b->size, &end))
+			end = UINT64_MAX;
+		if (end > out->cover)
+			out->cover = end;
+	}
 	if (out->keep_blocks)
 		keep_block(out, b, below, below ? chunk_memo(src->img, src->seg, b, below) : 0,
 			   first_memo(src->img, src->seg, b));
@@ -200,6 +208,32 @@ static void slab_blocks(const struct decode_src *src, const struct hp_slab_rec *
 	out->slabs_used += out->slab_blocks > before;
 }
 
+/* A failed tag the scan of a chunk saw (addr: its address, word: collect_bad_tag_word). */
+struct scan_tag {
+	uint64_t addr, word;
+	size_t chunk;
+};
+
+/*
+ * A v2 tag that failed its check, at addr. A block's header never lies in the user
+ * bytes of another live block, so one that does is data: a dict's hash table held in
+ * a block, say, where a hash with the tags' 16 bits follows a pointer whose upper half
+ * names a site. A whole block found below it in this chunk tells at once; one of an
+ * earlier chunk, only when every thread is done (settle_tags).
+ */
+static void bad_tag(struct scan_result *out, uint64_t addr, uint64_t word)
+{
+	if (addr < out->cover) {
+		collect_bad_tag(&out->found, word, true);
+		return;
+	}
+	if (out->nunsure == out->unsure_cap) {
+		out->unsure_cap = out->unsure_cap ? 2 * out->unsure_cap : 16;
+		out->unsure = xrealloc(out->unsure, out->unsure_cap * sizeof(*out->unsure));
+	}
+	out->unsure[out->nunsure++] = (struct scan_tag){ addr, word, out->chunk };
+}
+
 /* Decode the candidate at addr (its word in the target's bytes at raw) and pass it on. */
 static void check_at(const struct image *img, const struct seg *s, uint64_t addr,
 		     const unsigned char *raw, struct scan_result *out)
@@ -218,7 +252,7 @@ static void check_at(const struct image *img, const struct seg *s, uint64_t addr
 	if (why != DECODE_OK) {
 		if (d.tag_only && why == REJ_CHECK) {
 			if (!d.record_word)	/* else its record is decoded at its magic */
-				collect_bad_tag(&out->found, &d);
+				bad_tag(out, addr, collect_bad_tag_word(&d));
 		} else if (d.tag_only)
 			out->tags_cut++;
 		else
@@ -365,6 +399,8 @@ struct chunk {
 	const struct seg *seg;
 	uint64_t start;		/* target address, 8-aligned */
 	uint64_t len;
+	uint64_t cover;		/* after its scan: the end of the user bytes of the whole
+				 * blocks found in it (0: none) */
 };
 
 struct job {
@@ -469,8 +505,12 @@ static void *worker(void *arg)
 	struct image_window win = { 0 };	/* this thread's */
 	size_t k;
 
-	while ((k = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED)) < job->nchunks)
+	while ((k = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED)) < job->nchunks) {
+		out->chunk = k;
+		out->cover = 0;
 		scan_chunk(job, &job->chunks[k], &win, out);
+		job->chunks[k].cover = out->cover;
+	}
 	image_window_free(&win);
 	collect_count_pending(&out->found);	/* side by side, not in the merge */
 	return NULL;
@@ -492,7 +532,7 @@ static size_t make_chunks(const struct image *img, struct chunk **out)
 
 			if (n == cap)
 				v = xrealloc(v, (cap *= 2) * sizeof(*v));
-			v[n++] = (struct chunk){ s, a, len };
+			v[n++] = (struct chunk){ s, a, len, 0 };
 			a += len;
 			left -= len;
 		}
@@ -534,6 +574,60 @@ static void result_merge(struct scan_result *into, struct scan_result *from)
 		into->other_version = from->other_version;
 	collect_merge(&into->found, &from->found);
 	firsts_merge(&into->firsts, &from->firsts);
+}
+
+/* Whether segment s is a thread's stack: a thread's stack pointer is in it, or the
+ * program's name the kernel put at the top of the main thread's. */
+static bool stack_seg(const struct image *img, const struct seg *s)
+{
+	for (size_t t = 0; t < img->nthreads; t++)
+		if (img->threads[t].have_sp && img->threads[t].sp - s->vaddr < s->size)
+			return true;
+	return img->at_execfn && img->at_execfn - s->vaddr < s->size;
+}
+
+/*
+ * The failed tags each thread left unsure: data when a whole block found in an earlier
+ * chunk of the same segment reaches past them (a block is one allocation, in one
+ * mapping; chunks are in address order, make_chunks), or when they lie in a thread's
+ * stack where no whole block lies (a stack whose memory a block gives, a coroutine's,
+ * holds that block's header): the hot path's own locals leave copies of the headers
+ * it reads and writes in the stacks, bound to other addresses.
+ */
+static void settle_tags(struct job *job, struct scan_result *parts, unsigned nparts)
+{
+	size_t n = job->nchunks ? job->nchunks : 1;
+	uint64_t *below = xcalloc(n, sizeof(*below));
+	bool *blockless_stack = xcalloc(n, sizeof(*blockless_stack));
+
+	for (size_t k = 1; k < job->nchunks; k++) {
+		const struct chunk *c = &job->chunks[k - 1];
+
+		if (c->seg == job->chunks[k].seg)
+			below[k] = below[k - 1] > c->cover ? below[k - 1] : c->cover;
+	}
+	for (size_t k = 0, end; k < job->nchunks; k = end) {
+		bool blocks = false;
+
+		for (end = k; end < job->nchunks && job->chunks[end].seg == job->chunks[k].seg; end++)
+			blocks |= job->chunks[end].cover != 0;
+		if (!blocks && stack_seg(job->img, job->chunks[k].seg))
+			for (size_t i = k; i < end; i++)
+				blockless_stack[i] = true;
+	}
+	for (unsigned t = 0; t < nparts; t++) {
+		struct scan_result *r = &parts[t];
+
+		for (size_t i = 0; i < r->nunsure; i++)
+			collect_bad_tag(&r->found, r->unsure[i].word,
+					r->unsure[i].addr < below[r->unsure[i].chunk] ||
+					blockless_stack[r->unsure[i].chunk]);
+		free(r->unsure);
+		r->unsure = NULL;
+		r->nunsure = r->unsure_cap = 0;
+	}
+	free(below);
+	free(blockless_stack);
 }
 
 /* Block i of a thread's pieces. */
@@ -701,9 +795,11 @@ static void scan_all(const struct image *img, unsigned nthreads, const struct jo
 			tids[t] = 0;
 	}
 	worker(args[0]);
-	for (unsigned t = 0; t < nthreads; t++) {
-		if (t > 0 && tids[t])
+	for (unsigned t = 1; t < nthreads; t++)
+		if (tids[t])
 			pthread_join(tids[t], NULL);
+	settle_tags(&job, parts, nthreads);
+	for (unsigned t = 0; t < nthreads; t++) {
 		result_merge(out, &parts[t]);
 		collect_free(&parts[t].found);
 	}

@@ -88,6 +88,8 @@ struct scan_pages {
 	uint64_t lo, hi;	/* [lo, hi): the regions' span, a first filter */
 };
 
+struct scan_tag;
+
 struct scan_result {
 	struct stacks stacks;	/* v1 and v2 blocks per stack, after the join */
 	struct collect found;	/* the v2 records, sorted (stacks moved out) */
@@ -117,6 +119,13 @@ struct scan_result {
 	struct scan_block **pieces; /* a scan thread's list as it grows (scan.c) */
 	size_t npieces, pieces_cap, listed;
 	struct scan_pages pages; /* scan_image_graph_with */
+	/* while a thread scans: the chunk it scans, the end of the user bytes of the
+	 * whole blocks found in it so far, and the failed tags beyond that end, which a
+	 * block of an earlier chunk may still hold (scan.c) */
+	size_t chunk;
+	uint64_t cover;
+	struct scan_tag *unsure;
+	size_t nunsure, unsure_cap;
 };
 
 /* Scan every segment of img with nthreads threads (>= 1) into *out (initialized here). */

@@ -50,9 +50,9 @@ test_case 'v2: a damaged stack record, a missing site: [unknown stack] with exac
 '
 
 test_case 'v2: tags with a bad check are noise unless they name a known site' '
-	$MKDUMP -n 8192 c.bin $RECS v2@0x10810:300:1 v2@0x10910:5:77:check=bad &&
+	$MKDUMP -n 8192 c.bin $RECS v2@0x10810:300:1 v2@0x10a10:5:77:check=bad &&
 	collapsed --raw c.bin@0x10000 $PROG && ! test -s err &&
-	$MKDUMP -n 8192 c.bin $RECS v2@0x10810:300:1 v2@0x10910:5:1:check=bad &&
+	$MKDUMP -n 8192 c.bin $RECS v2@0x10810:300:1 v2@0x10a10:5:1:check=bad &&
 	collapsed --raw c.bin@0x10000 $PROG &&
 	grep -q "warning: skipped 1 damaged headers" err && ! grep -q "skipped 1 candidates" err
 '

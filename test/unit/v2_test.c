@@ -654,6 +654,112 @@ static void hash_after_pointer(void)
 }
 
 /*
+ * The residue of the hashes above: one whose bits all read as a tag's (flags, shift,
+ * time) after a pointer naming a site. Held in a whole block's user bytes (a dict's
+ * key table in a block of its own), it is that block's data, not a header: a header
+ * never lies inside another live block. A header of the same site right above the
+ * block, whose check bits an overflow of it overwrote, is reached from outside the
+ * block's user bytes and stays damaged. The block may start in the chunk below the
+ * tag's (chunks of 32 MiB go to different threads).
+ */
+static void hash_inside_block(void)
+{
+	uint64_t base = 0x7f1200000000ULL, user = base + 0x1000, edge = base + (32 << 20);
+	uint32_t site = (uint32_t)(base >> 32);
+	struct img m;
+	struct scan_result r;
+
+	img_init(&m, targets[0]);
+	img_seg(&m, base, (32 << 20) + 65536);
+	proc_rec(&m, base, 0);
+	stack_rec(&m, base + 0x100, 10, 0, pa, 3, 0);
+	site_rec(&m, base + 0x200, site, 10, 0);
+	block(&m, user, 0x200, site, 0, 0, 0);	/* time code 5: the newest, 5 ms */
+	put(at(&m, user + 0x40), base + 0x2345678, 8, 0);
+	put(at(&m, user + 0x48), HASH(0, 0, 3, 0x1618033), 8, 0);
+	scan(&m, 2, &r);
+	ok(r.blocks == 1 && r.join.damaged == 0 && r.join.noise == 1,
+	   "a hash reading as a tag of a known site, in a whole block's user bytes: noise "
+	   "(%llu damaged, %llu noise)", (unsigned long long)r.join.damaged,
+	   (unsigned long long)r.join.noise);
+	scan_result_free(&r);
+
+	block(&m, user + 0x210, 64, site, 0, 0, 1);	/* above it, its check bits overwritten */
+	scan(&m, 2, &r);
+	ok(r.blocks == 1 && r.join.damaged == 1 && r.join.noise == 1,
+	   "a header right above that block, its check bits overwritten: damaged (%llu damaged, "
+	   "%llu noise)", (unsigned long long)r.join.damaged, (unsigned long long)r.join.noise);
+	scan_result_free(&r);
+
+	block(&m, edge - 0x100, 0x1000, site, 0, 0, 0);	/* a block across the chunks' edge */
+	put(at(&m, edge + 0x80), base + 0x3456789, 8, 0);
+	put(at(&m, edge + 0x88), HASH(0, 0, 3, 0x2718281), 8, 0);
+	put(at(&m, edge + 0x1000), base + 0x4567890, 8, 0);	/* and past its end */
+	put(at(&m, edge + 0x1008), HASH(0, 0, 3, 0x1414213), 8, 0);
+	for (unsigned jobs = 1; jobs <= 2; jobs++) {
+		scan(&m, jobs, &r);
+		ok(r.blocks == 2 && r.join.damaged == 2 && r.join.noise == 2,
+		   "%u job(s): a hash in a block that starts in the chunk below: noise; one past "
+		   "its end: damaged (%llu damaged, %llu noise)", jobs,
+		   (unsigned long long)r.join.damaged, (unsigned long long)r.join.noise);
+		scan_result_free(&r);
+	}
+	img_free(&m);
+}
+
+/*
+ * A copy of a header in a thread's stack: heapprof.so read the header of a block since
+ * freed into its locals, and the words stayed in the dead frames below (three
+ * snapshots of python 3.13 in t3016's run had one, always in the main thread's stack). Every bit
+ * but the check reads as that header's; the check is bound to the block's address.
+ * A stack (the segment the program's name the kernel wrote tops, or a thread's stack
+ * pointer is in) holds no header, unless a block gives its memory (a coroutine's
+ * stack): then the stack's segment holds that whole block, and a failed tag beside it
+ * is damage again.
+ */
+static void header_copy_in_stack(void)
+{
+	uint64_t heap = 0x55aa00000000ULL, stack = 0x7ffe00000000ULL;
+	struct image_thread th = { .have_sp = true, .sp = stack + 0x1f00 };
+	struct img m;
+	struct scan_result r;
+
+	img_init(&m, targets[0]);
+	img_seg(&m, heap, 8192);
+	img_seg(&m, stack, 8192);
+	proc_rec(&m, heap, 0);
+	stack_rec(&m, heap + 0x100, 10, 0, pa, 3, 0);
+	site_rec(&m, heap + 0x200, 0x901, 10, 0);
+	block(&m, heap + 0x1000, 0x50, 0x901, 0, 0, 0);
+	memcpy(at(&m, stack + 0x4c0), at(&m, heap + 0x1000 - 16), 16);	/* the copy */
+	scan(&m, 2, &r);
+	ok(r.blocks == 1 && r.join.damaged == 1, "no stack known: the copy reads as damaged");
+	scan_result_free(&r);
+
+	m.image.at_execfn = stack + 0x1ff0;
+	scan(&m, 2, &r);
+	ok(r.blocks == 1 && r.join.damaged == 0 && r.join.noise == 1,
+	   "a header's copy in the main thread's stack (AT_EXECFN): noise (%llu damaged)",
+	   (unsigned long long)r.join.damaged);
+	scan_result_free(&r);
+	m.image.at_execfn = 0;
+	m.image.threads = &th;
+	m.image.nthreads = 1;
+	scan(&m, 2, &r);
+	ok(r.blocks == 1 && r.join.damaged == 0 && r.join.noise == 1,
+	   "a header's copy in a thread's stack (its stack pointer): noise (%llu damaged)",
+	   (unsigned long long)r.join.damaged);
+	scan_result_free(&r);
+
+	block(&m, stack + 0x1000, 0x100, 0x901, 0, 0, 0);	/* a block in that segment */
+	scan(&m, 2, &r);
+	ok(r.blocks == 2 && r.join.damaged == 1,
+	   "a stack's segment that holds a whole block: the copy beside it is damaged again");
+	scan_result_free(&r);
+	img_free(&m);
+}
+
+/*
  * Slab tables: each live slot is a v2 block at start + 48 + i * stride, with no header,
  * joined through its site as a header's block is; empty slots are nothing, impossible
  * ones (size 0 or over the stride, bit 63, an unknown flag) counted, not blocks.
@@ -963,6 +1069,8 @@ int main(void)
 	noise_and_damage();
 	record_check_word();
 	hash_after_pointer();
+	hash_inside_block();
+	header_copy_in_stack();
 	jobs_agree();
 	slabs();
 	slabs_sampled();
